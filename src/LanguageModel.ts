@@ -1,0 +1,234 @@
+/**
+ * The `LanguageModel` service: one chat interface that every provider implements.
+ *
+ * A provider turns a {@link ChatRequest} into a {@link ChatResponse} (or a stream of
+ * {@link ChatChunk}s) and reports every failure as a {@link ProviderError} with a stable `reason`.
+ *
+ * @since 0.1.0
+ * @module
+ */
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
+
+/**
+ * One message of a conversation.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { LanguageModel } from "lambdagent"
+ * const m: LanguageModel.ChatMessage = { role: "user", content: "hello" }
+ * ```
+ */
+export interface ChatMessage {
+  readonly role: "system" | "user" | "assistant" | "tool"
+  readonly content: string
+  /** For `role: "tool"`: the id of the tool call this message answers. */
+  readonly toolCallId?: string
+  /** For `role: "assistant"`: tool calls the model asked for. */
+  readonly toolCalls?: ReadonlyArray<ToolCall>
+}
+
+/**
+ * A tool the model may call, described by a JSON Schema of its arguments.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { LanguageModel } from "lambdagent"
+ * const spec: LanguageModel.ToolSpec = {
+ *   name: "search",
+ *   description: "Search the web",
+ *   parameters: { type: "object", properties: { q: { type: "string" } }, required: ["q"] }
+ * }
+ * ```
+ */
+export interface ToolSpec {
+  readonly name: string
+  readonly description: string
+  readonly parameters: Readonly<Record<string, unknown>>
+}
+
+/**
+ * A tool call requested by the model (native function calling).
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { LanguageModel } from "lambdagent"
+ * const call: LanguageModel.ToolCall = { id: "call_1", name: "search", arguments: "{\"q\":\"effect\"}" }
+ * ```
+ */
+export interface ToolCall {
+  readonly id: string
+  readonly name: string
+  /** The arguments exactly as the model produced them (usually a JSON object text). */
+  readonly arguments: string
+}
+
+/**
+ * What to send to a model.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { LanguageModel } from "lambdagent"
+ * const req: LanguageModel.ChatRequest = {
+ *   messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "2+2?" }],
+ *   temperature: 0
+ * }
+ * ```
+ */
+export interface ChatRequest {
+  readonly messages: ReadonlyArray<ChatMessage>
+  /** Model name understood by the provider (for example `gpt-4o-mini`); the provider's default when absent. */
+  readonly model?: string
+  readonly temperature?: number
+  readonly maxTokens?: number
+  readonly topP?: number
+  readonly stop?: ReadonlyArray<string>
+  readonly tools?: ReadonlyArray<ToolSpec>
+}
+
+/**
+ * Token counts reported by a provider.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { LanguageModel } from "lambdagent"
+ * const u: LanguageModel.Usage = { inputTokens: 12, outputTokens: 3 }
+ * ```
+ */
+export interface Usage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+}
+
+/**
+ * A complete model answer.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { LanguageModel } from "lambdagent"
+ * const res: LanguageModel.ChatResponse = { text: "4", usage: { inputTokens: 9, outputTokens: 1 }, model: "scripted" }
+ * ```
+ */
+export interface ChatResponse {
+  readonly text: string
+  readonly usage?: Usage
+  readonly toolCalls?: ReadonlyArray<ToolCall>
+  /** The model that answered, as the provider names it. */
+  readonly model?: string
+  /** Provider-specific session handle (for example a Claude Code session id) for session mode. */
+  readonly sessionId?: string
+}
+
+/**
+ * One piece of a streamed answer: text deltas, then a final chunk with usage.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { LanguageModel } from "lambdagent"
+ * const c: LanguageModel.ChatChunk = { _tag: "TextDelta", text: "Hel" }
+ * ```
+ */
+export type ChatChunk =
+  | { readonly _tag: "TextDelta"; readonly text: string }
+  | { readonly _tag: "ToolCallDelta"; readonly index: number; readonly id?: string; readonly name?: string; readonly arguments: string }
+  | { readonly _tag: "Finish"; readonly usage?: Usage; readonly model?: string }
+
+/**
+ * Why a provider call failed. Stable strings: match on them, not on messages.
+ *
+ * @since 0.1.0
+ * @category errors
+ * @example
+ * ```ts
+ * import type { LanguageModel } from "lambdagent"
+ * const retryable = (r: LanguageModel.ProviderErrorReason) => r === "RateLimited" || r === "Server" || r === "Network"
+ * ```
+ */
+export type ProviderErrorReason =
+  | "Auth" // 401/403, missing key
+  | "RateLimited" // 429
+  | "Timeout" // no answer within the timeout
+  | "BadResponse" // malformed or truncated body
+  | "Server" // 5xx
+  | "Network" // connection refused/reset
+  | "BadRequest" // 4xx other than the above
+  | "Unavailable" // the provider cannot run here (binary or package missing)
+
+/**
+ * A failed provider call.
+ *
+ * @since 0.1.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { LanguageModel } from "lambdagent"
+ * const e = new LanguageModel.ProviderError({ provider: "openai", reason: "Auth", message: "invalid API key" })
+ * console.log(e.reason) // "Auth"
+ * ```
+ */
+export class ProviderError extends Data.TaggedError("ProviderError")<{
+  readonly provider: string
+  readonly reason: ProviderErrorReason
+  readonly message: string
+  /** HTTP status when there was one. */
+  readonly status?: number
+  /** Seconds the server asked us to wait (Retry-After). */
+  readonly retryAfter?: number
+  readonly cause?: unknown
+}> {}
+
+/**
+ * What a language model can do: answer a chat, or stream the answer.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import { Effect, Stream } from "effect"
+ * import type { LanguageModel } from "lambdagent"
+ * const fixed: LanguageModel.LanguageModelShape = {
+ *   name: "fixed",
+ *   chat: () => Effect.succeed({ text: "ok" }),
+ *   stream: () => Stream.make({ _tag: "TextDelta", text: "ok" } as const)
+ * }
+ * ```
+ */
+export interface LanguageModelShape {
+  /** Provider name used in traces and errors (`openai`, `anthropic`, `scripted`, …). */
+  readonly name: string
+  readonly chat: (request: ChatRequest) => Effect.Effect<ChatResponse, ProviderError>
+  readonly stream: (request: ChatRequest) => Stream.Stream<ChatChunk, ProviderError>
+}
+
+/**
+ * The language model service: the model an `llm` term calls when it names none of its own.
+ *
+ * @since 0.1.0
+ * @category services
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { LanguageModel } from "lambdagent"
+ * const ask = Effect.gen(function*() {
+ *   const model = yield* LanguageModel.LanguageModel
+ *   return (yield* model.chat({ messages: [{ role: "user", content: "hi" }] })).text
+ * })
+ * ```
+ */
+export class LanguageModel extends Context.Service<LanguageModel, LanguageModelShape>()("lambdagent/LanguageModel") {}

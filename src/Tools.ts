@@ -1,0 +1,259 @@
+/**
+ * The `Tools` service: the registry of named tools an agent can call.
+ *
+ * A tool is a host function, a shell command, another program, an MCP tool or a retriever. It
+ * declares its input with a zod schema (absent: it takes text) and may return anything JSON can
+ * carry. {@link call} validates the input, applies the timeout and turns every failure into a
+ * {@link ToolError}; the agent layer turns those into observations, never crashed runs.
+ *
+ * @since 0.1.0
+ * @module
+ */
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { z } from "zod"
+
+/**
+ * Where a tool comes from; shown by `lambdagent tools`.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Tools } from "lambdagent"
+ * const k: Tools.ToolKind = "host"
+ * ```
+ */
+export type ToolKind = "host" | "shell" | "cli" | "mcp" | "rag" | "term"
+
+/**
+ * What a running tool receives besides its input.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Tools } from "lambdagent"
+ * const run = async (q: string, ctx: Tools.ToolContext) => fetch(`http://127.0.0.1:9/?q=${q}`, { signal: ctx.signal })
+ * ```
+ */
+export interface ToolContext {
+  /** Aborted when the run is cancelled or the tool's timeout passes. */
+  readonly signal: AbortSignal
+}
+
+/**
+ * A named tool.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import { z } from "zod"
+ * import { Tools } from "lambdagent"
+ * const add: Tools.ToolDefinition = Tools.define({
+ *   name: "add",
+ *   description: "Add two numbers",
+ *   input: z.object({ a: z.number(), b: z.number() }),
+ *   run: ({ a, b }) => a + b
+ * })
+ * ```
+ */
+export interface ToolDefinition<I = any> {
+  readonly name: string
+  readonly description: string
+  readonly kind: ToolKind
+  /** zod schema of the input; absent means the tool takes text. */
+  readonly input?: z.ZodType<I>
+  /** Milliseconds before the call is abandoned; default {@link defaultTimeoutMs}. */
+  readonly timeoutMs?: number
+  /** Where it comes from (a command, an MCP server, a file), for listings. */
+  readonly source?: string
+  readonly run: (input: I, context: ToolContext) => unknown
+}
+
+/**
+ * Default tool timeout: 30 seconds.
+ *
+ * @since 0.1.0
+ * @category constants
+ * @example
+ * ```ts
+ * import { Tools } from "lambdagent"
+ * console.log(Tools.defaultTimeoutMs) // 30000
+ * ```
+ */
+export const defaultTimeoutMs = 30_000
+
+/**
+ * Why a tool call failed.
+ *
+ * @since 0.1.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { Tools } from "lambdagent"
+ * const e = new Tools.ToolError({ tool: "add", reason: "InvalidInput", message: "a: expected number" })
+ * ```
+ */
+export class ToolError extends Data.TaggedError("ToolError")<{
+  readonly tool: string
+  readonly reason: "NotFound" | "InvalidInput" | "Failed" | "Timeout"
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+/**
+ * Define a tool with an inferred input type; `kind` defaults to `host`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { z } from "zod"
+ * import { Tools } from "lambdagent"
+ * const upper = Tools.define({ name: "upper", description: "Upper-case text", run: (s: string) => s.toUpperCase() })
+ * const sq = Tools.define({ name: "square", description: "n²", input: z.number(), run: (n) => n * n })
+ * ```
+ */
+export const define = <I = string>(
+  tool: Omit<ToolDefinition<I>, "kind"> & { readonly kind?: ToolKind }
+): ToolDefinition<I> => ({ kind: "host", ...tool })
+
+/**
+ * What the tools service offers: look a tool up, list them all.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import { Tools } from "lambdagent"
+ * const registry: Tools.ToolsShape = Tools.make([])
+ * console.log(registry.list().length) // 0
+ * ```
+ */
+export interface ToolsShape {
+  readonly get: (name: string) => ToolDefinition | undefined
+  readonly list: () => ReadonlyArray<ToolDefinition>
+}
+
+/**
+ * The tools service.
+ *
+ * @since 0.1.0
+ * @category services
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Tools } from "lambdagent"
+ * const names = Tools.Tools.use((t) => Effect.succeed(t.list().map((d) => d.name)))
+ * ```
+ */
+export class Tools extends Context.Service<Tools, ToolsShape>()("lambdagent/Tools") {}
+
+/**
+ * A registry over a list of tools; a later tool of the same name replaces an earlier one.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Tools } from "lambdagent"
+ * const tools = Tools.make([Tools.define({ name: "echo", description: "echo", run: (s: string) => s })])
+ * console.log(tools.get("echo")?.description) // "echo"
+ * ```
+ */
+export const make = (tools: Iterable<ToolDefinition>): ToolsShape => {
+  const byName = new Map<string, ToolDefinition>()
+  for (const tool of tools) byName.set(tool.name, tool)
+  const all = [...byName.values()]
+  return { get: (name) => byName.get(name), list: () => all }
+}
+
+/**
+ * A layer providing a registry over the given tools.
+ *
+ * @since 0.1.0
+ * @category layers
+ * @example
+ * ```ts
+ * import { Tools } from "lambdagent"
+ * const layer = Tools.layer([Tools.define({ name: "echo", description: "echo", run: (s: string) => s })])
+ * ```
+ */
+export const layer = (tools: Iterable<ToolDefinition>): Layer.Layer<Tools> => Layer.succeed(Tools, make(tools))
+
+/**
+ * Shape a value for a tool: text tools get text (objects as JSON), schema tools get JSON parsed
+ * from text when the text is JSON.
+ */
+const adaptInput = (tool: ToolDefinition, input: unknown): unknown => {
+  if (tool.input === undefined) return typeof input === "string" ? input : JSON.stringify(input)
+  if (typeof input === "string") {
+    try {
+      return JSON.parse(input)
+    } catch {
+      return input
+    }
+  }
+  return input
+}
+
+/**
+ * Call a tool: validate the input, run it under its timeout, and report failures as {@link ToolError}.
+ * The tool's `AbortSignal` fires on timeout and when the calling fiber is interrupted.
+ *
+ * @since 0.1.0
+ * @category combinators
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Tools } from "lambdagent"
+ * const echo = Tools.define({ name: "echo", description: "echo", run: (s: string) => s })
+ * const out = await Effect.runPromise(Tools.call(echo, "hi")) // "hi"
+ * ```
+ */
+export const call = (tool: ToolDefinition, input: unknown): Effect.Effect<unknown, ToolError> => {
+  const adapted = adaptInput(tool, input)
+  let value: unknown = adapted
+  if (tool.input !== undefined) {
+    const parsed = tool.input.safeParse(adapted)
+    if (!parsed.success) {
+      const message = parsed.error.issues
+        .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") + ": " : ""}${issue.message}`)
+        .join("; ")
+      return Effect.fail(new ToolError({ tool: tool.name, reason: "InvalidInput", message }))
+    }
+    value = parsed.data
+  }
+  const timeoutMs = tool.timeoutMs ?? defaultTimeoutMs
+  const run = Effect.tryPromise({
+    try: async (signal) => {
+      const result = tool.run(value, { signal })
+      return Effect.isEffect(result)
+        ? await Effect.runPromise(result as Effect.Effect<unknown, unknown>, { signal })
+        : await result
+    },
+    catch: (cause) =>
+      new ToolError({
+        tool: tool.name,
+        reason: "Failed",
+        message: cause instanceof Error ? cause.message : String(cause),
+        cause
+      })
+  })
+  return run.pipe(
+    Effect.timeoutOrElse({
+      duration: Duration.millis(timeoutMs),
+      orElse: () =>
+        Effect.fail(
+          new ToolError({ tool: tool.name, reason: "Timeout", message: `[TIMEOUT after ${formatSeconds(timeoutMs)}]` })
+        )
+    })
+  )
+}
+
+const formatSeconds = (ms: number): string => `${Number.isInteger(ms / 1000) ? ms / 1000 : (ms / 1000).toFixed(1)}s`

@@ -1,0 +1,24 @@
+import { defineConfig } from "tsup"
+
+/**
+ * The single list of build entries: the core, the CLI, and one entry per plugin.
+ * Plugins import the core through the public `lambdagent` specifier, kept external so that
+ * every entry shares one copy of the core at run time.
+ */
+export const entries = {
+  index: "src/index.ts",
+  "cli/main": "src/cli/main.ts"
+}
+
+export default defineConfig({
+  entry: entries,
+  format: ["esm", "cjs"],
+  dts: true,
+  sourcemap: true,
+  clean: true,
+  target: "node22",
+  platform: "node",
+  splitting: false,
+  treeshake: true,
+  external: ["lambdagent", /^lambdagent\//]
+})
