@@ -1,0 +1,55 @@
+/**
+ * Tiny benchmark harness: median of several timed runs after a warm-up, printed as aligned tables.
+ */
+
+export interface Measurement {
+  readonly medianMs: number
+  readonly minMs: number
+  readonly runs: number
+}
+
+/**
+ * Median time of one call. Short calls are repeated within each sample (at least ~20 ms per
+ * sample) so timer resolution and JIT warm-up do not dominate.
+ */
+export const measure = (fn: () => unknown, runs = 7, warmup = 2): Measurement => {
+  for (let i = 0; i < warmup; i++) fn()
+  let reps = 1
+  for (;;) {
+    const start = performance.now()
+    for (let i = 0; i < reps; i++) fn()
+    if (performance.now() - start >= 20 || reps >= 1 << 20) break
+    reps *= 2
+  }
+  const times: Array<number> = []
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now()
+    for (let r = 0; r < reps; r++) fn()
+    times.push((performance.now() - start) / reps)
+  }
+  times.sort((a, b) => a - b)
+  return { medianMs: times[Math.floor(times.length / 2)]!, minMs: times[0]!, runs }
+}
+
+export const measureAsync = async (fn: () => Promise<unknown>, runs = 7, warmup = 2): Promise<Measurement> => {
+  for (let i = 0; i < warmup; i++) await fn()
+  const times: Array<number> = []
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now()
+    await fn()
+    times.push(performance.now() - start)
+  }
+  times.sort((a, b) => a - b)
+  return { medianMs: times[Math.floor(times.length / 2)]!, minMs: times[0]!, runs }
+}
+
+export const table = (title: string, header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): void => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+  const line = (cells: ReadonlyArray<string>) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
+  console.log(`\n${title}`)
+  console.log(line(header))
+  console.log(widths.map((w) => "-".repeat(w)).join("  "))
+  for (const row of rows) console.log(line(row))
+}
+
+export const fmt = (n: number, digits = 1): string => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })

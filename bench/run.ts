@@ -1,0 +1,13 @@
+/**
+ * `npm run bench [-- name…]`: every benchmark, or only the named ones, against the built package.
+ */
+const suites: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
+  core: () => import("./core.ts")
+}
+
+const wanted = process.argv.slice(2)
+for (const [name, load] of Object.entries(suites)) {
+  if (wanted.length > 0 && !wanted.includes(name)) continue
+  console.log(`\n## ${name}`)
+  await (await load()).run()
+}

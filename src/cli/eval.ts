@@ -1,0 +1,87 @@
+/**
+ * `lambdagent eval '<term json>' [--input '<json>'] [--fuel N] [--trace] [--format json|text]`.
+ */
+import type { Command } from "commander"
+import { Evaluator, Term, Trace, Value } from "lambdagent"
+import { CliError, ExitCode, readJsonArgument, readTextFile } from "./io.ts"
+
+interface EvalOptions {
+  readonly input?: string
+  readonly fuel?: string
+  readonly trace?: boolean
+  readonly format: "json" | "text"
+  readonly tools?: string
+  readonly as?: string
+  readonly step?: string
+}
+
+const positiveInt = (text: string, flag: string): number => {
+  const n = Number(text)
+  if (!Number.isSafeInteger(n) || n <= 0) throw new CliError(`${flag} expects a positive integer, got ${JSON.stringify(text)}`, ExitCode.failed, "UsageError")
+  return n
+}
+
+const readTools = async (path: string): Promise<Record<string, Term.Term>> => {
+  const json = Term.parseJsonText(await readTextFile(path, "tools"))
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    throw new CliError(`tools file ${path} must hold a JSON object of tool name → term`, ExitCode.failed, "UsageError")
+  }
+  return Object.fromEntries(Object.entries(json).map(([name, code]) => [name, Term.parse(code)]))
+}
+
+const formatEvent = (event: Trace.TraceEvent): string =>
+  `  β[${event.step}] ${event.kind === "beta" ? "λ" : event.kind}${event.name}${event.input !== undefined ? `: ${event.input}` : ""}${
+    event.output !== undefined ? ` → ${event.output}` : ""
+  }`
+
+export const evalCommand = async (termArg: string, options: EvalOptions): Promise<void> => {
+  const budget = options.fuel === undefined ? {} : { steps: positiveInt(options.fuel, "--fuel") }
+  const termText = await readJsonArgument(termArg, "term")
+  Evaluator.checkSize(termText, budget)
+  const term = Term.parseText(termText)
+  const tools = options.tools === undefined ? {} : await readTools(options.tools)
+  const common = { budget, tools, trace: options.trace === true ? "beta" as const : "off" as const }
+  const result = options.input === undefined && options.as === undefined
+    ? Evaluator.evaluateDetailed(term, common)
+    : Evaluator.run(
+      term,
+      options.input === undefined ? null : Evaluator.readInput(await readJsonArgument(options.input, "input"), budget),
+      {
+        ...common,
+        ...(options.as !== undefined ? { tool: options.as } : {}),
+        ...(options.step !== undefined ? { step: Number(options.step) } : {})
+      }
+    )
+  if (options.format === "json") {
+    const body = options.trace === true
+      ? `{"value":${Value.toJsonText(result.value)},"steps":${result.steps},"trace":${JSON.stringify(result.trace)}}`
+      : Value.toJsonText(result.value)
+    process.stdout.write(body + "\n")
+    return
+  }
+  if (options.trace === true) {
+    for (const event of result.trace) process.stderr.write(formatEvent(event) + "\n")
+    process.stderr.write(`(${result.steps} steps)\n`)
+  }
+  process.stdout.write(Value.toJsonText(result.value) + "\n")
+}
+
+export const registerEval = (program: Command, run: (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>) => {
+  program
+    .command("eval")
+    .description("evaluate a term (JSON text, a file, or - for stdin) and print its value as JSON")
+    .argument("<term>", "the term: JSON text, a file path, or - for standard input")
+    .option("-i, --input <json>", "apply the term to this input (JSON text, a file path, or -)")
+    .option("--fuel <n>", "step budget (default 10,000,000)")
+    .option("--trace", "record every β-reduction (on stderr in text format; in the output object in json format)")
+    .option("--format <format>", "text: the value as JSON, errors as one readable line; json: errors as JSON too", "text")
+    .option("--tools <file>", "a JSON file of named tools (name → term) for code_of")
+    .option("--as <name>", "run the term as this named tool (enables self and continue)")
+    .option("--step <n>", "the continuation step this call continues from")
+    .action(async (termArg: string, options: EvalOptions) => {
+      if (options.format !== "json" && options.format !== "text") {
+        throw new CliError(`--format expects json or text, got ${JSON.stringify(options.format)}`, ExitCode.failed, "UsageError")
+      }
+      await run(() => evalCommand(termArg, options), () => options.format)
+    })
+}

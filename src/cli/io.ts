@@ -1,0 +1,83 @@
+/**
+ * Command-line plumbing shared by every command: reading arguments that may be literal text, a
+ * file or standard input, exit codes, and one-line error reports.
+ */
+import { readFile } from "node:fs/promises"
+import { Errors } from "lambdagent"
+
+/** Exit codes of the `lambdagent` binary. */
+export const ExitCode = {
+  ok: 0,
+  failed: 1,
+  compile: 2,
+  lint: 3,
+  notFound: 4,
+  interrupted: 130
+} as const
+
+/** An error the CLI reports as one line and an exit code, never a stack trace. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+    readonly kind = "CliError"
+  ) {
+    super(message)
+  }
+}
+
+export const readStdin = async (): Promise<string> => {
+  const chunks: Array<Buffer> = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString("utf8")
+}
+
+const looksLikeJson = (text: string) => /^\s*([[{"]|-?\d|true\b|false\b|null\b)/.test(text)
+
+/**
+ * An argument that is JSON text, `-` (standard input) or a file path. Literal JSON is recognised by
+ * its first character; anything else must be a readable file.
+ */
+export const readJsonArgument = async (arg: string, what: string): Promise<string> => {
+  if (arg === "-") return readStdin()
+  if (looksLikeJson(arg)) return arg
+  return readTextFile(arg, what)
+}
+
+export const readTextFile = async (path: string, what: string): Promise<string> => {
+  try {
+    return await readFile(path, "utf8")
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code
+    if (code === "ENOENT") throw new CliError(`${what} file not found: ${path}`, ExitCode.notFound, "FileNotFound")
+    if (code === "EISDIR") throw new CliError(`${what} is a directory, not a file: ${path}`, ExitCode.notFound, "FileNotFound")
+    throw new CliError(`cannot read ${what} file ${path}: ${(cause as Error).message}`, ExitCode.failed, "FileError")
+  }
+}
+
+/** The structured form of any error, for `--format json` and one-line messages. */
+export const describeError = (error: unknown): { kind: string; message: string; path?: ReadonlyArray<string | number> } => {
+  if (Errors.isLambdaError(error)) return Errors.toJson(error)
+  if (error instanceof CliError) return { kind: error.kind, message: error.message }
+  if (typeof error === "object" && error !== null && "_tag" in error && "message" in error) {
+    return { kind: String(error._tag), message: String(error.message) }
+  }
+  return { kind: "InternalError", message: error instanceof Error ? error.message : String(error) }
+}
+
+export const exitCodeOf = (error: unknown): number => (error instanceof CliError ? error.exitCode : ExitCode.failed)
+
+/** Report an error on stderr as one line (text) or one JSON object. */
+export const reportError = (error: unknown, format: "text" | "json"): void => {
+  const described = describeError(error)
+  if (format === "json") process.stderr.write(JSON.stringify({ error: described }) + "\n")
+  else {
+    const where = described.path !== undefined && described.path.length > 0 && !described.message.startsWith("$")
+      ? ` (at ${formatPath(described.path)})`
+      : ""
+    process.stderr.write(`error: ${described.kind}: ${described.message.replace(/\s*\n\s*/g, " ")}${where}\n`)
+  }
+}
+
+const formatPath = (path: ReadonlyArray<string | number>) =>
+  "$" + path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("")

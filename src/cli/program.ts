@@ -1,0 +1,48 @@
+/**
+ * The `lambdagent` command line: the one place that wires commands (and, later, plugins) together.
+ */
+import { Command, CommanderError } from "commander"
+import { registerEval } from "./eval.ts"
+import { exitCodeOf, ExitCode, reportError } from "./io.ts"
+
+export const VERSION = "0.1.0"
+
+/** Run an action, turning any failure into a one-line report and an exit code. */
+const runAction = async (action: () => Promise<void>, format: () => "json" | "text"): Promise<void> => {
+  try {
+    await action()
+  } catch (error) {
+    reportError(error, format())
+    process.exitCode = exitCodeOf(error)
+  }
+}
+
+export const buildProgram = (): Command => {
+  const program = new Command()
+    .name("lambdagent")
+    .description("Build, check and run LLM agents as terms of a small JSON lambda calculus.")
+    .version(VERSION, "-v, --version")
+    .showHelpAfterError()
+    .exitOverride()
+  registerEval(program, runAction)
+  return program
+}
+
+export const main = async (argv: ReadonlyArray<string>): Promise<void> => {
+  process.on("SIGINT", () => {
+    process.stderr.write("\n[interrupted]\n")
+    process.exit(ExitCode.interrupted)
+  })
+  const program = buildProgram()
+  try {
+    await program.parseAsync(argv as Array<string>)
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // commander has already printed its message (usage errors, --help, --version)
+      process.exitCode = error.exitCode === 0 ? ExitCode.ok : ExitCode.compile
+      return
+    }
+    reportError(error, "text")
+    process.exitCode = exitCodeOf(error)
+  }
+}

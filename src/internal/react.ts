@@ -1,0 +1,89 @@
+/**
+ * ReAct helpers: finding the tool call in a model's thought, and formatting the next state.
+ */
+
+export interface ToolCallIntent {
+  readonly tool: string
+  /** The arguments as the tool should receive them (text; objects as JSON text). */
+  readonly args: string | undefined
+}
+
+const NAME_KEYS = ["tool", "action", "name"] as const
+const ARG_KEYS = ["args", "input", "arguments", "action_input"] as const
+
+const argText = (value: unknown): string | undefined =>
+  value === undefined ? undefined : typeof value === "string" ? value : JSON.stringify(value)
+
+/** Every balanced `{…}` substring, outermost first, respecting JSON strings. */
+const jsonObjectCandidates = function*(text: string): Generator<string> {
+  for (let start = text.indexOf("{"); start >= 0; start = text.indexOf("{", start + 1)) {
+    let depth = 0
+    let inString = false
+    for (let i = start; i < text.length; i++) {
+      const ch = text[i]
+      if (inString) {
+        if (ch === "\\") i++
+        else if (ch === "\"") inString = false
+      } else if (ch === "\"") inString = true
+      else if (ch === "{") depth++
+      else if (ch === "}" && --depth === 0) {
+        yield text.slice(start, i + 1)
+        break
+      }
+    }
+  }
+}
+
+const fromJson = (text: string): ToolCallIntent | undefined => {
+  for (const candidate of jsonObjectCandidates(text)) {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(candidate)
+    } catch {
+      continue
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) continue
+    const record = parsed as Record<string, unknown>
+    const nameKey = NAME_KEYS.find((k) => typeof record[k] === "string")
+    if (nameKey === undefined) continue
+    const argKey = ARG_KEYS.find((k) => k in record)
+    return { tool: (record[nameKey] as string).trim(), args: argKey === undefined ? undefined : argText(record[argKey]) }
+  }
+  return undefined
+}
+
+const fromXml = (text: string): ToolCallIntent | undefined => {
+  const tool = /<tool>\s*([\s\S]*?)\s*<\/tool>/i.exec(text)
+  if (tool === null) return undefined
+  const args = /<args>([\s\S]*?)<\/args>/i.exec(text)
+  return { tool: tool[1]!.trim(), args: args === null ? undefined : args[1]!.trim() }
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+const fromKeyword = (text: string, tools: ReadonlyArray<string>): ToolCallIntent | undefined => {
+  const action = /^\s*Action\s*:\s*(.+?)\s*$/im.exec(text)
+  const input = /^\s*(?:Action Input|Input)\s*:\s*([\s\S]*?)\s*$/im.exec(text)
+  if (action !== null) {
+    const named = tools.find((t) => t.toLowerCase() === action[1]!.toLowerCase())
+    if (named !== undefined) return { tool: named, args: input === null ? undefined : input[1]! }
+  }
+  for (const tool of tools) {
+    if (new RegExp(`(^|[^\\w-])${escapeRegExp(tool)}([^\\w-]|$)`, "i").test(text)) {
+      return { tool, args: input === null ? undefined : input[1]! }
+    }
+  }
+  return undefined
+}
+
+/**
+ * The tool call a thought asks for: a JSON object `{"tool": …, "args": …}` first, then XML
+ * `<tool>…</tool><args>…</args>`, then a keyword (`Action: name`, or a tool's name as a word).
+ * `undefined` means the thought is a final answer.
+ */
+export const extractToolCall = (thought: string, tools: ReadonlyArray<string>): ToolCallIntent | undefined =>
+  fromJson(thought) ?? fromXml(thought) ?? fromKeyword(thought, tools)
+
+/** The next ReAct state: the previous state, then this step's thought, action and observation. */
+export const formatState = (state: string, step: number, thought: string, tool: string, observation: string): string =>
+  `[Previous Context]\n${state}\n\n[Step ${step}]\nThought: ${thought}\nAction: ${tool}\nObservation: ${observation}`

@@ -1,0 +1,78 @@
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, expect, it } from "vitest"
+import { runCli } from "./helpers.ts"
+
+const square = JSON.stringify({ lam: "x", body: { mul: [{ var: "x" }, { var: "x" }] } })
+
+describe("lambdagent eval", () => {
+  it("prints the JSON value of a term", async () => {
+    const r = await runCli(["eval", "{\"add\":[40,2]}"])
+    expect(r).toMatchObject({ code: 0, stdout: "42\n", stderr: "" })
+    expect((await runCli(["eval", "{\"pair\":[1,[\"a\"]]}"])).stdout).toBe("{\"pair\":[1,[\"a\"]]}\n")
+  })
+
+  it("applies a term from a file to an input, and reads the term from stdin", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lambdagent-cli-"))
+    const file = join(dir, "square.json")
+    writeFileSync(file, square)
+    expect((await runCli(["eval", file, "--input", "7"])).stdout).toBe("49\n")
+    expect((await runCli(["eval", "-", "--input", "\"12\""], { stdin: square })).stdout).toBe("144\n")
+  })
+
+  it("prints β-reductions with --trace, and a JSON object with --format json", async () => {
+    const id = "{\"app\":{\"func\":{\"lam\":\"x\",\"body\":{\"var\":\"x\"}},\"arg\":5}}"
+    const text = await runCli(["eval", id, "--trace"])
+    expect(text.stdout).toBe("5\n")
+    expect(text.stderr).toContain("β[")
+    const json = await runCli(["eval", id, "--trace", "--format", "json"])
+    const parsed = JSON.parse(json.stdout)
+    expect(parsed.value).toBe(5)
+    expect(parsed.trace[0]).toMatchObject({ kind: "beta", name: "x", input: "5" })
+  })
+
+  it("runs a named tool through continue round trips", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lambdagent-cli-"))
+    const tools = join(dir, "tools.json")
+    writeFileSync(tools, JSON.stringify({
+      countdown: { lam: "n", body: { if: { cond: { eq: [{ var: "n" }, 0] }, then: "done", else: { continue: { input: { sub: [{ var: "n" }, 1] } } } } } }
+    }))
+    const first = JSON.parse((await runCli(["eval", "{\"code_of\":\"countdown\"}", "--tools", tools])).stdout)
+    const code = JSON.stringify(first.quote)
+    const step1 = JSON.parse((await runCli(["eval", code, "--tools", tools, "--as", "countdown", "--input", "2"])).stdout)
+    expect(step1).toEqual({ type: "continuation", tool: "countdown", next_input: 1, step: 1 })
+    const step2 = JSON.parse((await runCli(["eval", code, "--tools", tools, "--as", "countdown", "--input", "1", "--step", "1"])).stdout)
+    expect(step2.step).toBe(2)
+  })
+
+  it("reports errors as one line on stderr, exit 1 (JSON with --format json)", async () => {
+    const r = await runCli(["eval", "{\"div\":[1,0]}"])
+    expect(r.code).toBe(1)
+    expect(r.stdout).toBe("")
+    expect(r.stderr).toBe("error: DivisionByZero: division by zero\n")
+    const j = await runCli(["eval", "{\"app\":{\"func\":{\"var\":1},\"arg\":2}}", "--format", "json"])
+    expect(j.code).toBe(1)
+    expect(JSON.parse(j.stderr)).toEqual({
+      error: { kind: "TermParseError", message: "$.app.func.var: expected a variable name (string), found number", path: ["app", "func", "var"] }
+    })
+  })
+
+  it("survives ugly input: malformed JSON, missing files, bad flags, budgets", async () => {
+    const malformed = await runCli(["eval", "{\"add\":[1,"])
+    expect(malformed.code).toBe(1)
+    expect(malformed.stderr).toMatch(/^error: TermParseError: invalid JSON/)
+    expect(malformed.stderr.split("\n").length).toBe(2)
+    const missing = await runCli(["eval", "no-such-file.json"])
+    expect(missing).toMatchObject({ code: 4, stderr: "error: FileNotFound: term file not found: no-such-file.json\n" })
+    expect((await runCli(["eval", "1", "--fuel", "zero"])).code).toBe(1)
+    expect((await runCli(["eval"])).code).toBe(2)
+    const omega = "{\"app\":{\"func\":{\"lam\":\"x\",\"body\":{\"app\":{\"func\":{\"var\":\"x\"},\"arg\":{\"var\":\"x\"}}}},\"arg\":{\"lam\":\"x\",\"body\":{\"app\":{\"func\":{\"var\":\"x\"},\"arg\":{\"var\":\"x\"}}}}}}"
+    const budget = await runCli(["eval", omega, "--fuel", "100000"])
+    expect(budget.code).toBe(1)
+    expect(budget.stderr).toContain("BudgetExceeded")
+    const empty = await runCli(["eval", "-"], { stdin: "" })
+    expect(empty.code).toBe(1)
+    expect(empty.stderr).toContain("invalid JSON")
+  })
+})
