@@ -1,12 +1,13 @@
 import { defineConfig } from "tsup"
 
 /**
- * The single list of build entries: the core, the CLI, and one entry per plugin.
+ * The single list of build entries: the core, the CLI, the testing kits, and one entry per plugin.
  * Plugins import the core through the public `lambdagent` specifier, kept external so that
  * every entry shares one copy of the core at run time.
  */
 export const entries = {
   index: "src/index.ts",
+  "testing/index": "src/testing/index.ts",
   "cli/main": "src/cli/main.ts"
 }
 

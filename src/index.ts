@@ -4,11 +4,16 @@
  * @since 0.1.0
  * @module
  */
+export * as Anthropic from "./providers/Anthropic.ts"
 export * as Budget from "./Budget.ts"
+export * as ClaudeCode from "./providers/ClaudeCode.ts"
 export * as Errors from "./Errors.ts"
 export * as Evaluator from "./Evaluator.ts"
 export * as LanguageModel from "./LanguageModel.ts"
 export * as MemoryStore from "./MemoryStore.ts"
+export * as OpenAI from "./providers/OpenAI.ts"
+export * as Providers from "./providers/resolve.ts"
+export * as Scripted from "./providers/Scripted.ts"
 export * as Term from "./Term.ts"
 export * as Tools from "./Tools.ts"
 export * as Trace from "./Trace.ts"

@@ -1,0 +1,354 @@
+/**
+ * The offline scripted model: deterministic replies with no network, for tests, demos, benchmarks
+ * and the CLI's default.
+ *
+ * A script is one of four rules: `Echo` (answer with the last user message), `Fixed` (always the
+ * same text), `Sequence` (the given replies in order) or `Respond` (a function of the request).
+ * When a sequence runs out, a call fails with `ProviderError` reason `Unavailable` — an agent that
+ * asks more often than its script expects is a bug worth seeing; pass `exhausted: "repeat-last"` to
+ * keep answering with the last reply instead.
+ *
+ * Usage is estimated as characters / 4, rounded up. Streaming splits the reply into word chunks
+ * (each word with its trailing whitespace), so the concatenated text equals the `chat` text.
+ * With `latencyMs: 0` (the default) a call is a plain synchronous computation wrapped in
+ * `Effect.succeed`: no timers, no fibers, nothing allocated besides the response.
+ *
+ * @since 0.1.0
+ * @module
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import {
+  type ChatChunk,
+  type ChatMessage,
+  type ChatRequest,
+  type ChatResponse,
+  LanguageModel,
+  type LanguageModelShape,
+  ProviderError
+} from "../LanguageModel.ts"
+import { SpecError } from "./internal/spec.ts"
+
+/**
+ * One scripted reply: plain text, or a full response (to script tool calls or exact usage).
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Scripted } from "lambdagent"
+ * const call: Scripted.Reply = { text: "", toolCalls: [{ id: "1", name: "search", arguments: "{\"q\":\"x\"}" }] }
+ * ```
+ */
+export type Reply = string | ChatResponse
+
+/**
+ * What the scripted model answers.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Scripted } from "lambdagent"
+ * const rule: Scripted.Rule = { _tag: "Sequence", replies: ["first", "second"] }
+ * ```
+ */
+export type Rule =
+  | { readonly _tag: "Echo" }
+  | { readonly _tag: "Fixed"; readonly text: string }
+  | { readonly _tag: "Sequence"; readonly replies: ReadonlyArray<Reply> }
+  | { readonly _tag: "Respond"; readonly respond: (request: ChatRequest) => Reply }
+
+/**
+ * Options of the scripted model.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Scripted } from "lambdagent"
+ * const o: Scripted.Options = { latencyMs: 20, exhausted: "repeat-last" }
+ * ```
+ */
+export interface Options {
+  /** Provider name; default `scripted`. */
+  readonly name?: string
+  /** The `model` reported in responses; default `scripted`. */
+  readonly model?: string
+  /** Simulated latency per reply, in milliseconds (uses `Effect.sleep`, so `TestClock` drives it). Default 0. */
+  readonly latencyMs?: number
+  /** What a `Sequence` does once every reply was used: fail (default) or repeat the last reply. */
+  readonly exhausted?: "fail" | "repeat-last"
+}
+
+/**
+ * Token estimate used for usage: characters / 4, rounded up.
+ *
+ * @since 0.1.0
+ * @category utils
+ * @example
+ * ```ts
+ * import { Scripted } from "lambdagent"
+ * console.log(Scripted.estimateTokens("hello")) // 2
+ * ```
+ */
+export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
+
+const inputTokens = (messages: ReadonlyArray<ChatMessage>): number => {
+  let chars = 0
+  for (let i = 0; i < messages.length; i++) chars += messages[i]!.content.length
+  return Math.ceil(chars / 4)
+}
+
+const lastUserText = (messages: ReadonlyArray<ChatMessage>): string => {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!
+    if (message.role === "user") return message.content
+  }
+  return ""
+}
+
+/**
+ * Split a text into word chunks whose concatenation is the text: every word keeps its trailing
+ * whitespace; leading whitespace is a chunk of its own.
+ *
+ * @since 0.1.0
+ * @category utils
+ * @example
+ * ```ts
+ * import { Scripted } from "lambdagent"
+ * console.log(Scripted.words("Hello big world")) // ["Hello ", "big ", "world"]
+ * ```
+ */
+export const words = (text: string): Array<string> => text.match(/\S+\s*|\s+/g) ?? []
+
+const isRule = (u: unknown): u is Rule =>
+  typeof u === "object" && u !== null && !Array.isArray(u) && typeof (u as { _tag?: unknown })._tag === "string"
+
+/**
+ * A scripted model from a rule, a list of replies (a `Sequence`) or a function (`Respond`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Scripted } from "lambdagent"
+ * const model = Scripted.make(["Paris", "Berlin"])
+ * const first = Effect.runSync(model.chat({ messages: [{ role: "user", content: "Capital of France?" }] }))
+ * console.log(first.text) // "Paris"
+ * ```
+ */
+export const make = (
+  script: Rule | ReadonlyArray<Reply> | ((request: ChatRequest) => Reply),
+  options: Options = {}
+): LanguageModelShape => {
+  const rule: Rule = typeof script === "function"
+    ? { _tag: "Respond", respond: script }
+    : isRule(script)
+    ? script
+    : { _tag: "Sequence", replies: script as ReadonlyArray<Reply> }
+  const name = options.name ?? "scripted"
+  const model = options.model ?? "scripted"
+  const latencyMs = options.latencyMs !== undefined && options.latencyMs > 0 ? options.latencyMs : 0
+  const repeatLast = options.exhausted === "repeat-last"
+  let cursor = 0
+
+  /** The next reply, or a ProviderError. Plain code: this is the hot path. */
+  const next = (request: ChatRequest): ChatResponse | ProviderError => {
+    let reply: Reply
+    switch (rule._tag) {
+      case "Echo":
+        reply = lastUserText(request.messages)
+        break
+      case "Fixed":
+        reply = rule.text
+        break
+      case "Sequence": {
+        const replies = rule.replies
+        if (cursor < replies.length) reply = replies[cursor++]!
+        else if (repeatLast && replies.length > 0) reply = replies[replies.length - 1]!
+        else {
+          return new ProviderError({
+            provider: name,
+            reason: "Unavailable",
+            message: `${name}: the script is exhausted (${replies.length} ${replies.length === 1 ? "reply" : "replies"} used)`
+          })
+        }
+        break
+      }
+      case "Respond":
+        try {
+          reply = rule.respond(request)
+        } catch (cause) {
+          return new ProviderError({
+            provider: name,
+            reason: "BadResponse",
+            message: `${name}: the respond function threw: ${cause instanceof Error ? cause.message : String(cause)}`,
+            cause
+          })
+        }
+        break
+    }
+    if (typeof reply === "string") {
+      return { text: reply, usage: { inputTokens: inputTokens(request.messages), outputTokens: estimateTokens(reply) }, model }
+    }
+    return reply.usage !== undefined
+      ? reply
+      : { ...reply, usage: { inputTokens: inputTokens(request.messages), outputTokens: estimateTokens(reply.text) } }
+  }
+
+  const chat = (request: ChatRequest): Effect.Effect<ChatResponse, ProviderError> => {
+    const result = next(request)
+    if (result instanceof ProviderError) return Effect.fail(result)
+    return latencyMs === 0 ? Effect.succeed(result) : Effect.as(Effect.sleep(latencyMs), result)
+  }
+
+  const stream = (request: ChatRequest): Stream.Stream<ChatChunk, ProviderError> =>
+    Stream.suspend(() => {
+      const result = next(request)
+      if (result instanceof ProviderError) return Stream.fail(result)
+      const chunks: Array<ChatChunk> = []
+      for (const word of words(result.text)) chunks.push({ _tag: "TextDelta", text: word })
+      const calls = result.toolCalls ?? []
+      for (let i = 0; i < calls.length; i++) {
+        const call = calls[i]!
+        chunks.push({ _tag: "ToolCallDelta", index: i, id: call.id, name: call.name, arguments: call.arguments })
+      }
+      chunks.push({
+        _tag: "Finish",
+        ...(result.usage !== undefined ? { usage: result.usage } : {}),
+        ...(result.model !== undefined ? { model: result.model } : {})
+      })
+      const body = Stream.fromArray(chunks)
+      return latencyMs === 0 ? body : Stream.concat(Stream.fromEffectDrain(Effect.sleep(latencyMs)), body)
+    })
+
+  return { name, chat, stream }
+}
+
+/**
+ * A model that answers with the last user message.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Scripted } from "lambdagent"
+ * const r = Effect.runSync(Scripted.echo().chat({ messages: [{ role: "user", content: "ping" }] }))
+ * console.log(r.text) // "ping"
+ * ```
+ */
+export const echo = (options?: Options): LanguageModelShape => make({ _tag: "Echo" }, options)
+
+/**
+ * A model that always answers with the same text.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Scripted } from "lambdagent"
+ * const r = Effect.runSync(Scripted.fixed("Hello").chat({ messages: [{ role: "user", content: "hi" }] }))
+ * console.log(r.text) // "Hello"
+ * ```
+ */
+export const fixed = (text: string, options?: Options): LanguageModelShape => make({ _tag: "Fixed", text }, options)
+
+/**
+ * A model that answers with the given replies in order (see {@link Options} `exhausted`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Scripted } from "lambdagent"
+ * const model = Scripted.sequence(["a", "b"], { exhausted: "repeat-last" }) // a, b, b, b, …
+ * ```
+ */
+export const sequence = (replies: ReadonlyArray<Reply>, options?: Options): LanguageModelShape =>
+  make({ _tag: "Sequence", replies }, options)
+
+/**
+ * A model that answers with a function of the request.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Scripted } from "lambdagent"
+ * const counter = Scripted.respond((req) => `you sent ${req.messages.length} messages`)
+ * ```
+ */
+export const respond = (f: (request: ChatRequest) => Reply, options?: Options): LanguageModelShape =>
+  make({ _tag: "Respond", respond: f }, options)
+
+const specHelp = "expected scripted:echo, scripted:fixed:<text> or scripted:sequence:<JSON array of strings>"
+
+/**
+ * Parse a scripted spec: `scripted:echo`, `scripted:fixed:Hello`, `scripted:sequence:["a","b"]`.
+ * The `scripted:` prefix is optional, and `scripted` alone means `echo`. Everything after
+ * `fixed:` is the text (colons included). Throws `SpecError` for anything else.
+ *
+ * @since 0.1.0
+ * @category parsing
+ * @example
+ * ```ts
+ * import { Scripted } from "lambdagent"
+ * console.log(Scripted.parseSpec("scripted:fixed:Hi: there")) // { _tag: "Fixed", text: "Hi: there" }
+ * console.log(Scripted.parseSpec('scripted:sequence:["a","b"]')) // { _tag: "Sequence", replies: ["a", "b"] }
+ * ```
+ */
+export const parseSpec = (spec: string): Rule => {
+  const body = spec === "scripted" ? "" : spec.startsWith("scripted:") ? spec.slice("scripted:".length) : spec
+  if (body === "" || body === "echo") return { _tag: "Echo" }
+  if (body.startsWith("fixed:")) return { _tag: "Fixed", text: body.slice("fixed:".length) }
+  if (body.startsWith("sequence:")) {
+    const json = body.slice("sequence:".length)
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(json)
+    } catch {
+      throw new SpecError({ spec, message: `invalid scripted spec "${spec}": the sequence is not valid JSON (${specHelp})` })
+    }
+    if (!Array.isArray(parsed) || !parsed.every((x): x is string => typeof x === "string")) {
+      throw new SpecError({ spec, message: `invalid scripted spec "${spec}": the sequence must be a JSON array of strings` })
+    }
+    return { _tag: "Sequence", replies: parsed }
+  }
+  throw new SpecError({ spec, message: `invalid scripted spec "${spec}": ${specHelp}` })
+}
+
+/**
+ * A scripted model from a spec string (see {@link parseSpec}).
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Scripted } from "lambdagent"
+ * const model = Scripted.fromSpec('scripted:sequence:["Thinking…","Done"]')
+ * ```
+ */
+export const fromSpec = (spec: string, options?: Options): LanguageModelShape => make(parseSpec(spec), options)
+
+/**
+ * A layer providing {@link LanguageModel} with a scripted model (a fresh script state per layer build).
+ *
+ * @since 0.1.0
+ * @category layers
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { LanguageModel, Scripted } from "lambdagent"
+ * const program = LanguageModel.LanguageModel.use((m) => m.chat({ messages: [{ role: "user", content: "hi" }] }))
+ * const text = Effect.runSync(program.pipe(Effect.provide(Scripted.layer(["hello"])), Effect.map((r) => r.text)))
+ * ```
+ */
+export const layer = (
+  script: Rule | ReadonlyArray<Reply> | ((request: ChatRequest) => Reply),
+  options?: Options
+): Layer.Layer<LanguageModel> => Layer.sync(LanguageModel, () => make(script, options))
