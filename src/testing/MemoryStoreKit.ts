@@ -11,7 +11,10 @@
 import { randomUUID } from "node:crypto"
 import * as Effect from "effect/Effect"
 import { afterAll, assert, describe, it } from "vitest"
-import type { MemoryEntry, MemoryStoreShape } from "../MemoryStore.ts"
+import type { MemoryStore } from "lambdagent"
+
+type MemoryEntry = MemoryStore.MemoryEntry
+type MemoryStoreShape = MemoryStore.MemoryStoreShape
 
 /**
  * What the kit asks of the store it builds: the per-namespace entry limit to build it with.
