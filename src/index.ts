@@ -6,4 +6,5 @@
  */
 export * as LanguageModel from "./LanguageModel.ts"
 export * as MemoryStore from "./MemoryStore.ts"
+export * as SharedMemory from "./SharedMemory.ts"
 export * as Tools from "./Tools.ts"
