@@ -7,8 +7,10 @@ import { defineConfig } from "tsup"
  */
 export const entries = {
   index: "src/index.ts",
+  "cli/main": "src/cli/main.ts",
   "testing/index": "src/testing/index.ts",
-  "cli/main": "src/cli/main.ts"
+  "plugins/redis/index": "plugins/redis/index.ts",
+  "plugins/sqlite/index": "plugins/sqlite/index.ts"
 }
 
 export default defineConfig({
@@ -21,5 +23,8 @@ export default defineConfig({
   platform: "node",
   splitting: false,
   treeshake: true,
+  // keep `node:` specifiers: `node:sqlite` exists only under its prefix (a bare "sqlite" would
+  // resolve to an npm package)
+  removeNodeProtocol: false,
   external: ["lambdagent", /^lambdagent\//]
 })

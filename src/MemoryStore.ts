@@ -8,9 +8,12 @@
  * @since 0.1.0
  * @module
  */
+import type * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { LocalMemory } from "./internal/LocalMemory.ts"
 
 /**
  * Where an agent's memory lives: its session, its user, or shared by everyone.
@@ -95,6 +98,22 @@ export class MemoryError extends Data.TaggedError("MemoryError")<{
 }> {}
 
 /**
+ * Tells whether a value is a {@link MemoryError}, by its `_tag` (safe across bundled copies of
+ * the package, where `instanceof` is not).
+ *
+ * @since 0.1.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { MemoryStore } from "lambdagent"
+ * const e: unknown = new MemoryStore.MemoryError({ store: "local", operation: "get", message: "boom" })
+ * MemoryStore.isMemoryError(e) // true
+ * ```
+ */
+export const isMemoryError = (u: unknown): u is MemoryError =>
+  typeof u === "object" && u !== null && "_tag" in u && u._tag === "MemoryError"
+
+/**
  * What every memory store implements.
  *
  * `listRecent` returns the newest entries first. Reading an entry (`get`) counts as a use for the
@@ -135,3 +154,104 @@ export interface MemoryStoreShape {
  * ```
  */
 export class MemoryStore extends Context.Service<MemoryStore, MemoryStoreShape>()("lambdagent/MemoryStore") {}
+
+/**
+ * How many entries a store keeps per namespace when no `maxEntries` is given.
+ *
+ * @since 0.1.0
+ * @category constants
+ * @example
+ * ```ts
+ * import { MemoryStore } from "lambdagent"
+ * MemoryStore.defaultMaxEntries // 1000
+ * ```
+ */
+export const defaultMaxEntries = 1000
+
+/**
+ * Options of the in-process store.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { MemoryStore } from "lambdagent"
+ * const o: MemoryStore.LocalOptions = { maxEntries: 20 }
+ * ```
+ */
+export interface LocalOptions {
+  /** Entries kept per namespace; the least recently used go first. Default {@link defaultMaxEntries}. */
+  readonly maxEntries?: number
+  /**
+   * A fixed clock for expiry. Absent (the usual case): the `Clock` of the calling fiber, so
+   * `TestClock` drives expiry in tests.
+   */
+  readonly clock?: Clock.Clock
+}
+
+/**
+ * Creates an in-process store: a per-namespace LRU bounded by entry count, with per-entry TTL.
+ *
+ * `get` and `put` are O(1); `listRecent` is O(limit). Time is read from Effect's `Clock` at each
+ * call (or from `options.clock`), so `TestClock.adjust` drives expiry. Nothing survives the
+ * process; use the `lambdagent/redis` or `lambdagent/sqlite` stores for that.
+ *
+ * Throws a `RangeError` when `maxEntries` is not a positive integer.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { MemoryStore } from "lambdagent"
+ * const store = MemoryStore.makeLocal({ maxEntries: 2 })
+ * const program = Effect.gen(function*() {
+ *   yield* store.put("global", "a", "1")
+ *   yield* store.put("global", "b", "2")
+ *   yield* store.put("global", "c", "3") // evicts "a"
+ *   return yield* store.listRecent("global", 10) // c, b
+ * })
+ * ```
+ */
+export const makeLocal = (options: LocalOptions = {}): MemoryStoreShape => {
+  const maxEntries = options.maxEntries ?? defaultMaxEntries
+  if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
+    throw new RangeError(`MemoryStore.makeLocal: maxEntries must be a positive integer, got ${maxEntries}`)
+  }
+  const memory = new LocalMemory(maxEntries)
+  const fixed = options.clock
+  const withNow: <A>(f: (now: number) => A) => Effect.Effect<A> = fixed === undefined
+    ? (f) => Effect.clockWith((clock) => Effect.sync(() => f(clock.currentTimeMillisUnsafe())))
+    : (f) => Effect.sync(() => f(fixed.currentTimeMillisUnsafe()))
+  return {
+    name: "local",
+    get: (ns, key) => withNow((now) => memory.get(ns, key, now)),
+    put: (ns, key, value, putOptions) => {
+      const ttlMs = putOptions?.ttlMs ?? 0
+      if (!Number.isFinite(ttlMs) || ttlMs < 0) {
+        return Effect.fail(
+          new MemoryError({ store: "local", operation: "put", message: `ttlMs must be a finite number >= 0, got ${ttlMs}` })
+        )
+      }
+      return withNow((now) => memory.put(ns, key, value, Math.ceil(ttlMs), now))
+    },
+    listRecent: (ns, limit) => withNow((now) => memory.listRecent(ns, Math.floor(limit), now)),
+    clear: (ns) => Effect.sync(() => memory.clear(ns))
+  }
+}
+
+/**
+ * A layer providing {@link MemoryStore} with a fresh in-process store (see {@link makeLocal}).
+ *
+ * @since 0.1.0
+ * @category layers
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { MemoryStore } from "lambdagent"
+ * const program = MemoryStore.MemoryStore.use((s) => s.put("global", "k", "v"))
+ * Effect.runPromise(program.pipe(Effect.provide(MemoryStore.layerLocal({ maxEntries: 100 }))))
+ * ```
+ */
+export const layerLocal = (options: LocalOptions = {}): Layer.Layer<MemoryStore> =>
+  Layer.sync(MemoryStore, () => makeLocal(options))

@@ -29,14 +29,14 @@ import type { ChatChunk, ChatRequest, LanguageModelShape, ProviderErrorReason, U
  * @category models
  * @example
  * ```ts
- * import type { LanguageModelKit } from "lambdagent/testing"
- * const o: LanguageModelKit.ConformanceOptions = {
+ * import type { LanguageModelConformanceOptions } from "lambdagent/testing"
+ * const o: LanguageModelConformanceOptions = {
  *   request: { messages: [{ role: "user", content: "Say hi" }], temperature: 0 },
  *   expectedText: "hi"
  * }
  * ```
  */
-export interface ConformanceOptions {
+export interface LanguageModelConformanceOptions {
   /** A request the model answers deterministically; default one user message, temperature 0. */
   readonly request?: ChatRequest
   /** When set, `chat` must answer exactly this text. */
@@ -124,7 +124,7 @@ const failureOf = <A, E>(exit: Exit.Exit<A, E>): unknown => {
 export const languageModelConformance = (
   name: string,
   make: () => LanguageModelShape | Promise<LanguageModelShape>,
-  options: ConformanceOptions = {}
+  options: LanguageModelConformanceOptions = {}
 ): void => {
   const request = options.request ?? defaultRequest
   const timeout = options.timeoutMs ?? 10_000

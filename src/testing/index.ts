@@ -7,3 +7,4 @@
  * @module
  */
 export * from "./LanguageModelKit.ts"
+export * from "./MemoryStoreKit.ts"
