@@ -45,6 +45,8 @@ export interface EvaluateOptions {
   readonly trace?: Trace.TraceLevel
   /** Named tools' code, for `code_of` (and for {@link run} by name). */
   readonly tools?: ReadonlyMap<string, Term.Term> | Readonly<Record<string, Term.Term>>
+  /** Told of every trace event as it is recorded. */
+  readonly onEvent?: (event: Trace.TraceEvent) => void
 }
 
 /**
@@ -144,14 +146,22 @@ export class Execution {
     return this.counters.steps
   }
 
-  /** The shared counters of LLM calls, tool calls and tokens. */
-  get usage(): { llmCalls: number; toolCalls: number; tokens: number } {
+  /** The run's shared counters of steps, LLM calls, tool calls and tokens (the driver updates them). */
+  get usage(): { steps: number; llmCalls: number; toolCalls: number; tokens: number } {
     return this.counters
   }
 
-  /** @internal counters for the driver */
-  get config(): MachineConfig {
-    return this.machine.config
+  /** The budget this execution runs under. */
+  get budget(): Budget.Budget {
+    return this.machine.config.budget
+  }
+
+  /** Record an event in this execution's trace (and tell the listener), as the machine does. */
+  record(event: Trace.TraceEvent): void {
+    const config = this.machine.config
+    const recorded = config.branch === undefined ? event : { ...event, branch: config.branch }
+    this.events.push(recorded)
+    config.listener?.(recorded)
   }
 
   /**
@@ -171,7 +181,8 @@ const configOf = (options: EvaluateOptions): MachineConfig => {
     budget,
     trace: options.trace ?? "off",
     counters: new Counters(Date.now() + budget.timeMs),
-    events: []
+    events: [],
+    ...(options.onEvent !== undefined ? { listener: options.onEvent } : {})
   }
 }
 
@@ -210,6 +221,25 @@ export const startRun = (code: Term.Term, input: unknown, options: RunOptions = 
   const data = dataValue(json)
   const source = data === undefined ? { term: Term.parse(json) } : { value: data }
   return new Execution(Machine.run(config, code, source, ctx), config.events, config.counters)
+}
+
+/**
+ * Start applying `code` to a value (when it evaluates to a function; otherwise its value is the
+ * result): the input is data, not a term, and is not normalised. Agent runs start this way.
+ *
+ * @since 0.1.0
+ * @category evaluation
+ * @example
+ * ```ts
+ * import { Evaluator, Term } from "lambdagent"
+ * const step = Evaluator.startApply(Term.lam("s", Term.length(Term.var("s"))), "{not json").next()
+ * // { _tag: "Done", value: 9 }
+ * ```
+ */
+export const startApply = (code: Term.Term, input: Value.Value, options: RunOptions = {}): Execution => {
+  const config = configOf(options)
+  const ctx = new Ctx(undefined, options.tool, options.step ?? 0, 0)
+  return new Execution(Machine.run(config, code, { value: input }, ctx), config.events, config.counters)
 }
 
 const isDatum = (v: unknown): v is Value.Value =>

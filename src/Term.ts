@@ -1858,3 +1858,179 @@ export const pretty = (term: Term, style: PrettyStyle = "human"): string => {
     }
   })
 }
+
+// ---------------------------------------------------------------------------------------------
+// Static bounds and capabilities
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Worst-case numbers of LLM calls and tool calls of a term, found without running it.
+ * `Infinity` means no static bound (recursion through `self` or `eval`, or a fold over a list of
+ * unknown length that calls an agent).
+ *
+ * @since 0.1.0
+ * @category analyses
+ * @example
+ * ```ts
+ * import type { Term } from "lambdagent"
+ * const b: Term.Bounds = { llmCalls: 20, toolCalls: 20 }
+ * ```
+ */
+export interface Bounds {
+  readonly llmCalls: number
+  readonly toolCalls: number
+}
+
+interface Cost {
+  /** Calls made by evaluating the term. */
+  readonly eval: Bounds
+  /** Calls made by applying the term's value once (when it is a function). */
+  readonly call: Bounds
+}
+
+const ZERO: Bounds = { llmCalls: 0, toolCalls: 0 }
+const plus = (...bs: ReadonlyArray<Bounds>): Bounds => ({
+  llmCalls: bs.reduce((n, b) => n + b.llmCalls, 0),
+  toolCalls: bs.reduce((n, b) => n + b.toolCalls, 0)
+})
+const times = (n: number, b: Bounds): Bounds => ({
+  llmCalls: b.llmCalls === 0 ? 0 : n * b.llmCalls,
+  toolCalls: b.toolCalls === 0 ? 0 : n * b.toolCalls
+})
+const max = (...bs: ReadonlyArray<Bounds>): Bounds => ({
+  llmCalls: Math.max(0, ...bs.map((b) => b.llmCalls)),
+  toolCalls: Math.max(0, ...bs.map((b) => b.toolCalls))
+})
+const unbounded = (b: Bounds): Bounds => times(Infinity, b)
+
+/**
+ * Worst-case LLM calls and tool calls of applying `term` once (for an agent, a function) — or of
+ * evaluating it, when it is not a function. Loops multiply their body's bound by their maximum,
+ * routes take the costliest branch, guards multiply by their attempts.
+ *
+ * @since 0.1.0
+ * @category analyses
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.bounds(Term.react({ think: Term.llm({ system: "…" }), tools: ["search"], maxSteps: 20 }))
+ * // { llmCalls: 20, toolCalls: 20 }
+ * ```
+ */
+export const bounds = (term: Term): Bounds => {
+  const hasOracle = capabilities(term)
+  const recursion: Bounds = { llmCalls: hasOracle.llm ? Infinity : 0, toolCalls: hasOracle.tools.size > 0 ? Infinity : 0 }
+  const cost = foldTree<Term, Cost>(term, children, (t, k): Cost => {
+    const evalAll = plus(...k.map((c) => c.eval))
+    switch (t._tag) {
+      case "Llm":
+        return { eval: ZERO, call: { llmCalls: 1, toolCalls: 0 } }
+      case "Tool":
+        return { eval: ZERO, call: { llmCalls: 0, toolCalls: t.name === "terminate" ? 0 : 1 } }
+      case "Lam":
+        return { eval: ZERO, call: k[0]!.eval }
+      case "App":
+        return { eval: plus(evalAll, t.func._tag === "Self" ? recursion : k[0]!.call), call: ZERO }
+      case "Fold":
+        return { eval: plus(evalAll, unbounded(k[0]!.call)), call: ZERO }
+      case "Eval":
+        return { eval: t.term._tag === "Quote" ? plus(k[0]!.eval, k[0]!.call) : plus(evalAll, recursion), call: ZERO }
+      case "Quote":
+        return { eval: ZERO, call: k[0]!.eval }
+      case "Compose":
+        return { eval: ZERO, call: plus(...k.map((c) => plus(c.eval, c.call))) }
+      case "Loop":
+        return { eval: ZERO, call: times(t.max, plus(...k.map((c) => plus(c.eval, c.call)))) }
+      case "Route":
+        return { eval: ZERO, call: plus(k[0]!.eval, k[0]!.call, max(...k.slice(1).map((c) => plus(c.eval, c.call)))) }
+      case "Par":
+        return { eval: ZERO, call: plus(...k.map((c) => plus(c.eval, c.call))) }
+      case "Guard": {
+        const attempt = plus(k[0]!.eval, k[0]!.call, k[1]!.eval, k[1]!.call)
+        return { eval: ZERO, call: plus(times(t.retry + 1, attempt), k[2]?.eval ?? ZERO) }
+      }
+      case "Memory":
+        return { eval: ZERO, call: plus(k[0]!.eval, k[0]!.call) }
+      case "React": {
+        const tools = t.tools.some((name) => name !== "terminate") ? 1 : 0
+        return { eval: ZERO, call: times(t.maxSteps, plus(k[0]!.eval, k[0]!.call, { llmCalls: 0, toolCalls: tools })) }
+      }
+      default:
+        return { eval: evalAll, call: ZERO }
+    }
+  })
+  return term._tag === "App" || term._tag === "Lit" ? cost.eval : plus(cost.eval, cost.call)
+}
+
+/**
+ * What a term may do besides pure computation: call LLMs, which tools, use memory, run branches
+ * in parallel; and whether it can recurse (`self`, `eval`, `code_of`).
+ *
+ * @since 0.1.0
+ * @category analyses
+ * @example
+ * ```ts
+ * import type { Term } from "lambdagent"
+ * const c: Term.Capabilities = { llm: true, tools: new Set(["search"]), memory: false, parallel: false, recursion: false, codeOf: new Set() }
+ * ```
+ */
+export interface Capabilities {
+  readonly llm: boolean
+  readonly tools: ReadonlySet<string>
+  readonly memory: boolean
+  readonly parallel: boolean
+  readonly recursion: boolean
+  /** Tools whose code the term reads with `code_of`. */
+  readonly codeOf: ReadonlySet<string>
+}
+
+/**
+ * The capabilities a term uses (see {@link Capabilities}).
+ *
+ * @since 0.1.0
+ * @category analyses
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.capabilities(Term.app(Term.tool("search"), Term.lit("q"))).tools // Set { "search" }
+ * ```
+ */
+export const capabilities = (term: Term): Capabilities => {
+  let llm = false
+  let memory = false
+  let parallel = false
+  let recursion = false
+  const tools = new Set<string>()
+  const codeOf = new Set<string>()
+  const stack: Array<Term> = [term]
+  while (stack.length > 0) {
+    const t = stack.pop()!
+    switch (t._tag) {
+      case "Llm":
+        llm = true
+        break
+      case "Tool":
+        tools.add(t.name)
+        break
+      case "React":
+        for (const name of t.tools) tools.add(name)
+        break
+      case "Memory":
+        memory = true
+        break
+      case "Par":
+        parallel = true
+        break
+      case "Self":
+      case "Eval":
+        recursion = true
+        break
+      case "CodeOf":
+        recursion = true
+        codeOf.add(t.name)
+        break
+    }
+    for (const c of children(t)) stack.push(c)
+  }
+  return { llm, tools, memory, parallel, recursion, codeOf }
+}

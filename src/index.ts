@@ -4,6 +4,7 @@
  * @since 0.1.0
  * @module
  */
+export * as Agent from "./Agent.ts"
 export * as Anthropic from "./providers/Anthropic.ts"
 export * as Budget from "./Budget.ts"
 export * as ClaudeCode from "./providers/ClaudeCode.ts"
@@ -12,10 +13,14 @@ export * as Evaluator from "./Evaluator.ts"
 export * as LanguageModel from "./LanguageModel.ts"
 export * as MemoryStore from "./MemoryStore.ts"
 export * as OpenAI from "./providers/OpenAI.ts"
+export * as Plugin from "./Plugin.ts"
 export * as Providers from "./providers/resolve.ts"
+export * as Runtime from "./Runtime.ts"
 export * as Scripted from "./providers/Scripted.ts"
 export * as SharedMemory from "./SharedMemory.ts"
 export * as Term from "./Term.ts"
 export * as Tools from "./Tools.ts"
 export * as Trace from "./Trace.ts"
+export * as TraceSink from "./TraceSink.ts"
 export * as Value from "./Value.ts"
+export { createRuntime } from "./Runtime.ts"

@@ -52,6 +52,8 @@ export interface MachineConfig {
   /** Where events go; shared across branches. */
   readonly events: Array<Trace.TraceEvent>
   readonly branch?: string
+  /** Told of every event as it is recorded (streaming). */
+  readonly listener?: (event: Trace.TraceEvent) => void
 }
 
 /** A node the machine cannot reduce by itself. */
@@ -403,7 +405,9 @@ export class Machine {
   }
 
   private record(event: Trace.TraceEvent) {
-    this.config.events.push(this.config.branch === undefined ? event : { ...event, branch: this.config.branch })
+    const recorded = this.config.branch === undefined ? event : { ...event, branch: this.config.branch }
+    this.config.events.push(recorded)
+    this.config.listener?.(recorded)
   }
 
   /** Run until the term is reduced to a value or reaches an oracle. Throws `EvalError`/`BudgetExceeded`. */
@@ -650,6 +654,7 @@ export class Machine {
             case Op.Par:
               this.sp = sp
               this.push(K.ParMerge, callee, fenv, fctx, fn)
+              sp = this.sp
               save()
               return this.suspend({ kind: "par", term: callee.term as Term.Of<"Par">, fn, input: value })
             case Op.Guard: {
@@ -667,6 +672,7 @@ export class Machine {
             case Op.Memory:
               this.sp = sp
               this.push(K.MemoryAgent, callee, fenv, fctx, value)
+              sp = this.sp
               save()
               return this.suspend({ kind: "memory-read", term: callee.term as Term.Of<"Memory">, input: value })
             case Op.React: {
@@ -1061,6 +1067,7 @@ export class Machine {
             case K.MemoryWrite:
               this.sp = sp
               this.push(K.Yield, fc, env, ctx, value)
+              sp = this.sp
               save()
               return this.suspend({ kind: "memory-write", term: fc.term as Term.Of<"Memory">, input: extra, output: value })
             case K.ReactThought: {

@@ -1,0 +1,270 @@
+/**
+ * The Promise facade: run agents from any JavaScript host without touching Effect.
+ *
+ * `createRuntime(...)` builds one runtime (over one Effect `ManagedRuntime`) holding the model,
+ * tools, memory store and trace sink; `run` returns a Promise of the result, `stream` an
+ * `AsyncIterable` of trace events and model tokens, `close` releases everything. Every call
+ * accepts an `AbortSignal`.
+ *
+ * @since 0.1.0
+ * @module
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Agent from "./Agent.ts"
+import type * as Budget from "./Budget.ts"
+import * as LanguageModel from "./LanguageModel.ts"
+import * as MemoryStore from "./MemoryStore.ts"
+import type * as Plugin from "./Plugin.ts"
+import * as Providers from "./providers/resolve.ts"
+import type * as Term from "./Term.ts"
+import * as Tools from "./Tools.ts"
+import type * as Trace from "./Trace.ts"
+import * as TraceSink from "./TraceSink.ts"
+
+/**
+ * What a runtime is made of. Everything is optional: without a model the runtime answers with
+ * the offline scripted echo model (`scripted:echo`).
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Runtime } from "lambdagent"
+ * const o: Runtime.RuntimeOptions = { model: "openai:gpt-4o-mini", trace: "agent", budgets: { llmCalls: 20 } }
+ * ```
+ */
+export interface RuntimeOptions {
+  readonly plugins?: ReadonlyArray<Plugin.Plugin>
+  /** The default model: a model object, or a spec such as `openai:gpt-4o-mini` or `scripted:echo`. */
+  readonly model?: LanguageModel.LanguageModelShape | string
+  readonly tools?: ReadonlyArray<Tools.ToolDefinition>
+  /** A store, or the name of one a plugin provides (`local` is built in). */
+  readonly memory?: MemoryStore.MemoryStoreShape | string
+  /** Options for a named store. */
+  readonly memoryOptions?: Plugin.StoreOptions
+  /** Default trace level of runs (`agent`). */
+  readonly trace?: Trace.TraceLevel
+  readonly traceSink?: TraceSink.TraceSinkShape
+  readonly budgets?: Partial<Budget.Budget>
+}
+
+/**
+ * Per-call options.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Runtime } from "lambdagent"
+ * const controller = new AbortController()
+ * const o: Runtime.CallOptions = { signal: controller.signal, session: "alice" }
+ * ```
+ */
+export interface CallOptions {
+  readonly signal?: AbortSignal
+  /** Session id: memory and conversation history are kept per session. Default `default`. */
+  readonly session?: string
+  readonly user?: string
+  readonly trace?: Trace.TraceLevel
+  readonly budget?: Partial<Budget.Budget>
+  /** Read the input as the tool protocol does (normalised, then a term). */
+  readonly normalizeInput?: boolean
+}
+
+/**
+ * The outcome of `run`: the value and its JSON, the trace, and the counters.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Runtime } from "lambdagent"
+ * const summary = (o: Runtime.RunOutput) => `${o.stats.llmCalls} LLM calls, ${o.stats.durationMs.toFixed(0)} ms`
+ * ```
+ */
+export type RunOutput = Agent.RunResult
+
+/**
+ * What `stream` yields: trace events and tokens as they happen, then the result.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Runtime } from "lambdagent"
+ * const isEnd = (e: Runtime.StreamEvent) => e.type === "result"
+ * ```
+ */
+export type StreamEvent = Agent.RunEvent | { readonly type: "result"; readonly output: RunOutput }
+
+/**
+ * A runtime.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import { createRuntime, Term } from "lambdagent"
+ * const runtime = createRuntime()
+ * const out = await runtime.run(Term.llm({ system: "Repeat the input." }), "hello")
+ * console.log(out.value) // "hello" (the offline echo model)
+ * await runtime.close()
+ * ```
+ */
+export interface Runtime extends AsyncDisposable {
+  /** Run a term (or its JSON) on an input. Rejects with the run's error, or the signal's reason when aborted. */
+  readonly run: (term: Term.Term | Term.Json, input: unknown, options?: CallOptions) => Promise<RunOutput>
+  /** Run a term, yielding trace events and model tokens as they happen, then `{type: "result"}`. Breaking out cancels the run. */
+  readonly stream: (term: Term.Term | Term.Json, input: unknown, options?: CallOptions) => AsyncIterable<StreamEvent>
+  /** Forget the conversation histories of a session (all sessions without an argument). */
+  readonly resetConversation: (session?: string) => void
+  /** The tools this runtime offers. */
+  readonly tools: Tools.ToolsShape
+  /** Release the model, store and sink. */
+  readonly close: () => Promise<void>
+}
+
+const storeLayer = (options: RuntimeOptions, plugins: ReadonlyArray<Plugin.Plugin>): Layer.Layer<MemoryStore.MemoryStore> => {
+  const memory = options.memory ?? "local"
+  if (typeof memory !== "string") return Layer.succeed(MemoryStore.MemoryStore, memory)
+  const storeOptions = options.memoryOptions ?? {}
+  if (memory === "local") {
+    return Layer.sync(MemoryStore.MemoryStore, () =>
+      MemoryStore.makeLocal(storeOptions.maxEntries !== undefined ? { maxEntries: storeOptions.maxEntries } : {}))
+  }
+  const factory = plugins.map((p) => p.stores?.[memory]).find((f) => f !== undefined)
+  if (factory === undefined) {
+    const known = ["local", ...plugins.flatMap((p) => Object.keys(p.stores ?? {}))]
+    throw new Error(`unknown memory store ${JSON.stringify(memory)}; known: ${known.join(", ")}`)
+  }
+  return Layer.effect(MemoryStore.MemoryStore, Effect.promise(async () => factory(storeOptions)))
+}
+
+const modelOf = (model: RuntimeOptions["model"]): LanguageModel.LanguageModelShape =>
+  model === undefined ? Providers.fromSpec("scripted:echo") : typeof model === "string" ? Providers.fromSpec(model) : model
+
+/**
+ * Build a runtime (see {@link Runtime}). Throws at once on a configuration mistake (an unknown
+ * provider spec or store name).
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { z } from "zod"
+ * import { createRuntime, Scripted, Term, Tools } from "lambdagent"
+ * const runtime = createRuntime({
+ *   model: Scripted.sequence(['{"tool":"add","args":{"a":2,"b":3}}', '{"tool":"terminate","args":"5"}']),
+ *   tools: [Tools.define({ name: "add", description: "Add", input: z.object({ a: z.number(), b: z.number() }), run: ({ a, b }) => a + b })]
+ * })
+ * const out = await runtime.run(Term.react({ think: Term.llm({ system: "Use tools." }), tools: ["add", "terminate"], maxSteps: 5 }), "2+3?")
+ * console.log(out.value) // "5"
+ * ```
+ */
+export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
+  const plugins = options.plugins ?? []
+  const tools = Tools.make([...plugins.flatMap((p) => p.tools ?? []), ...(options.tools ?? [])])
+  const providers = new Map<string, Plugin.ProviderFactory>()
+  for (const plugin of plugins) for (const [name, factory] of Object.entries(plugin.providers ?? {})) providers.set(name, factory)
+  const pluginModels = new Map<string, LanguageModel.LanguageModelShape>()
+  const models: Agent.ModelResolver = (settings) => {
+    const factory = settings.provider === undefined ? undefined : providers.get(settings.provider)
+    if (factory === undefined) return Agent.defaultModels(settings)
+    const key = JSON.stringify(settings)
+    let model = pluginModels.get(key)
+    if (model === undefined) {
+      model = factory(settings)
+      pluginModels.set(key, model)
+    }
+    return model
+  }
+  const layer = Layer.mergeAll(
+    Layer.succeed(LanguageModel.LanguageModel, modelOf(options.model)),
+    Layer.succeed(Tools.Tools, tools),
+    storeLayer(options, plugins),
+    Layer.succeed(TraceSink.TraceSink, options.traceSink ?? TraceSink.none),
+    ...plugins.flatMap((p) => (p.layer === undefined ? [] : [p.layer]))
+  )
+  const runtime = ManagedRuntime.make(layer)
+  const sessions = new Map<string, Agent.Conversations>()
+  const conversationsOf = (session: string) => {
+    let c = sessions.get(session)
+    if (c === undefined) {
+      c = Agent.makeConversations()
+      sessions.set(session, c)
+    }
+    return c
+  }
+
+  const runWith = (term: Term.Term | Term.Json, input: unknown, call: CallOptions, onEvent?: (e: Agent.RunEvent) => void) => {
+    const session = call.session ?? "default"
+    const budget = call.budget ?? options.budgets
+    const trace = call.trace ?? options.trace
+    const program = Agent.run(term, input, {
+      session,
+      conversations: conversationsOf(session),
+      models,
+      ...(call.user !== undefined ? { user: call.user } : {}),
+      ...(budget !== undefined ? { budget: { ...options.budgets, ...budget } } : {}),
+      ...(trace !== undefined ? { trace } : {}),
+      ...(call.normalizeInput !== undefined ? { normalizeInput: call.normalizeInput } : {}),
+      ...(onEvent !== undefined ? { onEvent } : {})
+    })
+    const signal = call.signal
+    return runtime.runPromise(program, signal !== undefined ? { signal } : {}).catch((error: unknown) => {
+      throw signal?.aborted === true ? signal.reason : error
+    })
+  }
+
+  const stream = (term: Term.Term | Term.Json, input: unknown, call: CallOptions = {}): AsyncIterable<StreamEvent> => ({
+    async *[Symbol.asyncIterator]() {
+      const queue: Array<StreamEvent> = []
+      let wake: (() => void) | undefined
+      let finished = false
+      let failure: { error: unknown } | undefined
+      const controller = new AbortController()
+      const abort = () => controller.abort(call.signal?.reason)
+      call.signal?.addEventListener("abort", abort, { once: true })
+      const running = runWith(term, input, { ...call, signal: controller.signal }, (event) => {
+        queue.push(event)
+        wake?.()
+      }).then(
+        (output) => void queue.push({ type: "result", output }),
+        (error: unknown) => void (failure = { error })
+      ).finally(() => {
+        finished = true
+        wake?.()
+      })
+      try {
+        for (;;) {
+          while (queue.length > 0) yield queue.shift()!
+          if (finished) {
+            if (failure !== undefined) throw failure.error
+            return
+          }
+          await new Promise<void>((resolve) => (wake = resolve))
+          wake = undefined
+        }
+      } finally {
+        call.signal?.removeEventListener("abort", abort)
+        if (!finished) controller.abort(new Error("stream closed by the consumer"))
+        await running
+      }
+    }
+  })
+
+  const close = () => runtime.dispose()
+  return {
+    run: (term, input, call = {}) => runWith(term, input, call),
+    stream,
+    resetConversation: (session) => {
+      if (session === undefined) sessions.clear()
+      else sessions.delete(session)
+    },
+    tools,
+    close,
+    [Symbol.asyncDispose]: close
+  }
+}

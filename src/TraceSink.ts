@@ -1,0 +1,138 @@
+/**
+ * The `TraceSink` service: where a runtime sends trace events as they happen.
+ *
+ * Built in: {@link layerNone} (the default), {@link layerMemory} (collect in an array),
+ * {@link layerJsonl} (append one JSON object per line to a file), and {@link layerSpans}, which
+ * wraps every LLM and tool call in an Effect span so that any tracer the host provides (for
+ * example `@effect/opentelemetry`) exports them.
+ *
+ * @since 0.1.0
+ * @module
+ */
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
+import { createWriteStream } from "node:fs"
+import * as Effect from "effect/Effect"
+import type * as Trace from "./Trace.ts"
+
+/**
+ * An event as a sink receives it: the trace event plus the id of the run it belongs to.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { TraceSink } from "lambdagent"
+ * const e: TraceSink.SinkEvent = { runId: "r1", step: 4, kind: "llm", name: "writer" }
+ * ```
+ */
+export type SinkEvent = Trace.TraceEvent & { readonly runId: string }
+
+/**
+ * What a sink does. `record` is called synchronously for every event, so it must be cheap;
+ * `spans` asks the runtime to wrap LLM and tool calls in Effect spans.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { TraceSink } from "lambdagent"
+ * const printing: TraceSink.TraceSinkShape = { record: (e) => console.error(e.kind, e.name), spans: false }
+ * ```
+ */
+export interface TraceSinkShape {
+  /** Receive one event (synchronously; must not throw). */
+  readonly record: (event: SinkEvent) => void
+  readonly spans: boolean
+}
+
+/**
+ * The trace sink service.
+ *
+ * @since 0.1.0
+ * @category services
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { TraceSink } from "lambdagent"
+ * const note = TraceSink.TraceSink.use((sink) => Effect.sync(() => sink.record({ runId: "r", step: 0, kind: "tool", name: "x" })))
+ * ```
+ */
+export class TraceSink extends Context.Service<TraceSink, TraceSinkShape>()("lambdagent/TraceSink") {}
+
+/**
+ * A sink that keeps nothing (runs still return their own trace).
+ *
+ * @since 0.1.0
+ * @category layers
+ * @example
+ * ```ts
+ * import { TraceSink } from "lambdagent"
+ * const layer = TraceSink.layerNone
+ * ```
+ */
+export const none: TraceSinkShape = { record: () => {}, spans: false }
+
+/**
+ * Layer for {@link none}.
+ *
+ * @since 0.1.0
+ * @category layers
+ * @example
+ * ```ts
+ * import { TraceSink } from "lambdagent"
+ * const layer = TraceSink.layerNone
+ * ```
+ */
+export const layerNone: Layer.Layer<TraceSink> = Layer.succeed(TraceSink, none)
+
+/**
+ * A sink that appends every event to the given array.
+ *
+ * @since 0.1.0
+ * @category layers
+ * @example
+ * ```ts
+ * import { TraceSink } from "lambdagent"
+ * const events: Array<TraceSink.SinkEvent> = []
+ * const layer = TraceSink.layerMemory(events)
+ * ```
+ */
+export const layerMemory = (events: Array<SinkEvent>): Layer.Layer<TraceSink> =>
+  Layer.succeed(TraceSink, { record: (e) => void events.push(e), spans: false })
+
+/**
+ * A sink that appends one JSON object per line to a file; the file is flushed and closed when the
+ * layer's scope closes.
+ *
+ * @since 0.1.0
+ * @category layers
+ * @example
+ * ```ts
+ * import { TraceSink } from "lambdagent"
+ * const layer = TraceSink.layerJsonl("trace.jsonl")
+ * ```
+ */
+export const layerJsonl = (path: string): Layer.Layer<TraceSink> =>
+  Layer.effect(
+    TraceSink,
+    Effect.acquireRelease(
+      Effect.sync(() => createWriteStream(path, { flags: "a" })),
+      (stream) => Effect.promise(() => new Promise<void>((resolve) => stream.end(() => resolve())))
+    ).pipe(Effect.map((stream): TraceSinkShape => ({ record: (e) => void stream.write(JSON.stringify(e) + "\n"), spans: false })))
+  )
+
+/**
+ * A sink that records nothing itself but makes the runtime open an Effect span per LLM and tool
+ * call (`lambdagent.llm`, `lambdagent.tool`, with name, tokens and duration attributes). Provide
+ * an OpenTelemetry tracer layer to export them.
+ *
+ * @since 0.1.0
+ * @category layers
+ * @example
+ * ```ts
+ * import { TraceSink } from "lambdagent"
+ * const layer = TraceSink.layerSpans
+ * ```
+ */
+export const layerSpans: Layer.Layer<TraceSink> = Layer.succeed(TraceSink, { record: () => {}, spans: true })
