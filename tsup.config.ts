@@ -7,7 +7,8 @@ import { defineConfig } from "tsup"
  */
 export const entries = {
   index: "src/index.ts",
-  "cli/main": "src/cli/main.ts"
+  "cli/main": "src/cli/main.ts",
+  "plugins/rag/index": "plugins/rag/index.ts"
 }
 
 export default defineConfig({
