@@ -96,6 +96,19 @@ export interface ChromaIndexOptions {
   readonly headers?: Readonly<Record<string, string>>
 }
 
+/** An error thrown by the caller's chunk source: passed through as it is, not blamed on Chroma. */
+class SourceFailure {
+  constructor(readonly cause: unknown) {}
+}
+
+async function* fromSource<A>(items: Iterable<A> | AsyncIterable<A>): AsyncGenerator<A> {
+  try {
+    for await (const item of items as AsyncIterable<A>) yield item
+  } catch (cause) {
+    throw new SourceFailure(cause)
+  }
+}
+
 const aliasPrefix = "lambdagent-alias--"
 const dataPrefix = "lambdagent--"
 
@@ -210,6 +223,7 @@ export const make = (options: ChromaIndexOptions): RetrievalIndex => {
     try {
       return await f(client)
     } catch (cause) {
+      if (cause instanceof SourceFailure) throw cause.cause
       if (cause instanceof RagError) throw cause
       if (callOptions?.signal?.aborted === true) {
         throw new RagError({ reason: "Aborted", message: `Chroma ${what} was cancelled`, path: url, cause })
@@ -297,7 +311,7 @@ export const make = (options: ChromaIndexOptions): RetrievalIndex => {
       maxBatch = limit > 0 ? limit : batchSize
     }
     let total = 0
-    for await (const batch of batches(chunks, Math.min(batchSize, maxBatch))) {
+    for await (const batch of batches(fromSource(chunks), Math.min(batchSize, maxBatch))) {
       throwIfAborted(callOptions?.signal)
       const unique = [...new Map(batch.map((c) => [c.id, c])).values()]
       const vectors = await embeddings.embed(unique.map(embeddingText), callOptions ?? {})

@@ -12,6 +12,7 @@ import { formatHits, type JsonResult, type OutputFormat, toJsonResults } from ".
 import { chunkSource, type SkippedFile } from "./ingest.ts"
 import { type EmbeddingsSettings, openIndex } from "./open.ts"
 import { errorMessage, isRagError, RagError } from "./RagError.ts"
+import { checkQueryArgs } from "./RetrievalIndex.ts"
 
 /**
  * Default index directory of the CLI for the `simple` backend: `.lambdagent/rag`.
@@ -255,6 +256,7 @@ export const queryCommand = async (
   const baseDir = options.baseDir ?? process.cwd()
   try {
     if (question.trim() === "") throw new RagError({ reason: "InvalidConfig", message: "the question is empty" })
+    checkQueryArgs(options.topK ?? 3, options.minScore ?? 0)
     const opened = locate(options)
     try {
       const callOptions = options.signal === undefined ? {} : { signal: options.signal }
