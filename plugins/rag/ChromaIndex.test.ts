@@ -109,6 +109,21 @@ describe.skipIf(server === undefined)("ChromaIndex against a real Chroma server"
     assert.strictEqual(atomic.length, 2, `alias + one data collection, got ${atomic.join(", ")}`)
   })
 
+  it("applies the timeout to each request, not to a whole long rebuild", async () => {
+    const index = open("per-request", { batchSize: 1, timeoutMs: 1_500 })
+    async function* slowSource(): AsyncGenerator<Chunk> {
+      for (let i = 0; i < 10; i++) {
+        await new Promise((r) => setTimeout(r, 200))
+        yield chunk(`slow${i}.txt`, 0, `Slowly produced chunk number ${i}.`)
+      }
+    }
+    const started = Date.now()
+    const report = await index.rebuild(slowSource())
+    assert.isAbove(Date.now() - started, 1_500, "the whole rebuild outlasts one timeout")
+    assert.strictEqual(report.chunks, 10)
+    assert.strictEqual(await index.count(), 10)
+  })
+
   it("adds to an index (creating it) and replaces chunks with the same id", async () => {
     const index = open("adds")
     await index.add(docs.slice(0, 2))
@@ -153,13 +168,13 @@ describe.skipIf(server === undefined)("rag commands with the chroma backend and 
       })
       assert.isAbove(indexed.json.chunks, 20)
       assert.include(indexed.text, "into chroma index \"cli\"")
-      const answer = await queryCommand("Why is octopus blood blue?", {
+      const answer = await queryCommand("What are the steps of the TCP three-way handshake?", {
         backend: "chroma",
         persistDirectory: path.join(work.dir, "chroma"),
         name: "cli",
         topK: 1
       })
-      assert.strictEqual(path.basename(answer.json.results[0]?.source ?? ""), "octopus.txt")
+      assert.strictEqual(path.basename(answer.json.results[0]?.source ?? ""), "tcp-handshake.md")
     } finally {
       await work.cleanup()
     }

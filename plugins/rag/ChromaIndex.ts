@@ -38,22 +38,12 @@ type Collection = Awaited<ReturnType<Client["getCollection"]>>
 type Metadata = Record<string, string | number | boolean | null>
 
 let chromaModule: Promise<ChromaModule> | undefined
-const defaultLoad = (): Promise<ChromaModule> => import("chromadb")
+const defaultLoad = (): Promise<unknown> => import("chromadb")
 
-/**
- * Load the optional `chromadb` package, or fail with `MissingDependency` naming it.
- *
- * @since 0.1.0
- * @category constructors
- * @example
- * ```ts
- * import { ChromaIndex } from "lambdagent/rag"
- * const chroma = await ChromaIndex.importChroma() // throws RagError MissingDependency without chromadb
- * ```
- */
-export const importChroma = (load: () => Promise<ChromaModule> = defaultLoad): Promise<ChromaModule> => {
+/** Load `chromadb` once, or fail with `MissingDependency` naming it. */
+const loadChroma = (load: () => Promise<unknown> = defaultLoad): Promise<ChromaModule> => {
   if (load === defaultLoad && chromaModule !== undefined) return chromaModule
-  const attempt = load().catch((cause: unknown) => {
+  const attempt = (load() as Promise<ChromaModule>).catch((cause: unknown) => {
     if (load === defaultLoad) chromaModule = undefined
     const code = (cause as { code?: unknown } | null)?.code
     const missing = code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND"
@@ -67,6 +57,22 @@ export const importChroma = (load: () => Promise<ChromaModule> = defaultLoad): P
   })
   if (load === defaultLoad) chromaModule = attempt
   return attempt
+}
+
+/**
+ * Check that the optional `chromadb` package can be loaded; fails with `MissingDependency`
+ * naming it when it is not installed. `load` replaces the import (for tests).
+ *
+ * @since 0.1.0
+ * @category utils
+ * @example
+ * ```ts
+ * import { ChromaIndex } from "lambdagent/rag"
+ * await ChromaIndex.importChroma() // throws RagError MissingDependency without chromadb
+ * ```
+ */
+export const importChroma = async (load?: () => Promise<unknown>): Promise<void> => {
+  await loadChroma(load)
 }
 
 /**
@@ -86,7 +92,7 @@ export interface ChromaIndexOptions {
   /** Index name, `[A-Za-z0-9._-]`; default `"default"`. */
   readonly name?: string
   readonly embeddings: Embeddings
-  /** Milliseconds per request to Chroma; default 30 000. */
+  /** Milliseconds each request to Chroma may take; default 30 000. */
   readonly timeoutMs?: number
   /** Records per `add` request; default 1000 (and never above the server's limit). */
   readonly batchSize?: number
@@ -205,21 +211,46 @@ export const make = (options: ChromaIndexOptions): RetrievalIndex => {
   }
   let maxBatch: number | undefined
 
-  /** Run `f` with a client whose every request obeys the timeout and the caller's signal. */
+  /**
+   * Run `f` with a client whose every request obeys the caller's signal and its own timeout: each
+   * call on the client or on a collection it returns arms a timer of `timeoutMs`, and a timer that
+   * fires aborts the client's requests. A long rebuild is many requests, each with its own limit.
+   */
   const withClient = async <A>(what: string, callOptions: CallOptions | undefined, f: (client: Client) => Promise<A>): Promise<A> => {
-    const chroma = await importChroma()
+    const chroma = await loadChroma()
     throwIfAborted(callOptions?.signal)
-    const timeout = AbortSignal.timeout(timeoutMs)
-    const signal = callOptions?.signal === undefined ? timeout : AbortSignal.any([callOptions.signal, timeout])
-    const client = new chroma.ChromaClient({
-      host: parsedUrl.hostname,
-      port: Number(parsedUrl.port || (parsedUrl.protocol === "https:" ? 443 : 80)),
-      ssl: parsedUrl.protocol === "https:",
-      ...(options.tenant === undefined ? {} : { tenant: options.tenant }),
-      ...(options.database === undefined ? {} : { database: options.database }),
-      ...(options.headers === undefined ? {} : { headers: { ...options.headers } }),
-      fetchOptions: { signal }
-    })
+    const controller = new AbortController()
+    let timedOut = false
+    const signal = callOptions?.signal === undefined ? controller.signal : AbortSignal.any([callOptions.signal, controller.signal])
+    const watch = <T extends object>(target: T): T =>
+      new Proxy(target, {
+        get: (t, property) => {
+          const value: unknown = Reflect.get(t, property, t)
+          if (typeof value !== "function") return value
+          return (...args: Array<unknown>): unknown => {
+            const result: unknown = value.apply(t, args)
+            if (!(result instanceof Promise)) return result
+            const timer = setTimeout(() => {
+              timedOut = true
+              controller.abort(new Error(`no answer within ${timeoutMs} ms`))
+            }, timeoutMs)
+            return result
+              .then((v: unknown) => (isCollection(v) ? watch(v) : v))
+              .finally(() => clearTimeout(timer))
+          }
+        }
+      })
+    const client = watch(
+      new chroma.ChromaClient({
+        host: parsedUrl.hostname,
+        port: Number(parsedUrl.port || (parsedUrl.protocol === "https:" ? 443 : 80)),
+        ssl: parsedUrl.protocol === "https:",
+        ...(options.tenant === undefined ? {} : { tenant: options.tenant }),
+        ...(options.database === undefined ? {} : { database: options.database }),
+        ...(options.headers === undefined ? {} : { headers: { ...options.headers } }),
+        fetchOptions: { signal }
+      })
+    )
     try {
       return await f(client)
     } catch (cause) {
@@ -228,7 +259,7 @@ export const make = (options: ChromaIndexOptions): RetrievalIndex => {
       if (callOptions?.signal?.aborted === true) {
         throw new RagError({ reason: "Aborted", message: `Chroma ${what} was cancelled`, path: url, cause })
       }
-      if (timeout.aborted) {
+      if (timedOut) {
         throw new RagError({ reason: "Timeout", message: `Chroma at ${url} did not answer ${what} within ${timeoutMs} ms`, path: url, cause })
       }
       if (cause instanceof chroma.ChromaConnectionError) {
@@ -244,7 +275,7 @@ export const make = (options: ChromaIndexOptions): RetrievalIndex => {
   }
 
   const isNotFound = async (cause: unknown): Promise<boolean> => {
-    const chroma = await importChroma()
+    const chroma = await loadChroma()
     return cause instanceof chroma.ChromaNotFoundError ||
       (cause instanceof Error && /does not exist|not found/i.test(cause.message))
   }
@@ -304,26 +335,36 @@ export const make = (options: ChromaIndexOptions): RetrievalIndex => {
     client: Client,
     collection: Collection,
     chunks: Iterable<Chunk> | AsyncIterable<Chunk>,
-    callOptions: CallOptions | undefined
+    callOptions: CallOptions | undefined,
+    fresh: boolean
   ): Promise<number> => {
     if (maxBatch === undefined) {
       const limit = await client.getMaxBatchSize().catch(() => -1)
       maxBatch = limit > 0 ? limit : batchSize
     }
-    let total = 0
+    // A fresh collection takes plain `add`s (cheaper than upserts) until an id comes back.
+    const seen = fresh ? new Set<string>() : undefined
+    let sent = 0
     for await (const batch of batches(fromSource(chunks), Math.min(batchSize, maxBatch))) {
       throwIfAborted(callOptions?.signal)
       const unique = [...new Map(batch.map((c) => [c.id, c])).values()]
       const vectors = await embeddings.embed(unique.map(embeddingText), callOptions ?? {})
-      await collection.upsert({
+      const records = {
         ids: unique.map((c) => c.id),
         embeddings: vectors,
         documents: unique.map((c) => c.text),
         metadatas: unique.map((c) => toMetadata(c.metadata))
-      })
-      total += unique.length
+      }
+      if (seen !== undefined && unique.every((c) => !seen.has(c.id))) {
+        await collection.add(records)
+        for (const c of unique) seen.add(c.id)
+      } else {
+        await collection.upsert(records)
+        for (const c of unique) seen?.add(c.id)
+      }
+      sent += unique.length
     }
-    return total
+    return seen?.size ?? sent
   }
 
   const add: RetrievalIndex["add"] = (chunks, callOptions) =>
@@ -337,7 +378,7 @@ export const make = (options: ChromaIndexOptions): RetrievalIndex => {
         await writeAlias(client, alias)
         live = { alias, collection }
       }
-      const added = await fill(client, live.collection, chunks, callOptions)
+      const added = await fill(client, live.collection, chunks, callOptions, false)
       return { chunks: added, ms: performance.now() - started } satisfies BuildReport
     })
 
@@ -348,7 +389,7 @@ export const make = (options: ChromaIndexOptions): RetrievalIndex => {
       const collection = await newCollection(client)
       let total: number
       try {
-        total = await fill(client, collection, chunks, callOptions)
+        total = await fill(client, collection, chunks, callOptions, true)
         await writeAlias(client, {
           target: collection.name,
           embeddings: embeddings.id,
@@ -425,6 +466,10 @@ export const make = (options: ChromaIndexOptions): RetrievalIndex => {
     close: async () => {}
   }
 }
+
+const isCollection = (v: unknown): v is Collection =>
+  typeof v === "object" && v !== null && typeof (v as { query?: unknown }).query === "function" &&
+  typeof (v as { add?: unknown }).add === "function"
 
 const listAll = async (client: Client): Promise<Array<string>> => {
   const names: Array<string> = []

@@ -8,7 +8,6 @@
  * @since 0.1.0
  * @module
  */
-import { createHash } from "node:crypto"
 import { describeFetchError, errorMessage, RagError, throwIfAborted } from "./RagError.ts"
 import { searchTerms } from "./terms.ts"
 
@@ -50,11 +49,26 @@ export interface HashingOptions {
   readonly dimensions?: number
 }
 
-const hashTerm = (term: string): { bucket: number; sign: number } => {
-  const digest = createHash("md5").update(term).digest()
-  const n = digest.readUInt32LE(0)
-  return { bucket: n, sign: (digest[4]! & 1) === 0 ? 1 : -1 }
+/** 32-bit FNV-1a over UTF-16 code units, from a given offset basis. */
+const fnv1a = (text: string, basis: number): number => {
+  let h = basis
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  // Final avalanche (from MurmurHash3's fmix32), so nearby strings land far apart.
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  h = Math.imul(h, 0xc2b2ae35)
+  h ^= h >>> 16
+  return h >>> 0
 }
+
+const hashTerm = (term: string): { bucket: number; sign: number } => ({
+  bucket: fnv1a(term, 0x811c9dc5),
+  sign: (fnv1a(term, 0x050c5d1f) & 1) === 0 ? 1 : -1
+})
 
 /**
  * A deterministic embedder: the text's search terms (see {@link searchTerms}) and adjacent-term
