@@ -91,10 +91,30 @@ export const isRagError = (u: unknown): u is RagError =>
   typeof u === "object" && u !== null && (u as { readonly _tag?: unknown })._tag === "RagError" &&
   typeof (u as { readonly reason?: unknown }).reason === "string"
 
-/** An error's message, or its string form. */
+/**
+ * An error's message, or its string form. Not part of the public entry point.
+ *
+ * @since 0.1.0
+ * @category internal
+ * @example
+ * ```ts
+ * import { errorMessage } from "./RagError.ts"
+ * errorMessage(new Error("boom")) // "boom"
+ * ```
+ */
 export const errorMessage = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
 
-/** Turn an `fs` failure on `path` into a {@link RagError}. */
+/**
+ * Turn an `fs` failure on `path` into a {@link RagError} (`SourceNotFound` or `SourceUnreadable`). Not part of the public entry point.
+ *
+ * @since 0.1.0
+ * @category internal
+ * @example
+ * ```ts
+ * import { fromFsError } from "./RagError.ts"
+ * fromFsError(Object.assign(new Error("x"), { code: "EACCES" }), "a.md", "read").reason // "SourceUnreadable"
+ * ```
+ */
 export const fromFsError = (cause: unknown, path: string, verb: "read" | "list" | "open"): RagError => {
   const code = (cause as { readonly code?: unknown } | null)?.code
   if (code === "ENOENT" || code === "ENOTDIR") {
@@ -111,14 +131,34 @@ export const fromFsError = (cause: unknown, path: string, verb: "read" | "list" 
   })
 }
 
-/** Throw `Aborted` when the signal has fired. */
+/**
+ * Throw `Aborted` when the signal has fired. Not part of the public entry point.
+ *
+ * @since 0.1.0
+ * @category internal
+ * @example
+ * ```ts
+ * import { throwIfAborted } from "./RagError.ts"
+ * throwIfAborted(AbortSignal.abort()) // throws RagError Aborted
+ * ```
+ */
 export const throwIfAborted = (signal: AbortSignal | undefined): void => {
   if (signal?.aborted === true) {
     throw new RagError({ reason: "Aborted", message: "the retrieval was cancelled", cause: signal.reason })
   }
 }
 
-/** The useful part of a fetch failure: undici hides the reason (`ECONNREFUSED`, …) in `cause`. */
+/**
+ * The useful part of a fetch failure: undici hides the reason (`ECONNREFUSED`, …) in `cause`. Not part of the public entry point.
+ *
+ * @since 0.1.0
+ * @category internal
+ * @example
+ * ```ts
+ * import { describeFetchError } from "./RagError.ts"
+ * describeFetchError(new TypeError("fetch failed", { cause: { code: "ECONNREFUSED" } })) // "ECONNREFUSED"
+ * ```
+ */
 export const describeFetchError = (cause: unknown): string => {
   const inner = (cause as { cause?: { code?: unknown; message?: unknown } } | null)?.cause
   if (inner !== undefined && inner !== null) {

@@ -99,7 +99,17 @@ export interface RetrievalIndex {
   readonly close: () => Promise<void>
 }
 
-/** Validated `topK` and `minScore`. */
+/**
+ * Check `topK` (a positive integer) and `minScore` (finite); throws `InvalidConfig`. Not part of the public entry point.
+ *
+ * @since 0.1.0
+ * @category internal
+ * @example
+ * ```ts
+ * import { checkQueryArgs } from "./RetrievalIndex.ts"
+ * checkQueryArgs(3, 0) // ok; checkQueryArgs(0, 0) throws
+ * ```
+ */
 export const checkQueryArgs = (topK: number, minScore: number): void => {
   if (!Number.isInteger(topK) || topK < 1) {
     throw new RagError({ reason: "InvalidConfig", message: `topK must be a positive integer, got ${topK}` })
@@ -109,7 +119,17 @@ export const checkQueryArgs = (topK: number, minScore: number): void => {
   }
 }
 
-/** Iterate a sync or async iterable in batches. */
+/**
+ * Iterate a sync or async iterable in arrays of at most `size` items. Not part of the public entry point.
+ *
+ * @since 0.1.0
+ * @category internal
+ * @example
+ * ```ts
+ * import { batches } from "./RetrievalIndex.ts"
+ * for await (const b of batches([1, 2, 3], 2)) console.log(b) // [1, 2] then [3]
+ * ```
+ */
 export async function* batches<A>(items: Iterable<A> | AsyncIterable<A>, size: number): AsyncGenerator<Array<A>> {
   let batch: Array<A> = []
   for await (const item of items as AsyncIterable<A>) {

@@ -114,7 +114,17 @@ export const defaultChunkSize = 1000
  */
 export const defaultChunkOverlap = 150
 
-/** Validated sizes; throws `InvalidConfig`. */
+/**
+ * Chunk sizes with defaults filled in and checked; throws `InvalidConfig`. Not part of the public entry point.
+ *
+ * @since 0.1.0
+ * @category internal
+ * @example
+ * ```ts
+ * import { resolveChunkOptions } from "./chunk.ts"
+ * resolveChunkOptions({ chunkSize: 400 }) // { chunkSize: 400, chunkOverlap: 100 }
+ * ```
+ */
 export const resolveChunkOptions = (options: ChunkOptions | undefined): { chunkSize: number; chunkOverlap: number } => {
   const chunkSize = options?.chunkSize ?? defaultChunkSize
   const chunkOverlap = options?.chunkOverlap ?? Math.min(defaultChunkOverlap, Math.floor(chunkSize / 4))

@@ -221,7 +221,7 @@ export interface FromConfigOptions {
  * const input = rag.config.agentic ? "question" : await rag.retrieve("question")
  * ```
  */
-export const fromConfig = (input: RagConfigInput | RagConfig | unknown, baseDir: string, options?: FromConfigOptions): RagRuntime => {
+export const fromConfig = (input: RagConfigInput, baseDir: string, options?: FromConfigOptions): RagRuntime => {
   const config = parseRagConfig(input)
   const resolve = (p: string): string => path.resolve(baseDir, p)
   const opened = openIndex({

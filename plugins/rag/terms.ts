@@ -39,7 +39,17 @@ export const searchTerms = (text: string): Array<string> => {
   return out
 }
 
-/** Split text into raw words; CJK characters one by one. */
+/**
+ * Split text into raw words; CJK characters one by one. Not part of the public entry point.
+ *
+ * @since 0.1.0
+ * @category internal
+ * @example
+ * ```ts
+ * import { tokenize } from "./terms.ts"
+ * tokenize("Green tea 绿茶") // ["Green", "tea", "绿", "茶"]
+ * ```
+ */
 export const tokenize = (text: string): Array<string> => {
   const tokens: Array<string> = []
   for (const match of text.matchAll(wordPattern)) {
@@ -75,7 +85,17 @@ const stem = (word: string): string => {
   return word
 }
 
-/** Normalise one word; `null` drops it. */
+/**
+ * Normalise one word (lower case, no stop words, plural stripped); `null` drops it. Not part of the public entry point.
+ *
+ * @since 0.1.0
+ * @category internal
+ * @example
+ * ```ts
+ * import { processTerm } from "./terms.ts"
+ * processTerm("Libraries") // "library"
+ * ```
+ */
 export const processTerm = (token: string): string | null => {
   const lower = token.toLowerCase().replace(/['’]s$/, "").replace(/['’]/g, "")
   if (lower === "" || stopWords.has(lower)) return null
