@@ -50,6 +50,8 @@ describe("ingest", () => {
     await writeTree(dir, { "pic.png": "x" })
     const unsupported = await rejectsWith(ingest("pic.png", { baseDir: dir }), "InvalidSource")
     assert.include(unsupported.message, "unsupported file type .png")
+    const url = await rejectsWith(ingest("https://example.com/kb", { baseDir: dir }), "InvalidSource")
+    assert.include(url.message, "fetch https://example.com/kb into a directory first")
   })
 
   it("caps file size with a clear error, or skips the file when asked", async () => {

@@ -137,6 +137,14 @@ const normalizeSources = (source: string | ReadonlyArray<string>): ReadonlyArray
   if (list.length === 0 || list.some((s) => typeof s !== "string" || s.trim() === "")) {
     throw new RagError({ reason: "InvalidConfig", message: "the source must name at least one file or directory" })
   }
+  const url = list.find((s) => /^[a-z][a-z0-9+.-]*:\/\//i.test(s))
+  if (url !== undefined) {
+    throw new RagError({
+      reason: "InvalidSource",
+      message: `sources are local files or directories; fetch ${url} into a directory first`,
+      path: url
+    })
+  }
   return list
 }
 
