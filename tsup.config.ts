@@ -10,7 +10,8 @@ export const entries = {
   "cli/main": "src/cli/main.ts",
   "testing/index": "src/testing/index.ts",
   "plugins/redis/index": "plugins/redis/index.ts",
-  "plugins/sqlite/index": "plugins/sqlite/index.ts"
+  "plugins/sqlite/index": "plugins/sqlite/index.ts",
+  "plugins/rag/index": "plugins/rag/index.ts"
 }
 
 export default defineConfig({

@@ -1,0 +1,83 @@
+/**
+ * `lambdagent/rag`: retrieval-augmented generation for lambdagent agents.
+ *
+ * Ingest text, markdown and JSON into chunks, index them in an embedded BM25 index (`simple`) or a
+ * Chroma server (`chroma`), and give agents a `rag_retrieve` tool or context-prepended inputs.
+ *
+ * @since 0.1.0
+ * @module
+ */
+export {
+  type Chunk,
+  chunkDocument,
+  type ChunkMetadata,
+  type ChunkOptions,
+  defaultChunkOverlap,
+  defaultChunkSize,
+  type DocumentFormat,
+  flattenJson,
+  type MarkdownSection,
+  markdownSections,
+  type Span,
+  splitSpans
+} from "./chunk.ts"
+export * as ChromaIndex from "./ChromaIndex.ts"
+export * as ChromaServer from "./ChromaServer.ts"
+export {
+  type CommandResult,
+  defaultPersistDirectory,
+  indexCommand,
+  type IndexCommandOptions,
+  type IndexLocationOptions,
+  type IndexSummary,
+  queryCommand,
+  type QueryCommandOptions,
+  type QuerySummary
+} from "./commands.ts"
+export {
+  EmbeddingsConfig,
+  fromConfig,
+  type FromConfigOptions,
+  parseRagConfig,
+  RagConfig,
+  type RagConfigInput,
+  type RagRuntime
+} from "./config.ts"
+export * as Embeddings from "./Embeddings.ts"
+export {
+  contextPrompt,
+  formatHits,
+  type JsonResult,
+  noResults,
+  type OutputFormat,
+  sourceHeader,
+  toJsonResults
+} from "./format.ts"
+export {
+  chunkFiles,
+  chunkSource,
+  defaultMaxFileBytes,
+  formatOf,
+  ingest,
+  type IngestOptions,
+  type IngestResult,
+  readDocument,
+  scanSource,
+  type SkippedFile,
+  type SourceFile,
+  type SourceScan
+} from "./ingest.ts"
+export { embeddingsFrom, type EmbeddingsSettings, openIndex, type OpenedIndex, type OpenIndexOptions } from "./open.ts"
+export { isRagError, RagError, type RagErrorReason } from "./RagError.ts"
+export type { BuildReport, CallOptions, RetrievalIndex, SearchHit } from "./RetrievalIndex.ts"
+export * as SimpleIndex from "./SimpleIndex.ts"
+export { searchTerms } from "./terms.ts"
+export {
+  RagQueryInput,
+  ragTool,
+  type RagToolOptions,
+  retrieve,
+  retrieveContext,
+  type RetrieveOptions,
+  search
+} from "./tool.ts"
