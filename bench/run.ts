@@ -2,7 +2,9 @@
  * `npm run bench [-- name…]`: every benchmark, or only the named ones, against the built package.
  */
 const suites: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
-  core: () => import("./core.ts")
+  core: () => import("./core.ts"),
+  agents: () => import("./agents.ts"),
+  rag: () => import("./rag.ts")
 }
 
 const wanted = process.argv.slice(2)

@@ -64,12 +64,14 @@ export type RunEvent =
  * @example
  * ```ts
  * import type { Agent } from "lambdagent"
- * const h: Agent.History = { summary: undefined, turns: [] }
+ * const h: Agent.History = { summary: undefined, turns: [], tokens: 0 }
  * ```
  */
 export interface History {
   summary: string | undefined
   turns: Array<LanguageModel.ChatMessage>
+  /** Estimated tokens of the summary and turns. */
+  tokens: number
 }
 
 /**
@@ -107,7 +109,7 @@ export const makeConversations = (): Conversations => {
     get: (term) => {
       let h = histories.get(term)
       if (h === undefined) {
-        h = { summary: undefined, turns: [] }
+        h = { summary: undefined, turns: [], tokens: 0 }
         histories.set(term, h)
       }
       return h
@@ -240,12 +242,13 @@ const KEEP_TURNS = 20
 /** Append a turn; past `maxTokens`, fold everything but the last 20 turns into the summary. */
 const remember = (history: History, user: string, assistant: string, maxTokens: number) => {
   history.turns.push({ role: "user", content: user }, { role: "assistant", content: assistant })
-  let total = estimateTokens(history.summary ?? "")
-  for (const turn of history.turns) total += estimateTokens(turn.content)
-  if (total <= maxTokens || history.turns.length <= KEEP_TURNS) return
+  history.tokens += estimateTokens(user) + estimateTokens(assistant)
+  if (history.tokens <= maxTokens || history.turns.length <= KEEP_TURNS) return
   const folded = history.turns.splice(0, history.turns.length - KEEP_TURNS)
   const lines = folded.map((t) => `[${t.role}] ${t.content.length > 150 ? t.content.slice(0, 150) + "…" : t.content}`)
   history.summary = [history.summary, ...lines].filter((l) => l !== undefined).join("\n")
+  history.tokens = estimateTokens(history.summary)
+  for (const turn of history.turns) history.tokens += estimateTokens(turn.content)
 }
 
 const messagesOf = (system: string, history: History | undefined, user: string): Array<LanguageModel.ChatMessage> => {
@@ -271,6 +274,24 @@ const messagesOf = (system: string, history: History | undefined, user: string):
  * ```
  */
 export const toolDocs = (names: ReadonlyArray<string>, tools: Tools.ToolsShape): string => {
+  let cache = toolDocsCache.get(tools)
+  if (cache === undefined) {
+    cache = new Map()
+    toolDocsCache.set(tools, cache)
+  }
+  const key = names.join("\u0000")
+  let docs = cache.get(key)
+  if (docs === undefined) {
+    docs = renderToolDocs(names, tools)
+    cache.set(key, docs)
+  }
+  return docs
+}
+
+/** Tool docs depend only on the registry and the names; rendering schemas is costly, so keep them. */
+const toolDocsCache = new WeakMap<Tools.ToolsShape, Map<string, string>>()
+
+const renderToolDocs = (names: ReadonlyArray<string>, tools: Tools.ToolsShape): string => {
   const lines = names.map((name) => {
     if (name === "terminate") return "- terminate: finish; its args are your final answer"
     const tool = tools.get(name)

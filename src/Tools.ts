@@ -230,30 +230,33 @@ export const call = (tool: ToolDefinition, input: unknown): Effect.Effect<unknow
     value = parsed.data
   }
   const timeoutMs = tool.timeoutMs ?? defaultTimeoutMs
-  const run = Effect.tryPromise({
-    try: async (signal) => {
-      const result = tool.run(value, { signal })
-      return Effect.isEffect(result)
-        ? await Effect.runPromise(result as Effect.Effect<unknown, unknown>, { signal })
-        : await result
-    },
-    catch: (cause) =>
-      new ToolError({
-        tool: tool.name,
-        reason: "Failed",
-        message: cause instanceof Error ? cause.message : String(cause),
-        cause
-      })
+  return Effect.suspend(() => {
+    const controller = new AbortController()
+    const failed = (cause: unknown) =>
+      new ToolError({ tool: tool.name, reason: "Failed", message: cause instanceof Error ? cause.message : String(cause), cause })
+    let result: unknown
+    try {
+      result = tool.run(value, { signal: controller.signal })
+    } catch (cause) {
+      return Effect.fail(failed(cause))
+    }
+    // A synchronous answer needs no timer; only pending work is raced against the timeout.
+    if (!Effect.isEffect(result) && !isPromiseLike(result)) return Effect.succeed(result)
+    const pending: Effect.Effect<unknown, ToolError> = Effect.isEffect(result)
+      ? (result as Effect.Effect<unknown, unknown>).pipe(Effect.mapError(failed))
+      : Effect.tryPromise({ try: () => result as PromiseLike<unknown>, catch: failed })
+    return pending.pipe(
+      Effect.timeoutOrElse({
+        duration: Duration.millis(timeoutMs),
+        orElse: () =>
+          Effect.fail(new ToolError({ tool: tool.name, reason: "Timeout", message: `[TIMEOUT after ${formatSeconds(timeoutMs)}]` }))
+      }),
+      Effect.onExit(() => Effect.sync(() => controller.abort()))
+    )
   })
-  return run.pipe(
-    Effect.timeoutOrElse({
-      duration: Duration.millis(timeoutMs),
-      orElse: () =>
-        Effect.fail(
-          new ToolError({ tool: tool.name, reason: "Timeout", message: `[TIMEOUT after ${formatSeconds(timeoutMs)}]` })
-        )
-    })
-  )
 }
+
+const isPromiseLike = (u: unknown): u is PromiseLike<unknown> =>
+  typeof u === "object" && u !== null && typeof (u as { then?: unknown }).then === "function"
 
 const formatSeconds = (ms: number): string => `${Number.isInteger(ms / 1000) ? ms / 1000 : (ms / 1000).toFixed(1)}s`

@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest"
+import * as chain from "../examples/chain.ts"
+import * as guard from "../examples/guard.ts"
+import * as memory from "../examples/memory.ts"
+import * as parallel from "../examples/parallel.ts"
+import * as reactTool from "../examples/react-tool.ts"
+import * as router from "../examples/router.ts"
+import * as simple from "../examples/simple.ts"
+
+describe("examples run offline", () => {
+  it("simple", async () => {
+    expect(await simple.main()).toBe("Summary: Lambda terms make agents inspectable, co")
+  })
+  it("chain", async () => {
+    expect(await chain.main()).toEqual({ result: "Write(Analyze(Extract(report)))", stages: ["extract", "analyze", "draft"] })
+  })
+  it("router", async () => {
+    expect(await router.main()).toEqual([
+      "You are a programmer. → fix this function",
+      "You are a mathematician. → what is 2 + 2",
+      "You are a helpful assistant. → hello there"
+    ])
+  })
+  it("parallel", async () => {
+    const out = await parallel.main()
+    expect(out.result).toBe("<Synthesize>")
+    expect(out.elapsedMs).toBeGreaterThanOrEqual(195)
+  })
+  it("react with a host tool", async () => {
+    expect(await reactTool.main()).toEqual({ answer: "The answer is 42.", toolCalls: 1 })
+  })
+  it("guard", async () => {
+    expect(await guard.main()).toEqual({ result: "{\"city\":\"Paris\"}", attempts: 2 })
+  })
+  it("memory", async () => {
+    expect(await memory.main()).toEqual(["Your name is Ada.", "Your name is Ada.", "I don't know your name yet."])
+  })
+})
