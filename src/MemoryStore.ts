@@ -221,7 +221,7 @@ export const makeLocal = (options: LocalOptions = {}): MemoryStoreShape => {
   const memory = new LocalMemory(maxEntries)
   const fixed = options.clock
   const withNow: <A>(f: (now: number) => A) => Effect.Effect<A> = fixed === undefined
-    ? (f) => Effect.clockWith((clock) => Effect.sync(() => f(clock.currentTimeMillisUnsafe())))
+    ? (f) => Effect.clockWith((clock) => Effect.succeed(f(clock.currentTimeMillisUnsafe())))
     : (f) => Effect.sync(() => f(fixed.currentTimeMillisUnsafe()))
   return {
     name: "local",

@@ -229,6 +229,7 @@ describe.skipIf(noServerBinary !== undefined)("RedisMemory faults (private redis
         assert.strictEqual(error._tag, "MemoryError")
         assert.strictEqual(error.store, "redis")
         assert.include(error.message, server.url)
+        assert.match(error.message, /not connected/)
       }
 
       await server.start() // same port, empty (no persistence)

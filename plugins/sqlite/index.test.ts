@@ -137,7 +137,7 @@ describe("SqliteMemory", () => {
     }
   })
 
-  it("a read-only file (chmod 0444) fails on write with a clear MemoryError", async () => {
+  it("a read-only file (chmod 0444) can be read, and fails on write with a clear MemoryError", async () => {
     const path = freshFile("readonly")
     const setup = await openScoped(SqliteMemory.make({ path }))
     await Effect.runPromise(setup.value.put("global", "existing", "x"))
@@ -153,6 +153,7 @@ describe("SqliteMemory", () => {
     )
     const result = await probeResult(worker)
     await worker.exited
+    assert.strictEqual(result.read, 1, "reading a read-only file works")
     assert.isFalse(result.ok, "the write must not succeed")
     assert.strictEqual(result.tag, "MemoryError")
     assert.strictEqual(result.operation, "put")
