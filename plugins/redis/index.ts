@@ -409,7 +409,8 @@ export const make = (
           ).then(() => undefined))
       },
       listRecent: (ns, limit) => {
-        const n = Math.floor(limit)
+        // a namespace never holds more than maxEntries, which also tames Infinity and huge limits
+        const n = Math.min(Math.floor(limit), maxEntries)
         if (!(n > 0)) return Effect.succeed([])
         const k = keys(prefix, ns)
         return call("listRecent", async () => {

@@ -355,21 +355,19 @@ export const make = (
       Effect.try({
         try: () => {
           const db = new DatabaseSync(path)
-          try {
-            db.exec(`PRAGMA busy_timeout = ${Math.min(busyTimeoutMs, BUSY_SLICE_MS)}`)
-            // reading the header here turns a garbage file into an error at open
-            db.prepare("PRAGMA journal_mode = WAL").get()
-            db.exec(`PRAGMA synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}`)
-            return db
-          } catch (error) {
-            db.close()
-            throw error
-          }
+          db.exec(`PRAGMA busy_timeout = ${Math.min(busyTimeoutMs, BUSY_SLICE_MS)}`)
+          return db
         },
         catch: (cause) => fail("open", cause)
       }),
       (db) => Effect.sync(() => db.isOpen && db.close())
     )
+    // reading the header here turns a garbage file into an error at open; another process
+    // opening, checkpointing or switching the file to WAL at the same moment is waited for
+    yield* attempt(db, "open", false, () => {
+      db.prepare("PRAGMA journal_mode = WAL").get()
+      db.exec(`PRAGMA synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}`)
+    })
 
     const hasSchema = yield* attempt(db, "open", false, () =>
       db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'lambdagent_memory_meta'").get() !==
@@ -435,7 +433,8 @@ export const make = (
         })
       },
       listRecent: (ns, limit) => {
-        const n = Math.floor(limit)
+        // a namespace never holds more than maxEntries, which also tames Infinity and huge limits
+        const n = Math.min(Math.floor(limit), maxEntries)
         if (!(n > 0)) return Effect.succeed([])
         return attempt(db, "listRecent", false, (now) =>
           prepared.listRecent.all(ns, now, n).map((row) => toEntry(text(row["key"]), row)))
