@@ -119,7 +119,6 @@ export const memoryStoreConformance = (
   const fibers = options.fibers ?? 200
   const skip = options.skip === undefined || options.skip === false ? undefined : options.skip
   if (skip !== undefined) {
-    // eslint-disable-next-line no-console
     console.warn(`[memoryStoreConformance] skipping "${name}": ${skip}`)
   }
   const suite = skip === undefined ? describe : describe.skip
