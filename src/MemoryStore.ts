@@ -56,8 +56,11 @@ export const namespace = (scope: MemoryScope): string => scope.kind === "global"
  * ```
  */
 export interface MemoryEntry {
+  /** The key within its namespace. */
   readonly key: string
+  /** The stored text. */
   readonly value: string
+  /** When the entry was last written. */
   readonly createdAt: number
   /** Absent: never expires. */
   readonly expiresAt?: number
@@ -91,9 +94,13 @@ export interface PutOptions {
  * ```
  */
 export class MemoryError extends Data.TaggedError("MemoryError")<{
+  /** The `name` of the store that failed. */
   readonly store: string
+  /** What was being done. */
   readonly operation: "get" | "put" | "listRecent" | "clear" | "open" | "close"
+  /** What failed and where (URL or path). */
   readonly message: string
+  /** The underlying error, when there is one. */
   readonly cause?: unknown
 }> {}
 
@@ -135,9 +142,13 @@ export const isMemoryError = (u: unknown): u is MemoryError =>
 export interface MemoryStoreShape {
   /** Store name for traces and errors (`local`, `redis`, `sqlite`, …). */
   readonly name: string
+  /** The live entry under `key`, or `undefined`; counts as a use for the LRU order. */
   readonly get: (namespace: string, key: string) => Effect.Effect<MemoryEntry | undefined, MemoryError>
+  /** Writes or overwrites an entry (a use, and the newest write); may evict the least recently used. */
   readonly put: (namespace: string, key: string, value: string, options?: PutOptions) => Effect.Effect<void, MemoryError>
+  /** Up to `limit` live entries, most recently written first. */
   readonly listRecent: (namespace: string, limit: number) => Effect.Effect<ReadonlyArray<MemoryEntry>, MemoryError>
+  /** Deletes every entry of one namespace. */
   readonly clear: (namespace: string) => Effect.Effect<void, MemoryError>
 }
 
@@ -221,7 +232,7 @@ export const makeLocal = (options: LocalOptions = {}): MemoryStoreShape => {
   const memory = new LocalMemory(maxEntries)
   const fixed = options.clock
   const withNow: <A>(f: (now: number) => A) => Effect.Effect<A> = fixed === undefined
-    ? (f) => Effect.clockWith((clock) => Effect.sync(() => f(clock.currentTimeMillisUnsafe())))
+    ? (f) => Effect.clockWith((clock) => Effect.succeed(f(clock.currentTimeMillisUnsafe())))
     : (f) => Effect.sync(() => f(fixed.currentTimeMillisUnsafe()))
   return {
     name: "local",

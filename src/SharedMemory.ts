@@ -79,7 +79,9 @@ export type Version = MemoryEntry
  * ```
  */
 export interface SharedMemory {
+  /** The store namespace holding the bindings. */
   readonly namespace: string
+  /** Whether writes add versions instead of replacing. */
   readonly appendOnly: boolean
   /** The newest value of a key. */
   readonly get: (key: string) => Effect.Effect<string | undefined, MemoryError>

@@ -21,13 +21,17 @@ const prefix = `lambdagent-test:${randomUUID()}:`
 /** Why the tests against the shared Redis cannot run, or undefined when they can. */
 const unavailable = await (async (): Promise<string | undefined> => {
   const probe = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null })
-  probe.on("error", () => {})
+  let lastError: Error | undefined
+  probe.on("error", (error: Error) => {
+    lastError = error
+  })
   try {
     await probe.connect()
     await probe.ping()
     return undefined
   } catch (error) {
-    return `Redis at ${url} is not reachable (${error instanceof Error ? error.message : String(error)}); ` +
+    const reason = (lastError ?? error) instanceof Error ? (lastError ?? error as Error).message : String(error)
+    return `Redis at ${url} is not reachable (${reason}); ` +
       "set LAMBDAGENT_TEST_REDIS_URL or start redis-server"
   } finally {
     probe.disconnect()
@@ -229,6 +233,7 @@ describe.skipIf(noServerBinary !== undefined)("RedisMemory faults (private redis
         assert.strictEqual(error._tag, "MemoryError")
         assert.strictEqual(error.store, "redis")
         assert.include(error.message, server.url)
+        assert.match(error.message, /not connected/)
       }
 
       await server.start() // same port, empty (no persistence)

@@ -269,6 +269,9 @@ const redact = (url: string): string => {
   }
 }
 
+/** ioredis' messages for a command refused or dropped because the connection is gone. */
+const OFFLINE = /Stream isn't writeable|Connection is closed|max retries per request/i
+
 const messageOf = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
 
 const positiveInt = (name: string, value: number): string | undefined =>
@@ -362,13 +365,15 @@ export const make = (
       Effect.tryPromise({
         try: f,
         catch: (cause) => {
-          const state = client.status === "ready"
-            ? ""
-            : ` (connection ${client.status}${lastError ? `, last error: ${lastError.message}` : ""})`
+          const message = messageOf(cause)
+          const offline = client.status !== "ready" || OFFLINE.test(message)
+          const reason = offline
+            ? `not connected (${client.status}${lastError ? `; last error: ${lastError.message}` : ""}): ${message}`
+            : message
           return new MemoryStore.MemoryError({
             store: "redis",
             operation,
-            message: `Redis at ${shownUrl}: ${operation} failed: ${messageOf(cause)}${state}`,
+            message: `Redis at ${shownUrl}: ${operation} failed: ${reason}`,
             cause
           })
         }
@@ -404,7 +409,8 @@ export const make = (
           ).then(() => undefined))
       },
       listRecent: (ns, limit) => {
-        const n = Math.floor(limit)
+        // a namespace never holds more than maxEntries, which also tames Infinity and huge limits
+        const n = Math.min(Math.floor(limit), maxEntries)
         if (!(n > 0)) return Effect.succeed([])
         const k = keys(prefix, ns)
         return call("listRecent", async () => {

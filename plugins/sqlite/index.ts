@@ -82,7 +82,8 @@ export const schemaVersion = 1
  *
  * `seq` orders writes (for `listRecent`), `used` orders uses (for LRU); both come from
  * `max(used) + 1` within the namespace, so they stay ordered whatever is deleted. The counts
- * table, kept by triggers, makes the size check O(log n).
+ * table, kept by triggers, makes the size check O(log n). `nul` marks rows whose key or value
+ * holds a NUL character (see {@link sql}).
  *
  * @since 0.1.0
  * @category internals
@@ -105,6 +106,7 @@ CREATE TABLE IF NOT EXISTS lambdagent_memory (
   value TEXT NOT NULL,
   created_at INTEGER NOT NULL,
   expires_at INTEGER,
+  nul INTEGER NOT NULL DEFAULT 0,
   seq INTEGER NOT NULL,
   used INTEGER NOT NULL,
   UNIQUE (ns, key)
@@ -129,8 +131,9 @@ INSERT OR IGNORE INTO lambdagent_memory_meta (key, value) VALUES ('schema_versio
 
 /**
  * The SQL of each operation, for tools (and the benchmark) that issue the same statements
- * without the store. Text is read back `CAST(… AS BLOB)` because `node:sqlite` cuts text at
- * the first NUL character.
+ * without the store. `node:sqlite` cuts text at the first NUL character when it reads it, so
+ * the rows marked `nul` are read back `CAST(… AS BLOB)` and decoded as UTF-8 (only those: a
+ * blob costs more to hand to JavaScript than a string).
  *
  * @since 0.1.0
  * @category internals
@@ -141,12 +144,13 @@ INSERT OR IGNORE INTO lambdagent_memory_meta (key, value) VALUES ('schema_versio
  * ```
  */
 export const sql = {
-  /** ns, key, value, created_at, expires_at */
-  upsert: `INSERT INTO lambdagent_memory (ns, key, value, created_at, expires_at, seq, used)
-    SELECT ?1, ?2, ?3, ?4, ?5, s, s FROM (SELECT coalesce(max(used), 0) + 1 AS s FROM lambdagent_memory WHERE ns = ?1)
+  /** ns, key, value, created_at, expires_at, nul (0 or 1) */
+  upsert: `INSERT INTO lambdagent_memory (ns, key, value, created_at, expires_at, nul, seq, used)
+    SELECT ?1, ?2, ?3, ?4, ?5, ?6, s, s
+    FROM (SELECT coalesce((SELECT max(used) FROM lambdagent_memory WHERE ns = ?1), 0) + 1 AS s)
     WHERE true
     ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, created_at = excluded.created_at,
-      expires_at = excluded.expires_at, seq = excluded.seq, used = excluded.used`,
+      expires_at = excluded.expires_at, nul = excluded.nul, seq = excluded.seq, used = excluded.used`,
   /** ns */
   count: `SELECT n FROM lambdagent_memory_counts WHERE ns = ?`,
   /** ns, now */
@@ -155,15 +159,16 @@ export const sql = {
   evict: `DELETE FROM lambdagent_memory WHERE id IN
     (SELECT id FROM lambdagent_memory WHERE ns = ? ORDER BY used LIMIT ?)`,
   /** ns, key, now */
-  touch: `UPDATE lambdagent_memory SET used = (SELECT max(used) + 1 FROM lambdagent_memory WHERE ns = ?1)
+  touch: `UPDATE lambdagent_memory SET used = (SELECT max(used) FROM lambdagent_memory WHERE ns = ?1) + 1
     WHERE ns = ?1 AND key = ?2 AND (expires_at IS NULL OR expires_at > ?3)
-    RETURNING CAST(value AS BLOB) AS value, created_at, expires_at`,
+    RETURNING CASE WHEN nul THEN CAST(value AS BLOB) ELSE value END AS value, created_at, expires_at`,
   /** ns, key, now */
   findExpired: `SELECT 1 FROM lambdagent_memory WHERE ns = ? AND key = ? AND expires_at <= ?`,
   /** ns, key, now */
   deleteExpired: `DELETE FROM lambdagent_memory WHERE ns = ? AND key = ? AND expires_at <= ?`,
   /** ns, now, limit */
-  listRecent: `SELECT CAST(key AS BLOB) AS key, CAST(value AS BLOB) AS value, created_at, expires_at
+  listRecent: `SELECT CASE WHEN nul THEN CAST(key AS BLOB) ELSE key END AS key,
+      CASE WHEN nul THEN CAST(value AS BLOB) ELSE value END AS value, created_at, expires_at
     FROM lambdagent_memory WHERE ns = ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY seq DESC LIMIT ?`,
   /** ns */
   clear: `DELETE FROM lambdagent_memory WHERE ns = ?`,
@@ -193,10 +198,13 @@ const isBusy = (cause: unknown): boolean => {
 
 const messageOf = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
 
-const text = (bytes: unknown): string =>
-  bytes instanceof Uint8Array
-    ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")
-    : String(bytes)
+/** A column read back as text, or as UTF-8 bytes for the rows marked `nul`. */
+const text = (column: unknown): string =>
+  typeof column === "string"
+    ? column
+    : column instanceof Uint8Array
+    ? Buffer.from(column.buffer, column.byteOffset, column.byteLength).toString("utf8")
+    : String(column)
 
 const toEntry = (key: string, row: Record<string, unknown>): MemoryStore.MemoryEntry => {
   const value = text(row["value"])
@@ -347,21 +355,19 @@ export const make = (
       Effect.try({
         try: () => {
           const db = new DatabaseSync(path)
-          try {
-            db.exec(`PRAGMA busy_timeout = ${Math.min(busyTimeoutMs, BUSY_SLICE_MS)}`)
-            // reading the header here turns a garbage file into an error at open
-            db.prepare("PRAGMA journal_mode = WAL").get()
-            db.exec(`PRAGMA synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}`)
-            return db
-          } catch (error) {
-            db.close()
-            throw error
-          }
+          db.exec(`PRAGMA busy_timeout = ${Math.min(busyTimeoutMs, BUSY_SLICE_MS)}`)
+          return db
         },
         catch: (cause) => fail("open", cause)
       }),
       (db) => Effect.sync(() => db.isOpen && db.close())
     )
+    // reading the header here turns a garbage file into an error at open; another process
+    // opening, checkpointing or switching the file to WAL at the same moment is waited for
+    yield* attempt(db, "open", false, () => {
+      db.prepare("PRAGMA journal_mode = WAL").get()
+      db.exec(`PRAGMA synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}`)
+    })
 
     const hasSchema = yield* attempt(db, "open", false, () =>
       db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'lambdagent_memory_meta'").get() !==
@@ -415,7 +421,8 @@ export const make = (
         }
         const ttl = Math.ceil(ttlMs)
         return attempt(db, "put", true, (now) => {
-          prepared.upsert.run(ns, key, value, now, ttl > 0 ? now + ttl : null)
+          const nul = key.includes("\u0000") || value.includes("\u0000") ? 1 : 0
+          prepared.upsert.run(ns, key, value, now, ttl > 0 ? now + ttl : null, nul)
           let n = Number(prepared.count.get(ns)?.["n"] ?? 0)
           if (n > maxEntries) {
             // expired entries leave before live ones are evicted
@@ -426,7 +433,8 @@ export const make = (
         })
       },
       listRecent: (ns, limit) => {
-        const n = Math.floor(limit)
+        // a namespace never holds more than maxEntries, which also tames Infinity and huge limits
+        const n = Math.min(Math.floor(limit), maxEntries)
         if (!(n > 0)) return Effect.succeed([])
         return attempt(db, "listRecent", false, (now) =>
           prepared.listRecent.all(ns, now, n).map((row) => toEntry(text(row["key"]), row)))

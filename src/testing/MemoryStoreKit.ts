@@ -119,7 +119,6 @@ export const memoryStoreConformance = (
   const fibers = options.fibers ?? 200
   const skip = options.skip === undefined || options.skip === false ? undefined : options.skip
   if (skip !== undefined) {
-    // eslint-disable-next-line no-console
     console.warn(`[memoryStoreConformance] skipping "${name}": ${skip}`)
   }
   const suite = skip === undefined ? describe : describe.skip
@@ -198,6 +197,10 @@ export const memoryStoreConformance = (
       assert.deepStrictEqual(keysOf(all), ["k9", "k8", "k7", "k6", "k5", "k4", "k3", "k2", "k1", "k0"])
       assert.deepStrictEqual(all.map((e) => e.value), ["v9", "v8", "v7", "v6", "v5", "v4", "v3", "v2", "v1", "v0"])
       assert.deepStrictEqual(await run(store.listRecent(ns, 0)), [])
+      assert.deepStrictEqual(await run(store.listRecent(ns, -1)), [])
+      assert.strictEqual((await run(store.listRecent(ns, Number.MAX_SAFE_INTEGER))).length, 10)
+      assert.strictEqual((await run(store.listRecent(ns, Number.POSITIVE_INFINITY))).length, 10)
+      assert.deepStrictEqual(keysOf(await run(store.listRecent(ns, 2.7))), ["k9", "k8"])
       assert.deepStrictEqual(await run(store.listRecent(freshNs("empty"), 5)), [])
       // reading is a use (LRU) but not a write: the write order is unchanged
       await run(store.get(ns, "k0"))
