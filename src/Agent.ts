@@ -10,7 +10,9 @@
  * @since 0.1.0
  * @module
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { z } from "zod"
@@ -382,6 +384,17 @@ const budgetError = (exec: Evaluator.Execution, budget: "llmCalls" | "toolCalls"
 
 const now = () => performance.now()
 
+/** `Effect.map`, but an already-completed effect is mapped at once, staying completed. */
+const mapNow = <A, B, E>(effect: Effect.Effect<A, E>, f: (a: A) => B): Effect.Effect<B, E> => {
+  const done = completed(effect)
+  if (done === undefined) return Effect.map(effect, f)
+  return Exit.isSuccess(done) ? Effect.succeed(f(done.value)) : (done as unknown as Effect.Effect<B, E>)
+}
+
+/** The result of an effect that is already complete (an `Exit`), else `undefined`. */
+const completed = <A, E>(effect: Effect.Effect<A, E>): Exit.Exit<A, E> | undefined =>
+  Exit.isExit(effect) ? (effect as Exit.Exit<A, E>) : undefined
+
 const callModel = (
   services: Services,
   model: LanguageModel.LanguageModelShape,
@@ -447,8 +460,7 @@ const answerLlm = (
   }
   const name = term.name ?? "llm"
   const started = now()
-  const call = callModel(services, model, chat, name).pipe(
-    Effect.map((response) => {
+  const call = mapNow(callModel(services, model, chat, name), (response) => {
       const tokensIn = response.usage?.inputTokens ?? 0
       const tokensOut = response.usage?.outputTokens ?? 0
       usage.tokens += tokensIn + tokensOut
@@ -465,8 +477,7 @@ const answerLlm = (
       }
       record(services, exec, event)
       return response.text as Value.Value
-    })
-  )
+  })
   return services.sink.spans ? call.pipe(Effect.withSpan("lambdagent.llm", { attributes: { name, provider: model.name } })) : call
 }
 
@@ -476,6 +487,12 @@ const record = (services: Services, exec: Evaluator.Execution, event: Trace.Trac
 
 const toolFailure = (error: Tools.ToolError): string =>
   error.reason === "Timeout" ? error.message : `[TOOL_ERROR] ${error.tool}: ${error.message}`
+
+/** The observation of a tool call that failed synchronously. */
+const failureOf = (exit: Exit.Exit<unknown, Tools.ToolError>): string => {
+  const error = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : Option.none()
+  return Option.isSome(error) ? toolFailure(error.value) : "[TOOL_ERROR] the tool failed"
+}
 
 const answerTool = (
   services: Services,
@@ -496,22 +513,26 @@ const answerTool = (
   const started = now()
   const input = Value.toJson(request.input)
   const definition = request.timeoutMs === undefined ? tool : { ...tool, timeoutMs: request.timeoutMs }
-  const call = Tools.call(definition, input).pipe(
-    Effect.map(toValue),
-    Effect.catchTag("ToolError", (error) => Effect.succeed<Value.Value>(toolFailure(error))),
-    Effect.tap((output) =>
-      Effect.sync(() =>
-        record(services, exec, {
-          step: exec.steps,
-          kind: "tool",
-          name: request.name,
-          input: Trace.preview(Value.toText(request.input)),
-          output: Trace.preview(Value.toText(output)),
-          durationMs: now() - started
-        })
-      )
+  const observe = (output: Value.Value): Value.Value => {
+    record(services, exec, {
+      step: exec.steps,
+      kind: "tool",
+      name: request.name,
+      input: Trace.preview(Value.toText(request.input)),
+      output: Trace.preview(Value.toText(output)),
+      durationMs: now() - started
+    })
+    return output
+  }
+  const invoked = Tools.invoke(definition, input)
+  const done = completed(invoked)
+  const call: Effect.Effect<Value.Value, never> = done !== undefined
+    ? Effect.succeed(observe(Exit.isSuccess(done) ? toValue(done.value) : failureOf(done)))
+    : invoked.pipe(
+      Effect.map(toValue),
+      Effect.catchTag("ToolError", (error) => Effect.succeed<Value.Value>(toolFailure(error))),
+      Effect.map(observe)
     )
-  )
   return services.sink.spans ? call.pipe(Effect.withSpan("lambdagent.tool", { attributes: { name: request.name } })) : call
 }
 
@@ -574,21 +595,17 @@ const answerMemory = (
   if (request.kind === "memory-read") {
     const input = Value.toText(request.input)
     if (term.size === 0) return Effect.succeed(input)
-    return services.memory.listRecent(namespace, term.size).pipe(
-      Effect.map((entries) => {
-        note("read", `${entries.length} entr${entries.length === 1 ? "y" : "ies"} from ${namespace}`)
-        return withMemoryContext(input, entries, Date.now())
-      })
-    )
+    return mapNow(services.memory.listRecent(namespace, term.size), (entries): Value.Value => {
+      note("read", `${entries.length} entr${entries.length === 1 ? "y" : "ies"} from ${namespace}`)
+      return withMemoryContext(input, entries, Date.now())
+    })
   }
   const key = `${Date.now().toString(36)}-${(memorySequence++).toString(36)}`
   const value = JSON.stringify({ input: Value.toText(request.input), output: Value.toText(request.output) })
-  return services.memory.put(namespace, key, value, term.ttl > 0 ? { ttlMs: term.ttl * 1000 } : {}).pipe(
-    Effect.map(() => {
-      note("write", `${namespace} ← ${key}`)
-      return request.output
-    })
-  )
+  return mapNow(services.memory.put(namespace, key, value, term.ttl > 0 ? { ttlMs: term.ttl * 1000 } : {}), () => {
+    note("write", `${namespace} ← ${key}`)
+    return request.output
+  })
 }
 
 const answerPar = (
@@ -621,13 +638,24 @@ const answer = (services: Services, exec: Evaluator.Execution, request: Evaluato
   }
 }
 
-/** Step the machine, answering each oracle request, until it is done. */
+/**
+ * Step the machine, answering each oracle request, until it is done. Answers that are already
+ * complete (a zero-latency model, a synchronous tool) resume the machine at once, without going
+ * through the Effect scheduler; only pending work suspends the loop.
+ */
 const drive = (services: Services, exec: Evaluator.Execution): Effect.Effect<Value.Value, AgentError> =>
   Effect.suspend(() => {
     const loop = (step: Step): Effect.Effect<Value.Value, AgentError> => {
-      if (step._tag === "Done") return Effect.succeed(step.value)
-      if (step._tag === "Failed") return Effect.fail(step.error)
-      return Effect.flatMap(answer(services, exec, step.request), (value) => loop(attempt(() => exec.resume(value))))
+      for (;;) {
+        if (step._tag === "Done") return Effect.succeed(step.value)
+        if (step._tag === "Failed") return Effect.fail(step.error)
+        const answered = answer(services, exec, step.request)
+        const done = completed(answered)
+        if (done === undefined) return Effect.flatMap(answered, (value) => loop(attempt(() => exec.resume(value))))
+        if (Exit.isFailure(done)) return done
+        const value = done.value
+        step = attempt(() => exec.resume(value))
+      }
     }
     return loop(attempt(() => exec.next()))
   })

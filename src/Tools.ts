@@ -216,7 +216,26 @@ const adaptInput = (tool: ToolDefinition, input: unknown): unknown => {
  * const out = await Effect.runPromise(Tools.call(echo, "hi")) // "hi"
  * ```
  */
-export const call = (tool: ToolDefinition, input: unknown): Effect.Effect<unknown, ToolError> => {
+export const call = (tool: ToolDefinition, input: unknown): Effect.Effect<unknown, ToolError> =>
+  Effect.suspend(() => invoke(tool, input))
+
+/**
+ * Start a tool call now (unlike {@link call}, which starts when run). A tool that answers
+ * synchronously gives an already-completed effect (an `Exit`), so a driver can use the answer
+ * without scheduling; pending work is raced against the timeout.
+ *
+ * @since 0.1.0
+ * @category combinators
+ * @example
+ * ```ts
+ * import { Exit } from "effect"
+ * import { Tools } from "lambdagent"
+ * const echo = Tools.define({ name: "echo", description: "echo", run: (s: string) => s })
+ * const done = Tools.invoke(echo, "hi")
+ * console.log(Exit.isExit(done)) // true: it answered synchronously
+ * ```
+ */
+export const invoke = (tool: ToolDefinition, input: unknown): Effect.Effect<unknown, ToolError> => {
   const adapted = adaptInput(tool, input)
   let value: unknown = adapted
   if (tool.input !== undefined) {
@@ -229,31 +248,28 @@ export const call = (tool: ToolDefinition, input: unknown): Effect.Effect<unknow
     }
     value = parsed.data
   }
+  const failed = (cause: unknown) =>
+    new ToolError({ tool: tool.name, reason: "Failed", message: cause instanceof Error ? cause.message : String(cause), cause })
+  const controller = new AbortController()
+  let result: unknown
+  try {
+    result = tool.run(value, { signal: controller.signal })
+  } catch (cause) {
+    return Effect.fail(failed(cause))
+  }
+  if (!Effect.isEffect(result) && !isPromiseLike(result)) return Effect.succeed(result)
   const timeoutMs = tool.timeoutMs ?? defaultTimeoutMs
-  return Effect.suspend(() => {
-    const controller = new AbortController()
-    const failed = (cause: unknown) =>
-      new ToolError({ tool: tool.name, reason: "Failed", message: cause instanceof Error ? cause.message : String(cause), cause })
-    let result: unknown
-    try {
-      result = tool.run(value, { signal: controller.signal })
-    } catch (cause) {
-      return Effect.fail(failed(cause))
-    }
-    // A synchronous answer needs no timer; only pending work is raced against the timeout.
-    if (!Effect.isEffect(result) && !isPromiseLike(result)) return Effect.succeed(result)
-    const pending: Effect.Effect<unknown, ToolError> = Effect.isEffect(result)
-      ? (result as Effect.Effect<unknown, unknown>).pipe(Effect.mapError(failed))
-      : Effect.tryPromise({ try: () => result as PromiseLike<unknown>, catch: failed })
-    return pending.pipe(
-      Effect.timeoutOrElse({
-        duration: Duration.millis(timeoutMs),
-        orElse: () =>
-          Effect.fail(new ToolError({ tool: tool.name, reason: "Timeout", message: `[TIMEOUT after ${formatSeconds(timeoutMs)}]` }))
-      }),
-      Effect.onExit(() => Effect.sync(() => controller.abort()))
-    )
-  })
+  const pending: Effect.Effect<unknown, ToolError> = Effect.isEffect(result)
+    ? (result as Effect.Effect<unknown, unknown>).pipe(Effect.mapError(failed))
+    : Effect.tryPromise({ try: () => result as PromiseLike<unknown>, catch: failed })
+  return pending.pipe(
+    Effect.timeoutOrElse({
+      duration: Duration.millis(timeoutMs),
+      orElse: () =>
+        Effect.fail(new ToolError({ tool: tool.name, reason: "Timeout", message: `[TIMEOUT after ${formatSeconds(timeoutMs)}]` }))
+    }),
+    Effect.onExit(() => Effect.sync(() => controller.abort()))
+  )
 }
 
 const isPromiseLike = (u: unknown): u is PromiseLike<unknown> =>

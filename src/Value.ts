@@ -241,7 +241,8 @@ export const toJson = (value: Value): Term.Json =>
  * Value.toJsonText(Value.fromArray([1, 2])) // "[1,2]"
  * ```
  */
-export const toJsonText = (value: Value): string => Term.stringify(toJson(value))
+export const toJsonText = (value: Value): string =>
+  typeof value === "bigint" ? value.toString() : value === null || typeof value !== "object" ? JSON.stringify(value) : Term.stringify(toJson(value))
 
 /**
  * Render a value for people: strings as they are, everything else as JSON text.
