@@ -4,6 +4,7 @@
 const suites: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   core: () => import("./core.ts"),
   agents: () => import("./agents.ts"),
+  memory: () => import("./memory.ts"),
   rag: () => import("./rag.ts")
 }
 
