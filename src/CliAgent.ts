@@ -1,0 +1,85 @@
+/**
+ * Another program as a tool (`cli.agents` in YAML): the input goes to its standard input, its
+ * standard output is the result — a β-reduction across processes.
+ *
+ * @since 0.1.0
+ * @module
+ */
+import { runShell } from "./internal/process.ts"
+import * as Tools from "./Tools.ts"
+
+/**
+ * How to call the program.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { CliAgent } from "lambdagent"
+ * const o: CliAgent.Options = { command: "lambdagent run summarizer.yml --quiet -", format: "text", timeoutMs: 60_000, retry: 1 }
+ * ```
+ */
+export interface Options {
+  readonly command: string
+  /** `text`: stdout is the answer; `json`: stdout is JSON and its `result` field (or the whole value) is the answer. */
+  readonly format?: "text" | "json"
+  /** Default 60 seconds. */
+  readonly timeoutMs?: number
+  /** Extra attempts after a failure or timeout (default 0). */
+  readonly retry?: number
+  readonly description?: string
+  readonly env?: NodeJS.ProcessEnv
+}
+
+const decodeJson = (stdout: string): string => {
+  let data: unknown
+  try {
+    data = JSON.parse(stdout)
+  } catch {
+    return `[CLI_ERROR:json] output is not JSON: ${stdout.slice(0, 200)}`
+  }
+  const result = typeof data === "object" && data !== null && "result" in data ? (data as { result: unknown }).result : data
+  return typeof result === "string" ? result : JSON.stringify(result)
+}
+
+/**
+ * A tool that runs another program. Failures never throw: a non-zero exit gives
+ * `[CLI_ERROR:n] <stderr>` and a timeout `[CLI_TIMEOUT after Ns]`, after the retries.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { CliAgent } from "lambdagent"
+ * const upper = CliAgent.make("upper", { command: "tr a-z A-Z" })
+ * ```
+ */
+export const make = (name: string, options: Options): Tools.ToolDefinition<string> => {
+  const timeoutMs = options.timeoutMs ?? 60_000
+  const attempts = 1 + Math.max(0, options.retry ?? 0)
+  return {
+    name,
+    kind: "cli",
+    description: options.description ?? `The program \`${options.command}\` (input on stdin, answer on stdout).`,
+    source: options.command,
+    timeoutMs: attempts * (timeoutMs + 1_000),
+    run: async (input: string, { signal }) => {
+      let last = ""
+      for (let attempt = 0; attempt < attempts && !signal.aborted; attempt++) {
+        const result = await runShell(options.command, {
+          stdin: input,
+          timeoutMs,
+          signal,
+          ...(options.env !== undefined ? { env: options.env } : {})
+        })
+        if (result.timedOut) last = `[CLI_TIMEOUT after ${timeoutMs / 1000}s] ${name}`
+        else if (result.code !== 0) last = `[CLI_ERROR:${result.code}] ${result.stderr.trim()}`
+        else {
+          const out = result.stdout.trim()
+          return options.format === "json" ? decodeJson(out) : out
+        }
+      }
+      return last
+    }
+  }
+}
