@@ -41,6 +41,9 @@ export type BinaryOp =
   | "and"
   | "or"
   | "concat"
+  | "contains"
+  | "startsWith"
+  | "endsWith"
 
 /**
  * Unary operators, spelled `{"<op>": t}`.
@@ -53,7 +56,7 @@ export type BinaryOp =
  * const op: Term.UnaryOp = "head"
  * ```
  */
-export type UnaryOp = "not" | "head" | "tail" | "isEmpty" | "length" | "fst" | "snd"
+export type UnaryOp = "not" | "head" | "tail" | "isEmpty" | "length" | "fst" | "snd" | "trim" | "lower" | "upper" | "isJson"
 
 /**
  * A literal: integer, string, boolean or null (unit). Integers outside the safe range of a
@@ -433,6 +436,33 @@ export const or = binaryBuilder("or")
  * ```
  */
 export const concat = binaryBuilder("concat")
+/**
+ * Whether a string contains another, or a list contains a value. @since 0.1.0 @category constructors
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.contains(Term.lit("an error here"), Term.lit("error")) // evaluates to true
+ * ```
+ */
+export const contains = binaryBuilder("contains")
+/**
+ * Whether a string starts with another. @since 0.1.0 @category constructors
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.startsWith(Term.lit("{\"a\":1}"), Term.lit("{"))
+ * ```
+ */
+export const startsWith = binaryBuilder("startsWith")
+/**
+ * Whether a string ends with another. @since 0.1.0 @category constructors
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.endsWith(Term.lit("done."), Term.lit("."))
+ * ```
+ */
+export const endsWith = binaryBuilder("endsWith")
 
 /**
  * A unary operation, `{"<op>": arg}`.
@@ -510,6 +540,42 @@ export const fst = (arg: Term): Term => unary("fst", arg)
  * ```
  */
 export const snd = (arg: Term): Term => unary("snd", arg)
+/**
+ * A string without leading and trailing whitespace. @since 0.1.0 @category constructors
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.trim(Term.lit("  x  "))
+ * ```
+ */
+export const trim = (arg: Term): Term => unary("trim", arg)
+/**
+ * A string in lower case. @since 0.1.0 @category constructors
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.lower(Term.lit("ABC"))
+ * ```
+ */
+export const lower = (arg: Term): Term => unary("lower", arg)
+/**
+ * A string in upper case. @since 0.1.0 @category constructors
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.upper(Term.lit("abc"))
+ * ```
+ */
+export const upper = (arg: Term): Term => unary("upper", arg)
+/**
+ * Whether a string is valid JSON text. @since 0.1.0 @category constructors
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.isJson(Term.lit("{\"ok\":true}")) // evaluates to true
+ * ```
+ */
+export const isJson = (arg: Term): Term => unary("isJson", arg)
 
 /**
  * A conditional, `{"if": {"cond": c, "then": t, "else": e}}`.
@@ -982,9 +1048,12 @@ const BINARY_OPS: ReadonlyArray<BinaryOp> = [
   "gte",
   "and",
   "or",
-  "concat"
+  "concat",
+  "contains",
+  "startsWith",
+  "endsWith"
 ]
-const UNARY_OPS: ReadonlyArray<UnaryOp> = ["not", "head", "tail", "isEmpty", "length", "fst", "snd"]
+const UNARY_OPS: ReadonlyArray<UnaryOp> = ["not", "head", "tail", "isEmpty", "length", "fst", "snd", "trim", "lower", "upper", "isJson"]
 const BINARY_SET: ReadonlySet<string> = new Set(BINARY_OPS)
 const UNARY_SET: ReadonlySet<string> = new Set(UNARY_OPS)
 
@@ -1749,7 +1818,10 @@ const INFIX: Partial<Record<BinaryOp, string>> = {
   gte: "≥",
   and: "∧",
   or: "∨",
-  concat: "++"
+  concat: "++",
+  contains: "∋",
+  startsWith: "startsWith",
+  endsWith: "endsWith"
 }
 
 const SUBSCRIPT = "₀₁₂₃₄₅₆₇₈₉"

@@ -152,6 +152,20 @@ describe("pure forms", () => {
     expect(failure(() => evalJson({ cons: { head: 1, tail: 2 } }))).toMatchObject({ kind: "TypeError" })
   })
 
+  it("string primitives: contains, startsWith, endsWith, trim, lower, upper, isJson", () => {
+    expect(evalJson({ contains: ["an error here", "error"] })).toBe(true)
+    expect(evalJson({ contains: [[1, [2]], [2]] })).toBe(true)
+    expect(evalJson({ startsWith: ["{\"a\":1}", "{"] })).toBe(true)
+    expect(evalJson({ endsWith: ["done.", "!"] })).toBe(false)
+    expect(evalJson({ trim: "  x " })).toBe("x")
+    expect(evalJson({ lower: "ÀB" })).toBe("àb")
+    expect(evalJson({ upper: "ab" })).toBe("AB")
+    expect(evalJson({ isJson: "{\"ok\":true}" })).toBe(true)
+    expect(evalJson({ isJson: "{oops" })).toBe(false)
+    expect(failure(() => evalJson({ trim: 1 }))).toMatchObject({ kind: "TypeError", message: "trim expects a string, got integer" })
+    expect(failure(() => evalJson({ startsWith: [1, "a"] }))).toMatchObject({ kind: "TypeError" })
+  })
+
   it("pairs", () => {
     expect(evalJson({ fst: { pair: [1, 2] } })).toBe(1)
     expect(evalJson({ snd: { pair: [1, 2] } })).toBe(2)

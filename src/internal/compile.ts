@@ -51,7 +51,10 @@ export const enum BinOp {
   Gte,
   And,
   Or,
-  Concat
+  Concat,
+  Contains,
+  StartsWith,
+  EndsWith
 }
 
 export const enum UnOp {
@@ -61,7 +64,11 @@ export const enum UnOp {
   IsEmpty,
   Length,
   Fst,
-  Snd
+  Snd,
+  Trim,
+  Lower,
+  Upper,
+  IsJson
 }
 
 const BIN_OPS: Record<Term.BinaryOp, BinOp> = {
@@ -77,7 +84,10 @@ const BIN_OPS: Record<Term.BinaryOp, BinOp> = {
   gte: BinOp.Gte,
   and: BinOp.And,
   or: BinOp.Or,
-  concat: BinOp.Concat
+  concat: BinOp.Concat,
+  contains: BinOp.Contains,
+  startsWith: BinOp.StartsWith,
+  endsWith: BinOp.EndsWith
 }
 
 const UN_OPS: Record<Term.UnaryOp, UnOp> = {
@@ -87,7 +97,11 @@ const UN_OPS: Record<Term.UnaryOp, UnOp> = {
   isEmpty: UnOp.IsEmpty,
   length: UnOp.Length,
   fst: UnOp.Fst,
-  snd: UnOp.Snd
+  snd: UnOp.Snd,
+  trim: UnOp.Trim,
+  lower: UnOp.Lower,
+  upper: UnOp.Upper,
+  isJson: UnOp.IsJson
 }
 
 /** Static scope: the names bound around a node, innermost first. */

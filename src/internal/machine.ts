@@ -199,6 +199,17 @@ const binary = (op: BinOp, a: Value.Value, b: Value.Value): Value.Value => {
         return Value.fromArray([...Value.toArray(a), ...Value.toArray(b)])
       }
       throw typeError(`concat expects two strings or two lists, got ${Value.typeName(a)} and ${Value.typeName(b)}`)
+    case BinOp.Contains:
+      if (typeof a === "string" && typeof b === "string") return a.includes(b)
+      if (a instanceof Value.List) {
+        for (let l = a; l.length > 0; l = l.tail) if (l.head === b || Value.equals(l.head, b)) return true
+        return false
+      }
+      throw typeError(`contains expects a string and a string, or a list and a value, got ${Value.typeName(a)} and ${Value.typeName(b)}`)
+    case BinOp.StartsWith:
+    case BinOp.EndsWith:
+      if (typeof a === "string" && typeof b === "string") return op === BinOp.StartsWith ? a.startsWith(b) : a.endsWith(b)
+      throw typeError(`${op === BinOp.StartsWith ? "startsWith" : "endsWith"} expects two strings, got ${Value.typeName(a)} and ${Value.typeName(b)}`)
     default:
       return compare(op, a, b)
   }
@@ -235,6 +246,21 @@ const unary = (op: UnOp, v: Value.Value): Value.Value => {
     case UnOp.Snd:
       if (v instanceof Value.Pair) return v.snd
       throw typeError(`snd expects a pair, got ${Value.typeName(v)}`)
+    case UnOp.Trim:
+    case UnOp.Lower:
+    case UnOp.Upper:
+    case UnOp.IsJson: {
+      if (typeof v !== "string") throw typeError(`${["trim", "lower", "upper", "isJson"][op - UnOp.Trim]} expects a string, got ${Value.typeName(v)}`)
+      if (op === UnOp.Trim) return v.trim()
+      if (op === UnOp.Lower) return v.toLowerCase()
+      if (op === UnOp.Upper) return v.toUpperCase()
+      try {
+        JSON.parse(v)
+        return true
+      } catch {
+        return false
+      }
+    }
   }
 }
 
