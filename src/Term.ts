@@ -793,7 +793,14 @@ export const loop = (options: Omit<Of<"Loop">, "_tag">): Term => ({ _tag: "Loop"
  * })
  * ```
  */
-export const route = (options: Omit<Of<"Route">, "_tag">): Term => ({ _tag: "Route", ...options })
+export const route = (options: Omit<Of<"Route">, "_tag">): Term => ({
+  _tag: "Route",
+  ...options,
+  // routes are kept in the order a JSON object of them has, so encoding and parsing keep it
+  routes: Object.keys(Object.fromEntries(options.routes.map(([label], i) => [label, i]))).map((label) =>
+    options.routes.find(([l]) => l === label)!
+  )
+})
 
 /**
  * Run branches concurrently on the same input and merge their results.
