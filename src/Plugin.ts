@@ -7,7 +7,9 @@
  * @since 0.1.0
  * @module
  */
+import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import type * as LanguageModel from "./LanguageModel.ts"
 import type * as MemoryStore from "./MemoryStore.ts"
 import type * as Term from "./Term.ts"
@@ -43,7 +45,8 @@ export interface StoreOptions {
 }
 
 /**
- * Builds a memory store (possibly after connecting).
+ * Builds a memory store: directly, after connecting (a Promise), or as a scoped Effect whose
+ * resources (connections, files) are released when the runtime closes.
  *
  * @since 0.1.0
  * @category models
@@ -53,7 +56,12 @@ export interface StoreOptions {
  * const local: Plugin.StoreFactory = (o) => MemoryStore.makeLocal(o.maxEntries !== undefined ? { maxEntries: o.maxEntries } : {})
  * ```
  */
-export type StoreFactory = (options: StoreOptions) => MemoryStore.MemoryStoreShape | Promise<MemoryStore.MemoryStoreShape>
+export type StoreFactory = (
+  options: StoreOptions
+) =>
+  | MemoryStore.MemoryStoreShape
+  | Promise<MemoryStore.MemoryStoreShape>
+  | Effect.Effect<MemoryStore.MemoryStoreShape, unknown, Scope.Scope>
 
 /**
  * A CLI command a plugin adds to `lambdagent`. `run` gets the arguments after the command name

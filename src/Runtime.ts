@@ -12,6 +12,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import type * as Scope from "effect/Scope"
 import * as Agent from "./Agent.ts"
 import type * as Budget from "./Budget.ts"
 import * as LanguageModel from "./LanguageModel.ts"
@@ -126,7 +127,7 @@ export interface Runtime extends AsyncDisposable {
   readonly close: () => Promise<void>
 }
 
-const storeLayer = (options: RuntimeOptions, plugins: ReadonlyArray<Plugin.Plugin>): Layer.Layer<MemoryStore.MemoryStore> => {
+const storeLayer = (options: RuntimeOptions, plugins: ReadonlyArray<Plugin.Plugin>): Layer.Layer<MemoryStore.MemoryStore, unknown> => {
   const memory = options.memory ?? "local"
   if (typeof memory !== "string") return Layer.succeed(MemoryStore.MemoryStore, memory)
   const storeOptions = options.memoryOptions ?? {}
@@ -139,7 +140,15 @@ const storeLayer = (options: RuntimeOptions, plugins: ReadonlyArray<Plugin.Plugi
     const known = ["local", ...plugins.flatMap((p) => Object.keys(p.stores ?? {}))]
     throw new Error(`unknown memory store ${JSON.stringify(memory)}; known: ${known.join(", ")}`)
   }
-  return Layer.effect(MemoryStore.MemoryStore, Effect.promise(async () => factory(storeOptions)))
+  return Layer.effect(
+    MemoryStore.MemoryStore,
+    Effect.suspend(() => {
+      const store = factory(storeOptions)
+      return Effect.isEffect(store)
+        ? (store as Effect.Effect<MemoryStore.MemoryStoreShape, unknown, Scope.Scope>)
+        : Effect.promise(async () => store)
+    })
+  )
 }
 
 const modelOf = (model: RuntimeOptions["model"]): LanguageModel.LanguageModelShape =>

@@ -3,6 +3,7 @@
  */
 import { Command, CommanderError } from "commander"
 import { registerEval } from "./eval.ts"
+import { registerTrace } from "./trace.ts"
 import { exitCodeOf, ExitCode, reportError } from "./io.ts"
 
 export const VERSION = "0.1.0"
@@ -25,6 +26,7 @@ export const buildProgram = (): Command => {
     .showHelpAfterError()
     .exitOverride()
   registerEval(program, runAction)
+  registerTrace(program, runAction)
   return program
 }
 
