@@ -11,7 +11,8 @@ export const entries = {
   "testing/index": "src/testing/index.ts",
   "plugins/redis/index": "plugins/redis/index.ts",
   "plugins/sqlite/index": "plugins/sqlite/index.ts",
-  "plugins/rag/index": "plugins/rag/index.ts"
+  "plugins/rag/index": "plugins/rag/index.ts",
+  "plugins/http/index": "plugins/http/index.ts"
 }
 
 export default defineConfig({

@@ -1,0 +1,365 @@
+import { createRuntime, Scripted, Term } from "lambdagent"
+import { describe, expect, it } from "vitest"
+import {
+  eventually,
+  expectAlive,
+  expectWaitServing,
+  forget,
+  get,
+  health,
+  post,
+  start,
+  waitTool,
+  within
+} from "./test/helpers.ts"
+
+const echoAgent = Term.llm({ system: "Repeat the input.", conversation: false })
+const echo = { agent: echoAgent, runtimeOptions: { model: Scripted.echo() } } as const
+
+interface RunJson {
+  result: unknown
+  trace: Array<{ kind: string }>
+  stats: { llmCalls: number; steps: number }
+}
+interface ErrorJson {
+  error: { kind: string; message: string; [k: string]: unknown }
+}
+
+describe("POST /run", () => {
+  it("answers with the result, the trace and the stats", async () => {
+    const server = await start(echo)
+    const res = await post(server, "/run", { input: "hello" })
+    expect(res.status).toBe(200)
+    expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8")
+    const body = (await res.json()) as RunJson
+    expect(body.result).toBe("hello")
+    expect(body.trace.map((e) => e.kind)).toEqual(["llm"])
+    expect(body.stats.llmCalls).toBe(1)
+  })
+
+  it("passes any JSON input, keeps big integers exact, and honours the trace level", async () => {
+    const server = await start({ agent: Term.lam("x", Term.var("x")) })
+    const res = await post(server, "/run", '{"input": [1, "two", 9223372036854775807], "trace": "off"}', { raw: true })
+    expect(res.status).toBe(200)
+    const text = await res.text()
+    expect(text).toContain("9223372036854775807")
+    const body = JSON.parse(text) as RunJson
+    expect(body.result).toEqual([1, "two", 9223372036854775807])
+    expect(body.trace).toEqual([])
+    const beta = (await (await post(server, "/run", { input: 1, trace: "beta" })).json()) as RunJson
+    expect(beta.trace.some((e) => e.kind === "beta")).toBe(true)
+  })
+
+  it("keeps memory per session across requests", async () => {
+    const agent = Term.memory({ agent: echoAgent, size: 10, ttl: 0, scope: "session" })
+    const server = await start({ agent, runtimeOptions: { model: Scripted.echo() } })
+    const run = async (input: string, session: string) => ((await (await post(server, "/run", { input, session })).json()) as RunJson).result
+    expect(await run("my name is Ada", "alice")).toBe("my name is Ada")
+    const second = await run("what is my name?", "alice")
+    expect(second).toContain("[Memory Context]")
+    expect(second).toContain("user: my name is Ada")
+    expect(second).toContain("[Current Input]\nwhat is my name?")
+    // another session starts empty
+    expect(await run("hi", "bob")).toBe("hi")
+  })
+
+  it("runs concurrent requests concurrently", async () => {
+    const server = await start({ agent: echoAgent, runtimeOptions: { model: Scripted.echo({ latencyMs: 100 }) } })
+    const started = performance.now()
+    const responses = await Promise.all(Array.from({ length: 10 }, (_, i) => post(server, "/run", { input: `n${i}` })))
+    const bodies = (await Promise.all(responses.map((r) => r.json()))) as Array<RunJson>
+    const elapsed = performance.now() - started
+    expect(responses.map((r) => r.status)).toEqual(Array(10).fill(200))
+    expect(bodies.map((b) => b.result)).toEqual(Array.from({ length: 10 }, (_, i) => `n${i}`))
+    // one after another would take at least 1 s
+    expect(elapsed).toBeLessThan(700)
+  })
+
+  it("calls an agent function for every run", async () => {
+    let calls = 0
+    const server = await start({ agent: () => (calls++, echoAgent), runtimeOptions: { model: Scripted.echo() } })
+    await post(server, "/run", { input: "a" })
+    await post(server, "/run", { input: "b" })
+    expect(calls).toBe(2)
+  })
+
+  it("uses a given runtime and leaves it open on close", async () => {
+    const runtime = createRuntime({ model: Scripted.fixed("from the given runtime") })
+    const server = await start({ agent: echoAgent, runtime })
+    expect(((await (await post(server, "/run", { input: "x" })).json()) as RunJson).result).toBe("from the given runtime")
+    forget(server)
+    await server.close()
+    expect((await runtime.run(echoAgent, "still open")).value).toBe("from the given runtime")
+    await runtime.close()
+  })
+})
+
+describe("refused requests", () => {
+  it("answers malformed JSON with 400 InvalidJson", async () => {
+    const server = await start(echo)
+    for (const text of ["{input: 1}", "", "{\"input\": 1", "\u00ff"]) {
+      const res = await post(server, "/run", text, { raw: true })
+      expect(res.status).toBe(400)
+      const body = (await res.json()) as ErrorJson
+      expect(body.error.kind).toBe("InvalidJson")
+      expect(body.error.message).not.toContain("    at ")
+    }
+    await expectAlive(server)
+  })
+
+  it("answers a wrong shape with 400 InvalidRequest", async () => {
+    const server = await start(echo)
+    const cases: Array<[unknown, string]> = [
+      [[1, 2], "found an array"],
+      ["hello", "found a string"],
+      [{}, "\"input\" is required"],
+      [{ input: "x", session: 3 }, "\"session\" must be a string"],
+      [{ input: "x", session: "" }, "1 to 256"],
+      [{ input: "x", trace: "verbose" }, "\"trace\" must be one of"],
+      [{ input: "x", imput: "y" }, "unknown field \"imput\""]
+    ]
+    for (const [body, message] of cases) {
+      const res = await post(server, "/run", body)
+      expect(res.status).toBe(400)
+      const json = (await res.json()) as ErrorJson
+      expect(json.error.kind).toBe("InvalidRequest")
+      expect(json.error.message).toContain(message)
+    }
+    await expectAlive(server)
+  })
+
+  it("answers an over-size body with 413, whether declared or streamed", async () => {
+    const server = await start({ ...echo, maxBodyBytes: 1_000 })
+    const declared = await post(server, "/run", { input: "x".repeat(2_000) })
+    expect(declared.status).toBe(413)
+    expect(((await declared.json()) as ErrorJson).error).toMatchObject({ kind: "PayloadTooLarge", limit: 1_000 })
+    // a chunked body has no Content-Length: the limit is enforced while reading
+    const chunks = [`{"input": "`, "y".repeat(800), "y".repeat(800), `"}`]
+    const streamed = await fetch(`${server.url}/run`, {
+      method: "POST",
+      body: new ReadableStream({
+        pull(controller) {
+          const chunk = chunks.shift()
+          if (chunk === undefined) controller.close()
+          else controller.enqueue(new TextEncoder().encode(chunk))
+        }
+      }),
+      duplex: "half",
+      signal: AbortSignal.timeout(5_000)
+    } as RequestInit)
+    expect(streamed.status).toBe(413)
+    // just under the limit passes
+    expect((await post(server, "/run", { input: "z".repeat(900) })).status).toBe(200)
+    await expectAlive(server)
+  })
+
+  it("answers unknown routes with 404 and wrong methods with 405", async () => {
+    const server = await start(echo)
+    const missing = await get(server, "/nope")
+    expect(missing.status).toBe(404)
+    expect(((await missing.json()) as ErrorJson).error.kind).toBe("NotFound")
+    const wrong = await get(server, "/run")
+    expect(wrong.status).toBe(405)
+    expect(wrong.headers.get("allow")).toBe("POST")
+    const plainWs = await get(server, "/ws")
+    expect(plainWs.status).toBe(426)
+    await expectAlive(server)
+  })
+
+  it("requires the bearer token when one is set", async () => {
+    const server = await start({ ...echo, token: "s3cret-token" })
+    const missing = await post(server, "/run", { input: "x" })
+    expect(missing.status).toBe(401)
+    expect(missing.headers.get("www-authenticate")).toContain("Bearer")
+    expect(((await missing.json()) as ErrorJson).error.kind).toBe("Unauthorized")
+    for (const authorization of ["Bearer wrong", "Bearer s3cret-token-and-more", "Basic s3cret-token", "s3cret-token", "Bearer "]) {
+      const res = await post(server, "/run", { input: "x" }, { headers: { authorization } })
+      expect(res.status).toBe(401)
+    }
+    expect((await get(server, "/")).status).toBe(401)
+    // the health check stays open for load balancers
+    expect((await get(server, "/health")).status).toBe(200)
+    await expectAlive(server, { authorization: "Bearer s3cret-token" })
+    const info = await get(server, "/", { authorization: "bearer s3cret-token" })
+    expect(info.status).toBe(200)
+  })
+
+  it("refuses runs beyond maxConcurrent with 503 Overloaded", async () => {
+    const wait = waitTool()
+    const server = await start({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] }, maxConcurrent: 1 })
+    const first = post(server, "/run", { input: "one" })
+    await within(wait.started, 2_000, "first run started")
+    const second = await post(server, "/run", { input: "two" })
+    expect(second.status).toBe(503)
+    expect(second.headers.get("retry-after")).toBe("1")
+    expect(((await second.json()) as ErrorJson).error.kind).toBe("Overloaded")
+    wait.release()
+    const done = await first
+    expect(((await done.json()) as RunJson).result).toBe("released one")
+    await expectWaitServing(server, wait)
+  })
+})
+
+describe("failed runs", () => {
+  it("answers evaluation errors and exhausted budgets with 422", async () => {
+    const server = await start({ agent: Term.lam("x", Term.div(Term.var("x"), Term.lit(0))) })
+    const res = await post(server, "/run", { input: 1 })
+    expect(res.status).toBe(422)
+    const body = (await res.json()) as ErrorJson
+    expect(body.error.kind).toBe("DivisionByZero")
+    expect(body.error.message).toBe("division by zero")
+
+    const budgeted = await start({ agent: echoAgent, runtimeOptions: { model: Scripted.echo(), budgets: { llmCalls: 0 } } })
+    const over = await post(budgeted, "/run", { input: "x" })
+    expect(over.status).toBe(422)
+    expect(((await over.json()) as ErrorJson).error).toMatchObject({ kind: "BudgetExceeded", budget: "llmCalls" })
+    await eventually(async () => (await health(budgeted)).inFlight === 0)
+    expect((await post(server, "/run", { input: "not a number" })).status).toBe(422)
+  })
+
+  it("answers a failed model provider with 502", async () => {
+    const server = await start({ agent: echoAgent, runtimeOptions: { model: Scripted.make(["only once"]) } })
+    expect((await post(server, "/run", { input: "a" })).status).toBe(200)
+    const res = await post(server, "/run", { input: "b" })
+    expect(res.status).toBe(502)
+    expect(((await res.json()) as ErrorJson).error).toMatchObject({ kind: "ProviderError", reason: "Unavailable" })
+  })
+
+  it("answers a bug with 500 Internal, without details, and reports it", async () => {
+    const reported: Array<unknown> = []
+    let fail = true
+    const server = await start({
+      agent: () => {
+        if (fail) throw new Error("secret detail of a bug")
+        return echoAgent
+      },
+      runtimeOptions: { model: Scripted.echo() },
+      lambda: "λx. LLM(x)",
+      onError: (e) => reported.push(e)
+    })
+    const res = await post(server, "/run", { input: "x" })
+    expect(res.status).toBe(500)
+    const text = await res.text()
+    expect(JSON.parse(text)).toEqual({ error: { kind: "Internal", message: "internal server error" } })
+    expect(text).not.toContain("secret")
+    expect(reported).toHaveLength(1)
+    fail = false
+    await expectAlive(server)
+  })
+
+  it("cancels a run that exceeds the timeout and answers 504", async () => {
+    const wait = waitTool()
+    const server = await start({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] }, timeoutMs: 150 })
+    const started = performance.now()
+    const res = await post(server, "/run", { input: "slow" })
+    expect(res.status).toBe(504)
+    expect(((await res.json()) as ErrorJson).error.kind).toBe("Timeout")
+    expect(performance.now() - started).toBeLessThan(2_000)
+    await within(wait.cancelled, 1_000, "tool cancelled")
+    expect(wait.state.cancellations).toBe(1)
+    expect((await health(server)).inFlight).toBe(0)
+    await expectWaitServing(server, wait)
+  })
+
+  it("cancels the run of a client that goes away", async () => {
+    const wait = waitTool()
+    const server = await start({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] } })
+    const controller = new AbortController()
+    const request = post(server, "/run", { input: "abandoned" }, { signal: controller.signal })
+    await within(wait.started, 2_000, "run started")
+    expect((await health(server)).inFlight).toBe(1)
+    controller.abort()
+    await expect(request).rejects.toThrow()
+    await within(wait.cancelled, 2_000, "tool cancelled")
+    expect(wait.state.cancellations).toBe(1)
+    await eventually(async () => (await health(server)).inFlight === 0)
+    await expectWaitServing(server, wait)
+  })
+})
+
+describe("GET /health and GET /", () => {
+  it("reports status, uptime and runs in flight", async () => {
+    const wait = waitTool()
+    const server = await start({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] } })
+    const idle = await health(server)
+    expect(idle.status).toBe("ok")
+    expect(idle.uptime).toBeGreaterThanOrEqual(0)
+    expect(idle.inFlight).toBe(0)
+    const running = post(server, "/run", { input: "x" })
+    await within(wait.started, 2_000, "run started")
+    expect((await health(server)).inFlight).toBe(1)
+    expect(server.inFlight).toBe(1)
+    wait.release()
+    expect((await running).status).toBe(200)
+    expect((await health(server)).inFlight).toBe(0)
+  })
+
+  it("describes the agent: its name and lambda expression", async () => {
+    const server = await start({ ...echo, name: "echoer" })
+    const info = (await (await get(server, "/")).json()) as { name: string; lambda: string; endpoints: Array<string> }
+    expect(info.name).toBe("echoer")
+    expect(info.lambda).toBe(Term.pretty(echoAgent))
+    expect(info.endpoints).toContain("POST /run")
+    const given = await start({ ...echo, lambda: "λx. x" })
+    expect(((await (await get(given, "/")).json()) as { lambda: string }).lambda).toBe("λx. x")
+  })
+})
+
+describe("shutdown", () => {
+  it("lets a run in flight finish, then stops", async () => {
+    const server = await start({ agent: echoAgent, runtimeOptions: { model: Scripted.echo({ latencyMs: 300 }) } })
+    forget(server)
+    const inFlight = post(server, "/run", { input: "finish me" })
+    await eventually(() => server.inFlight === 1)
+    const closed = server.close()
+    const res = await inFlight
+    expect(res.status).toBe(200)
+    expect(((await res.json()) as RunJson).result).toBe("finish me")
+    await within(closed, 3_000, "close")
+    // nothing listens any more
+    await expect(get(server, "/health")).rejects.toThrow()
+  })
+
+  it("cancels runs still in flight when the grace period ends, answering 503", async () => {
+    const wait = waitTool()
+    const server = await start({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] }, graceMs: 100 })
+    forget(server)
+    const inFlight = post(server, "/run", { input: "never finishes" })
+    await within(wait.started, 2_000, "run started")
+    const closing = server.close()
+    const res = await inFlight
+    expect(res.status).toBe(503)
+    expect(((await res.json()) as ErrorJson).error.kind).toBe("ShuttingDown")
+    await within(closing, 3_000, "close")
+    expect(wait.state.cancellations).toBe(1)
+  })
+
+  it("close is idempotent and a second call can cut the grace period short", async () => {
+    const wait = waitTool()
+    const server = await start({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] }, graceMs: 60_000 })
+    forget(server)
+    const inFlight = post(server, "/run", { input: "x" })
+    await within(wait.started, 2_000, "run started")
+    const first = server.close()
+    const second = server.close({ graceMs: 0 })
+    expect(second).toBe(first)
+    await within(first, 3_000, "close")
+    expect((await inFlight).status).toBe(503)
+  })
+
+  it("refuses to start on a port in use, with a clear message", async () => {
+    const server = await start(echo)
+    await expect(start({ ...echo, port: server.port })).rejects.toThrow(/already in use/)
+    await expectAlive(server)
+  })
+
+  it("checks its options", async () => {
+    await expect(start({ ...echo, port: -1 })).rejects.toThrow(/port/)
+    await expect(start({ ...echo, maxBodyBytes: 0 })).rejects.toThrow(/maxBodyBytes/)
+    await expect(start({ ...echo, token: "" })).rejects.toThrow(/token/)
+    await expect(start({ agent: "nope" as never })).rejects.toThrow(/agent/)
+    const runtime = createRuntime()
+    await expect(start({ agent: echoAgent, runtime, runtimeOptions: {} })).rejects.toThrow(/either/)
+    await runtime.close()
+  })
+})
