@@ -81,3 +81,26 @@ export const reportError = (error: unknown, format: "text" | "json"): void => {
 
 const formatPath = (path: ReadonlyArray<string | number>) =>
   "$" + path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("")
+
+let interruptHandler: (() => void) | undefined
+
+/**
+ * What Ctrl+C does while a command runs: by default the process exits with 130; a command that
+ * can stop cleanly (cancel a run, close a server) installs its own handler.
+ */
+export const onInterrupt = (handler: (() => void) | undefined): void => {
+  interruptHandler = handler
+}
+
+export const installInterrupt = (): void => {
+  let interrupted = false
+  process.on("SIGINT", () => {
+    if (interruptHandler !== undefined && !interrupted) {
+      interrupted = true
+      interruptHandler()
+      return
+    }
+    process.stderr.write("\n[interrupted]\n")
+    process.exit(ExitCode.interrupted)
+  })
+}

@@ -4,7 +4,7 @@
 import { Command, CommanderError } from "commander"
 import { registerEval } from "./eval.ts"
 import { registerTrace } from "./trace.ts"
-import { exitCodeOf, ExitCode, reportError } from "./io.ts"
+import { exitCodeOf, ExitCode, installInterrupt, reportError } from "./io.ts"
 
 export const VERSION = "0.1.0"
 
@@ -31,10 +31,7 @@ export const buildProgram = (): Command => {
 }
 
 export const main = async (argv: ReadonlyArray<string>): Promise<void> => {
-  process.on("SIGINT", () => {
-    process.stderr.write("\n[interrupted]\n")
-    process.exit(ExitCode.interrupted)
-  })
+  installInterrupt()
   const program = buildProgram()
   try {
     await program.parseAsync(argv as Array<string>)
