@@ -12,7 +12,8 @@ export const entries = {
   "plugins/redis/index": "plugins/redis/index.ts",
   "plugins/sqlite/index": "plugins/sqlite/index.ts",
   "plugins/rag/index": "plugins/rag/index.ts",
-  "plugins/http/index": "plugins/http/index.ts"
+  "plugins/http/index": "plugins/http/index.ts",
+  "plugins/yaml/index": "plugins/yaml/index.ts"
 }
 
 export default defineConfig({

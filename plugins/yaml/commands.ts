@@ -1,0 +1,278 @@
+/**
+ * The `compile`, `lint` and `lambda` commands as pure functions: they read files and return what
+ * to print and the exit code, so the CLI only wires arguments to them.
+ *
+ * Exit codes: 0 ok, 2 a YAML, schema or semantic error, 3 lint found errors, 4 file not found.
+ *
+ * @since 0.1.0
+ * @module
+ */
+import { readdirSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { Term } from "lambdagent"
+import { type CompiledAgent, loadConfig, type Overrides } from "./compile.ts"
+import { description, describe, toLambdaExpr } from "./describe.ts"
+import { formatIssue, isYamlError, type YamlError } from "./errors.ts"
+import { lint, type LintOptions, type LintResult } from "./lint.ts"
+import { errorReport, formatLintText, lintExitCode, lintReport } from "./report.ts"
+
+/**
+ * What a command prints and how it exits.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { CommandResult } from "lambdagent/yaml"
+ * const r: CommandResult = { stdout: "ok\n", stderr: "", exitCode: 0 }
+ * ```
+ */
+export interface CommandResult {
+  readonly stdout: string
+  readonly stderr: string
+  readonly exitCode: number
+}
+
+/**
+ * The agent files a command argument names: the file itself, or the `.yml`/`.yaml` files of a
+ * directory (not recursive), sorted by name. `undefined` when the path does not exist.
+ *
+ * @since 0.1.0
+ * @category commands
+ * @example
+ * ```ts
+ * import { agentFiles } from "lambdagent/yaml"
+ * agentFiles("examples/agents")?.length // 7
+ * ```
+ */
+export const agentFiles = (target: string): ReadonlyArray<string> | undefined => {
+  let isDirectory: boolean
+  try {
+    isDirectory = statSync(target).isDirectory()
+  } catch {
+    return undefined
+  }
+  if (!isDirectory) return [target]
+  return readdirSync(target)
+    .filter((f) => /\.ya?ml$/i.test(f))
+    .sort()
+    .map((f) => join(target, f))
+    .filter((f) => statSync(f).isFile())
+}
+
+const notFound = (target: string, format: "text" | "json" | "human" | "formal"): CommandResult =>
+  format === "json"
+    ? {
+      stdout: `${JSON.stringify({ version: 1, files: [], error: { tag: "ConfigError", message: `${target}: file not found` }, exitCode: 4 }, null, 2)}\n`,
+      stderr: "",
+      exitCode: 4
+    }
+    : { stdout: "", stderr: `error: ${target}: file not found\n`, exitCode: 4 }
+
+const errorText = (e: YamlError): string => {
+  if (e._tag === "ConfigError") return `error: ${e.message}`
+  const title = e._tag === "SchemaError" ? "not a valid agent file" : "the agent cannot run"
+  return [`error: ${e.file ?? "<text>"}: ${title}:`, ...e.issues.map((i) => `  ${formatIssue(i, e.file)}`)].join("\n")
+}
+
+const noFiles = (target: string, format: string): CommandResult =>
+  format === "json"
+    ? { stdout: `${JSON.stringify({ version: 1, files: [], exitCode: 4 }, null, 2)}\n`, stderr: `error: ${target}: no .yml or .yaml files\n`, exitCode: 4 }
+    : { stdout: "", stderr: `error: ${target}: no .yml or .yaml files\n`, exitCode: 4 }
+
+/**
+ * Options of {@link compileCommand}.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { CompileCommandOptions } from "lambdagent/yaml"
+ * const o: CompileCommandOptions = { format: "json", validate: true }
+ * ```
+ */
+export interface CompileCommandOptions {
+  /** `text` (the structure, default) or `json`. */
+  readonly format?: "text" | "json"
+  /** Also lint each file; lint errors make the exit code 3. */
+  readonly validate?: boolean
+  /** Options for the lint run of `validate`. */
+  readonly lint?: LintOptions
+  readonly overrides?: Overrides
+}
+
+const compiledJson = (agent: CompiledAgent) => {
+  const d = description(agent)
+  return {
+    file: agent.file ?? null,
+    name: agent.name,
+    type: agent.type,
+    error: null,
+    lambda: d.lambda,
+    structure: d.structure,
+    constructs: d.constructs,
+    bounds: { llmCalls: Number.isFinite(d.bounds.llmCalls) ? d.bounds.llmCalls : null, toolCalls: Number.isFinite(d.bounds.toolCalls) ? d.bounds.toolCalls : null },
+    tools: agent.tools.map((t) => ({
+      name: t.name,
+      kind: t.kind,
+      declared: t.declared,
+      usedAt: t.usedAt,
+      ...(t.server !== undefined ? { server: t.server } : {}),
+      ...(t.connection !== undefined ? { connection: t.connection } : {}),
+      ...(t.cli !== undefined ? { cli: t.cli } : {}),
+      ...(t.a2a !== undefined ? { a2a: t.a2a } : {})
+    })),
+    memory: agent.memory,
+    budget: agent.budget,
+    term: Term.encode(agent.term)
+  }
+}
+
+const jsonText = (value: unknown): string =>
+  `${JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? (JSON as unknown as { rawJSON: (s: string) => unknown }).rawJSON(v.toString()) : v), 2)}\n`
+
+/**
+ * `lambdagent compile FILE|DIR [--format text|json] [--validate]`: compile each file and print
+ * its structure (text) or its term, bounds and tools (JSON, `{version: 1, files: […], exitCode}`).
+ *
+ * @since 0.1.0
+ * @category commands
+ * @example
+ * ```ts
+ * import { compileCommand } from "lambdagent/yaml"
+ * const { stdout, exitCode } = compileCommand("examples/agents/simple.yml")
+ * console.log(exitCode, stdout.split("\n")[0]) // 0 "Summarizer ="
+ * ```
+ */
+export const compileCommand = (target: string, options: CompileCommandOptions = {}): CommandResult => {
+  const format = options.format ?? "text"
+  const files = agentFiles(target)
+  if (files === undefined) return notFound(target, format)
+  if (files.length === 0) return noFiles(target, format)
+  const out: Array<string> = []
+  const err: Array<string> = []
+  const entries: Array<unknown> = []
+  let failed = false
+  const lintResults: Array<LintResult> = []
+  for (const file of files) {
+    let agent: CompiledAgent
+    try {
+      agent = loadConfig({ path: file }, options.overrides ?? {})
+    } catch (e) {
+      if (!isYamlError(e)) throw e
+      failed = true
+      err.push(errorText(e))
+      entries.push({ file, error: errorReport(e) })
+      continue
+    }
+    const lintResult = options.validate === true ? lint({ path: file }, { ...options.lint, ...(options.overrides !== undefined ? { overrides: options.overrides } : {}) }) : undefined
+    if (lintResult !== undefined) lintResults.push(lintResult)
+    if (format === "json") {
+      entries.push({ ...compiledJson(agent), ...(lintResult !== undefined ? { lint: lintReport([lintResult]).files[0] } : {}) })
+    } else {
+      out.push(describe(agent) + (lintResult !== undefined ? `\n\n--- Lint ---\n${formatLintText([lintResult], { summary: false })}` : ""))
+    }
+  }
+  const exitCode = failed ? 2 : lintExitCode(lintResults) === 3 ? 3 : 0
+  if (format === "json") {
+    return { stdout: jsonText({ version: 1, files: entries, exitCode }), stderr: "", exitCode }
+  }
+  return {
+    stdout: out.length === 0 ? "" : `${out.join("\n\n")}\n`,
+    stderr: err.length === 0 ? "" : `${err.join("\n")}\n`,
+    exitCode
+  }
+}
+
+/**
+ * Options of {@link lintCommand}.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { LintCommandOptions } from "lambdagent/yaml"
+ * const o: LintCommandOptions = { format: "json", level: "warn", rules: ["L004", "L011"], maxLlmCalls: 50 }
+ * ```
+ */
+export interface LintCommandOptions extends LintOptions {
+  /** `text` (default) or `json` (see `LintReportSchema`). */
+  readonly format?: "text" | "json"
+}
+
+/**
+ * `lambdagent lint FILE|DIR [--level] [--format text|json] [--rules] [--ignore] [--max-llm-calls N]`.
+ * Exit 0 without error findings, 3 with, 2 when a file is not a valid agent file, 4 when the
+ * target does not exist.
+ *
+ * @since 0.1.0
+ * @category commands
+ * @example
+ * ```ts
+ * import { lintCommand } from "lambdagent/yaml"
+ * lintCommand("examples/agents", { format: "json" }).exitCode // 0
+ * ```
+ */
+export const lintCommand = (target: string, options: LintCommandOptions = {}): CommandResult => {
+  const format = options.format ?? "text"
+  const files = agentFiles(target)
+  if (files === undefined) return notFound(target, format)
+  if (files.length === 0) return noFiles(target, format)
+  const unknownRules = [...(options.rules ?? []), ...(options.ignore ?? [])].filter((r) => !/^L\d{3}$/i.test(r))
+  if (unknownRules.length > 0) {
+    return { stdout: "", stderr: `error: unknown rule id${unknownRules.length > 1 ? "s" : ""} ${unknownRules.join(", ")} (rules are L001…L035)\n`, exitCode: 2 }
+  }
+  const results = files.map((file) => lint({ path: file }, options))
+  const exitCode = lintExitCode(results)
+  if (format === "json") return { stdout: jsonText(lintReport(results)), stderr: "", exitCode }
+  return { stdout: `${formatLintText(results, { summary: options.level === undefined || options.level === "info" })}\n`, stderr: "", exitCode }
+}
+
+/**
+ * Options of {@link lambdaCommand}.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { LambdaCommandOptions } from "lambdagent/yaml"
+ * const o: LambdaCommandOptions = { format: "formal", desugar: true }
+ * ```
+ */
+export interface LambdaCommandOptions {
+  readonly format?: "human" | "formal" | "json"
+  readonly desugar?: boolean
+  readonly overrides?: Overrides
+}
+
+/**
+ * `lambdagent lambda FILE [--format human|formal|json] [--desugar]`: print the agent as a lambda
+ * expression.
+ *
+ * @since 0.1.0
+ * @category commands
+ * @example
+ * ```ts
+ * import { lambdaCommand } from "lambdagent/yaml"
+ * lambdaCommand("examples/agents/chain.yml", { format: "formal" }).stdout.startsWith("Report writer = ") // true
+ * ```
+ */
+export const lambdaCommand = (file: string, options: LambdaCommandOptions = {}): CommandResult => {
+  const format = options.format ?? "human"
+  let isFile = false
+  try {
+    isFile = statSync(file).isFile()
+  } catch {
+    isFile = false
+  }
+  if (!isFile) return notFound(file, format)
+  try {
+    const agent = loadConfig({ path: file }, options.overrides ?? {})
+    return { stdout: `${toLambdaExpr(agent, { format, ...(options.desugar !== undefined ? { desugar: options.desugar } : {}) }).replace(/\n$/, "")}\n`, stderr: "", exitCode: 0 }
+  } catch (e) {
+    if (!isYamlError(e)) throw e
+    return format === "json"
+      ? { stdout: jsonText({ error: errorReport(e) }), stderr: "", exitCode: 2 }
+      : { stdout: "", stderr: `${errorText(e)}\n`, exitCode: 2 }
+  }
+}

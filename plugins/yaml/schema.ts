@@ -1,0 +1,545 @@
+/**
+ * The shape of an agent file as zod 4 schemas, the types they produce, and the JSON Schema that
+ * editors use for completion and checking (`plugins/yaml/schema.json`, generated from
+ * {@link AgentFileSchema} by `npm run yaml:schema`).
+ *
+ * Objects are strict: an unknown key is an error (usually a typo; the error suggests the nearest
+ * valid key). Defaults are not filled in here: the compiler applies them, so that every field of
+ * the parsed value is one the file wrote, at the same path.
+ *
+ * @since 0.1.0
+ * @module
+ */
+import { z } from "zod"
+
+const text = z.string()
+const name = z.string().min(1)
+const count = z.number().int().min(0)
+const positive = z.number().int().min(1)
+const seconds = z.number().positive()
+
+/**
+ * The agent types the compiler knows.
+ *
+ * @since 0.1.0
+ * @category constants
+ * @example
+ * ```ts
+ * import { agentTypes } from "lambdagent/yaml"
+ * console.log(agentTypes.join(", ")) // "simple, react, chain, router, parallel"
+ * ```
+ */
+export const agentTypes = ["simple", "react", "chain", "router", "parallel"] as const
+
+/**
+ * One of {@link agentTypes}.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { AgentType } from "lambdagent/yaml"
+ * const t: AgentType = "react"
+ * ```
+ */
+export type AgentType = (typeof agentTypes)[number]
+
+/**
+ * The model providers the core can build (see `Providers.providerNames`) plus `custom` (an
+ * OpenAI-compatible endpoint given by `baseUrl`). Runtimes can add more through the `providers`
+ * override.
+ *
+ * @since 0.1.0
+ * @category constants
+ * @example
+ * ```ts
+ * import { knownProviders } from "lambdagent/yaml"
+ * console.log(knownProviders.includes("anthropic")) // true
+ * ```
+ */
+export const knownProviders = [
+  "anthropic",
+  "openai",
+  "openai-compatible",
+  "ollama",
+  "deepseek",
+  "moonshot",
+  "zhipu",
+  "dashscope",
+  "claude-code",
+  "scripted",
+  "custom"
+] as const
+
+const TypeSchema = z.enum(agentTypes).describe("What the agent is: simple (one LLM call), react (think/act loop), chain (pipeline), router (classify, then dispatch) or parallel (branches, then merge).")
+
+/**
+ * `model:` — the LLM settings. Sub-agents, chain steps and the classifier inherit the settings of
+ * the agent around them, field by field.
+ *
+ * @since 0.1.0
+ * @category schemas
+ * @example
+ * ```ts
+ * import { ModelSchema } from "lambdagent/yaml"
+ * ModelSchema.parse({ provider: "openai", name: "gpt-4o-mini", temperature: 0.2 })
+ * ```
+ */
+export const ModelSchema = z
+  .strictObject({
+    provider: name.describe("Provider: anthropic, openai, openai-compatible, ollama, deepseek, moonshot, zhipu, dashscope, claude-code, scripted, custom.").meta({ examples: [...knownProviders] }).optional(),
+    name: name.describe("Model name, for example gpt-4o-mini or claude-sonnet-4-20250514.").optional(),
+    temperature: z.number().min(0).max(2).describe("Sampling temperature, 0 to 2 (runtime default 0.3).").optional(),
+    maxTokens: positive.describe("Most tokens in one answer (runtime default 4096).").optional(),
+    topP: z.number().min(0).max(1).describe("Nucleus sampling, 0 to 1.").optional(),
+    stopSequences: z.array(text).describe("Texts that end the answer.").optional(),
+    baseUrl: z.url().describe("API endpoint, for self-hosted or compatible servers.").optional(),
+    conversation: z.boolean().describe("Keep the conversation across calls (default true) or call statelessly.").optional(),
+    maxHistoryTokens: positive.describe("Most tokens of history kept in a conversation.").optional(),
+    contextWindow: positive.describe("The model's context window; without maxHistoryTokens, history is capped at min(contextWindow / 2, 80000).").optional(),
+    timeout: seconds.describe("Seconds before one call is abandoned (runtime default 600).").optional()
+  })
+  .meta({ id: "Model", title: "Model settings" })
+
+/**
+ * The parsed `model:` block.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { ModelConfig } from "lambdagent/yaml"
+ * const m: ModelConfig = { provider: "anthropic", name: "claude-sonnet-4-20250514" }
+ * ```
+ */
+export type ModelConfig = z.output<typeof ModelSchema>
+
+/**
+ * `guard:` — validate an output with an expression over `x`, retry, then fall back.
+ *
+ * @since 0.1.0
+ * @category schemas
+ * @example
+ * ```ts
+ * import { GuardSchema } from "lambdagent/yaml"
+ * GuardSchema.parse({ validator: "len(x) > 100", retry: 2, fallback: "last" })
+ * ```
+ */
+export const GuardSchema = z
+  .strictObject({
+    validator: text.describe("An expression over the output x that must be true: len(x) > 100, 'error' not in x, x.startswith('{'), is_json(x) …").optional(),
+    retry: count.describe("How many times to run the agent again after an invalid output (default 0).").optional(),
+    fallback: z
+      .union([
+        text,
+        z.strictObject({ value: z.union([text, z.number().int(), z.boolean(), z.null()]) })
+      ])
+      .describe("After the last invalid output: error (fail, default), empty (\"\"), last (the last output), any other text (that text), or {value: …}.")
+      .optional(),
+    maxOutputLength: positive.describe("Outputs longer than this many characters are invalid.").optional()
+  })
+  .meta({ id: "Guard", title: "Output guard" })
+
+/**
+ * The parsed `guard:` block.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { GuardConfig } from "lambdagent/yaml"
+ * const g: GuardConfig = { validator: "'error' not in x", retry: 1 }
+ * ```
+ */
+export type GuardConfig = z.output<typeof GuardSchema>
+
+const ReactSchema = z
+  .strictObject({
+    maxSteps: count.describe("Most think/act rounds (default 10); the bound of the loop Y_n.").optional(),
+    observationEnabled: z.boolean().describe("Append each tool result to the state (default true).").optional(),
+    toolTimeout: count.describe("Seconds before a tool call becomes a timeout observation (default 30).").optional(),
+    verbose: z.boolean().describe("Runtime display option: print the intermediate steps. No effect on the term.").optional(),
+    earlyStop: text.describe("Not compiled (no term meaning yet); lint reports it.").optional(),
+    thinkPrompt: text.describe("The system prompt of the think step, instead of systemPrompt.").optional()
+  })
+  .meta({ id: "React", title: "ReAct settings" })
+
+const StepSchema = z
+  .strictObject({
+    name: name.describe("The step's name in traces (default step<i>).").optional(),
+    prompt: text.describe("The step's system prompt (an LLM step).").optional(),
+    tool: name.describe("Run this tool instead of an LLM (a tool step).").optional(),
+    model: ModelSchema.optional(),
+    outputParser: z.enum(["text", "json", "number", "boolean"]).describe("Parse the output: text (as is), json (canonical JSON text), number (an integer), boolean.").optional(),
+    guard: GuardSchema.optional()
+  })
+  .meta({ id: "ChainStep", title: "Chain step" })
+
+const ChainSchema = z
+  .strictObject({ steps: z.array(StepSchema).describe("The stages, run left to right: λx. sₙ(…s₂(s₁(x)))") })
+  .meta({ id: "Chain", title: "Chain" })
+
+const McpSchema = z
+  .strictObject({
+    onlineTool: z.record(name, z.array(name)).describe("MCP servers and the tools used from each: {server: [tool, …]}.").optional(),
+    localTools: z.array(name).describe("Tools the runtime provides; terminate is the identity λx.x, the loop's base case.").optional(),
+    policy: z
+      .strictObject({
+        mode: z.enum(["auto", "force", "intelligence", "disable"]).describe("disable keeps only terminate; the others leave the tools as listed.").optional(),
+        maxConcurrent: positive.describe("Most tool calls at once (runtime).").optional(),
+        retryOnFail: count.describe("Retries of a failed tool call (runtime).").optional()
+      })
+      .optional()
+  })
+  .meta({ id: "Mcp", title: "Tools" })
+
+const MemorySchema = z
+  .strictObject({
+    enabled: z.boolean().describe("Wrap the agent in memory (default true when the block is present).").optional(),
+    strategy: z.enum(["local", "redis", "sqlite", "custom"]).describe("The store (default local).").optional(),
+    size: count.describe("Entries read into each call (default 10).").optional(),
+    ttl: count.describe("Seconds an entry lives; 0 = forever (default 0).").optional(),
+    scope: z.enum(["session", "user", "global"]).describe("Whose memory (default session).").optional(),
+    customStore: name.describe("For strategy custom: the name of the store the runtime provides.").optional()
+  })
+  .meta({ id: "Memory", title: "Memory" })
+
+const RagSchema = z
+  .strictObject({
+    enabled: z.boolean().describe("Give the agent retrieval (default true when the block is present).").optional(),
+    source: z.union([name, z.array(name).min(1)]).describe("Files or directories to index, relative to the agent file.").optional(),
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "an index name: letters, digits, '.', '_' or '-'").describe("Index name (default default).").optional(),
+    topK: z.number().int().min(1).max(100).describe("Passages per retrieval (default 3).").optional(),
+    chunkSize: z.number().int().min(20).describe("Characters per chunk at most (default 1000).").optional(),
+    chunkOverlap: count.describe("Characters shared by consecutive chunks.").optional(),
+    backend: z.enum(["simple", "chroma"]).describe("simple (embedded BM25, default) or chroma.").optional(),
+    minScore: z.number().describe("Lowest score kept (default 0).").optional(),
+    format: z.enum(["numbered", "plain", "json"]).describe("How passages are shown (default numbered).").optional(),
+    agentic: z.boolean().describe("true: the react agent gets a rag_retrieve tool; false: context is retrieved before every call.").optional(),
+    persistDirectory: name.describe("Where the index lives.").optional(),
+    embeddings: z
+      .strictObject({
+        provider: z.enum(["hashing", "openai"]).optional(),
+        model: name.optional(),
+        baseUrl: z.url().optional(),
+        apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").optional(),
+        dimensions: z.number().int().min(2).max(65_536).optional(),
+        timeoutMs: positive.optional()
+      })
+      .optional(),
+    chromaUrl: z.url().optional(),
+    maxFileBytes: positive.optional()
+  })
+  .meta({ id: "Rag", title: "Retrieval" })
+
+const agentFields = {
+  agentId: name.describe("Identifier (metadata; also the name when name is absent).").optional(),
+  name: name.describe("Display name, used to name the LLM calls in traces.").optional(),
+  description: text.describe("Metadata.").optional(),
+  systemPrompt: text.describe("The λ body: the system prompt of a simple agent or of a react agent's think step.").optional(),
+  model: ModelSchema.optional(),
+  react: ReactSchema.optional(),
+  chain: ChainSchema.optional(),
+  mcp: McpSchema.optional(),
+  memory: MemorySchema.optional(),
+  guard: GuardSchema.optional(),
+  rag: RagSchema.optional()
+}
+
+/**
+ * A sub-agent (router route, parallel branch) and the common part of an agent file. `type`
+ * defaults to `simple` in sub-agents.
+ *
+ * @since 0.1.0
+ * @category schemas
+ * @example
+ * ```ts
+ * import { AgentSchema } from "lambdagent/yaml"
+ * AgentSchema.parse({ systemPrompt: "You are a coder." })
+ * ```
+ */
+export const AgentSchema = z
+  .strictObject({
+    type: TypeSchema.optional(),
+    ...agentFields,
+    get router() {
+      return RouterSchema.optional()
+    },
+    get parallel() {
+      return ParallelSchema.optional()
+    }
+  })
+  .meta({ id: "Agent", title: "Agent" })
+
+/**
+ * A parsed sub-agent.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { AgentConfig } from "lambdagent/yaml"
+ * const a: AgentConfig = { type: "simple", systemPrompt: "Summarize." }
+ * ```
+ */
+export type AgentConfig = z.output<typeof AgentSchema>
+
+const AgentOrAnswer = z.union([text, AgentSchema]).meta({ id: "AgentOrAnswer" })
+
+const RouterSchema = z
+  .strictObject({
+    classifier: z
+      .strictObject({
+        prompt: text.describe("The classifier's system prompt."),
+        model: ModelSchema.optional(),
+        categories: z.array(name).describe("The labels the classifier answers with (default: the route labels).").optional()
+      })
+      .describe("The LLM that labels each input."),
+    get routes() {
+      return z.record(z.string(), AgentOrAnswer).describe("Label → sub-agent, or label → a fixed answer (a string).").optional()
+    },
+    get default() {
+      return AgentOrAnswer.describe("For labels with no route: a sub-agent or a fixed answer.").optional()
+    }
+  })
+  .meta({ id: "Router", title: "Router" })
+
+const ParallelSchema = z
+  .strictObject({
+    get agents() {
+      return z.array(AgentSchema).min(1).describe("The branches, all run on the same input.")
+    },
+    merge: z.enum(["tuple", "concat", "custom"]).describe("tuple (a pair or list, default), concat (texts joined by a blank line) or custom (an LLM with mergePrompt).").optional(),
+    mergePrompt: text.describe("The merge LLM's system prompt, for merge: custom.").optional()
+  })
+  .meta({ id: "Parallel", title: "Parallel" })
+
+const McpNodeSchema = z.strictObject({
+  url: z.url().describe("Base URL of the MCP server."),
+  endpoint: text.describe("Path appended to url.").optional(),
+  headers: z.record(z.string(), z.string()).describe("HTTP headers; ${VAR} is left for the runtime to expand.").optional(),
+  timeout: seconds.describe("Seconds per call.").optional()
+})
+
+const McpServerSchema = z
+  .strictObject({
+    name: name.describe("The server's name."),
+    transport: z.enum(["http", "stdio"]).describe("http (needs url) or stdio (needs command)."),
+    url: z.url().optional(),
+    command: name.optional(),
+    args: z.array(text).optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    timeout: seconds.describe("Seconds per call (default 30).").optional(),
+    tools: z.array(name).describe("The tools used from this server; they join the react tool list.").optional()
+  })
+  .meta({ id: "McpServer", title: "MCP server" })
+
+const CliAgentSchema = z.strictObject({
+  command: name.describe("Shell command: the input goes to stdin, the answer comes from stdout."),
+  format: z.enum(["text", "json", "jsonl"]).describe("How the answer is read (default text).").optional(),
+  timeout: seconds.describe("Seconds per call (default 60).").optional(),
+  retry: count.describe("Retries after a failure (default 0).").optional(),
+  description: text.describe("What the agent does, shown to the model.").optional()
+})
+
+const RuntimeSchema = z
+  .strictObject({
+    engine: z.enum(["recursive", "cek", "adaptive"]).describe("Recorded for compatibility: lambdagent has one evaluator.").optional(),
+    maxSteps: positive.describe("Evaluator step budget.").optional(),
+    timeout: seconds.describe("Seconds for a whole run.").optional(),
+    maxLlmCalls: positive.describe("Most LLM calls in one run.").optional(),
+    maxToolCalls: positive.describe("Most tool calls in one run.").optional(),
+    maxTokens: positive.describe("Most tokens in one run.").optional()
+  })
+  .meta({ id: "Runtime", title: "Runtime budget" })
+
+/**
+ * A whole agent file: an agent (with `type` required) plus the top-level-only blocks that
+ * describe the world around it (`runtime`, `app`, `mcpServers`, `cli`, `a2a`, `checkpoint`).
+ *
+ * @since 0.1.0
+ * @category schemas
+ * @example
+ * ```ts
+ * import { AgentFileSchema } from "lambdagent/yaml"
+ * AgentFileSchema.parse({ type: "simple", systemPrompt: "Hi", runtime: { maxLlmCalls: 5 } })
+ * ```
+ */
+export const AgentFileSchema = AgentSchema.extend({
+  type: TypeSchema,
+  runtime: RuntimeSchema.optional(),
+  app: z
+    .strictObject({
+      mcp: z
+        .strictObject({
+          custom: z.strictObject({ nodes: z.record(name, McpNodeSchema).describe("Connection of each onlineTool server.") })
+        })
+        .optional()
+    })
+    .describe("External services.")
+    .optional(),
+  mcpServers: z.array(McpServerSchema).describe("MCP servers (http or stdio) and the tools used from each.").optional(),
+  cli: z
+    .strictObject({
+      server: z
+        .strictObject({
+          enabled: z.boolean().optional(),
+          mode: z.enum(["pipe", "socket", "tcp"]).optional(),
+          format: z.enum(["text", "json", "jsonl"]).optional(),
+          socketPath: name.optional(),
+          port: z.number().int().min(0).max(65_535).optional()
+        })
+        .describe("Serving this agent over the command line (runtime).")
+        .optional(),
+      agents: z.record(name, CliAgentSchema).describe("Other programs called as tools: λx. exec(command, x).").optional()
+    })
+    .optional(),
+  a2a: z
+    .strictObject({
+      server: z.strictObject({ port: z.number().int().min(0).max(65_535).optional(), host: name.optional() }).optional(),
+      clients: z
+        .array(z.strictObject({ name, url: z.url(), timeout: seconds.optional() }))
+        .describe("Remote A2A agents, called as tools.")
+        .optional()
+    })
+    .optional(),
+  checkpoint: z
+    .strictObject({
+      enabled: z.boolean().optional(),
+      directory: name.optional(),
+      maxCheckpoints: positive.optional(),
+      autoSaveSteps: count.optional()
+    })
+    .describe("State snapshots (runtime).")
+    .optional()
+}).meta({ title: "lambdagent agent file" })
+
+/**
+ * A parsed agent file.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { AgentFile } from "lambdagent/yaml"
+ * const f: AgentFile = { type: "simple", systemPrompt: "Summarize text.", model: { name: "gpt-4o-mini" } }
+ * ```
+ */
+export type AgentFile = z.output<typeof AgentFileSchema>
+
+/**
+ * The parsed `router:` block.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { RouterConfig } from "lambdagent/yaml"
+ * const r: RouterConfig = { classifier: { prompt: "code or math?" }, routes: { code: { systemPrompt: "Code." } } }
+ * ```
+ */
+export type RouterConfig = z.output<typeof RouterSchema>
+
+/**
+ * The parsed `parallel:` block.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { ParallelConfig } from "lambdagent/yaml"
+ * const p: ParallelConfig = { agents: [{ systemPrompt: "A" }, { systemPrompt: "B" }], merge: "concat" }
+ * ```
+ */
+export type ParallelConfig = z.output<typeof ParallelSchema>
+
+/**
+ * One parsed chain step.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { StepConfig } from "lambdagent/yaml"
+ * const s: StepConfig = { name: "extract", prompt: "Extract key facts." }
+ * ```
+ */
+export type StepConfig = z.output<typeof StepSchema>
+
+/**
+ * Keys that exist only at the top level of a file.
+ *
+ * @since 0.1.0
+ * @category constants
+ * @example
+ * ```ts
+ * import { topLevelOnlyKeys } from "lambdagent/yaml"
+ * console.log(topLevelOnlyKeys.includes("runtime")) // true
+ * ```
+ */
+export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "cli", "a2a", "checkpoint"] as const
+
+/**
+ * Keys of the reference format that this compiler deliberately does not support, with why.
+ *
+ * @since 0.1.0
+ * @category constants
+ * @example
+ * ```ts
+ * import { unsupportedKeys } from "lambdagent/yaml"
+ * console.log(unsupportedKeys.groupchat) // "multi-agent group chats are not compiled by lambdagent/yaml"
+ * ```
+ */
+export const unsupportedKeys: Readonly<Record<string, string>> = {
+  groupchat: "multi-agent group chats are not compiled by lambdagent/yaml",
+  sharedMemory: "shared memory between agents is configured in code, not in agent files",
+  channels: "channels are configured in code, not in agent files",
+  handoff: "handoff is not compiled; a router with sub-agents expresses the same dispatch",
+  skills: "skills are not compiled by lambdagent/yaml",
+  sandbox: "sandboxing is a runtime option, not part of an agent file",
+  subAgents: "subAgents are not compiled; use router routes or parallel agents",
+  hooks: "hooks are registered in code, not in agent files"
+}
+
+/**
+ * The JSON Schema (draft 2020-12) of agent files, as shipped in `plugins/yaml/schema.json`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ * @example
+ * ```ts
+ * import { jsonSchema } from "lambdagent/yaml"
+ * const schema = jsonSchema()
+ * console.log(schema.title) // "lambdagent agent file"
+ * ```
+ */
+export const jsonSchema = (): Record<string, unknown> => {
+  return z.toJSONSchema(AgentFileSchema, { io: "input", target: "draft-2020-12" }) as Record<string, unknown>
+}
+
+/**
+ * The parsed `mcp:` block.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { McpConfig } from "lambdagent/yaml"
+ * const m: McpConfig = { onlineTool: { search: ["web_search"] }, localTools: ["terminate"] }
+ * ```
+ */
+export type McpConfig = z.output<typeof McpSchema>
+
+/**
+ * One parsed entry of `cli.agents`.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { CliAgentConfig } from "lambdagent/yaml"
+ * const c: CliAgentConfig = { command: "lambdagent run summarizer.yml --quiet -", format: "text", timeout: 60 }
+ * ```
+ */
+export type CliAgentConfig = z.output<typeof CliAgentSchema>

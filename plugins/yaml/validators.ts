@@ -1,0 +1,897 @@
+/**
+ * Guard validators: a small, Python-looking expression language over the agent's output `x`
+ * (`len(x) > 100 and 'error' not in x`), parsed by a recursive-descent parser and compiled to a
+ * term `λx. …` that returns a boolean. Nothing is ever handed to a host `eval`.
+ *
+ * Integers, strings, `True`/`False`/`None`, list literals, `and`/`or`/`not`, comparisons (chained
+ * as in Python), `in`/`not in`, `is`/`is not`, `+ - * // %`, `a if c else b`, the functions `len`,
+ * `is_json`, `bool`, `abs`, `min`, `max`, and the string methods `startswith`, `endswith`, `strip`,
+ * `lstrip`, `rstrip`, `lower`, `upper`. Operations the core language has no primitive for (the
+ * string methods, `in` on strings, `is_json`) compile to calls of the `__builtin_*` tools of
+ * `builtins.ts`; everything else compiles to pure forms. See `docs/yaml.md#validators`.
+ *
+ * @since 0.1.0
+ * @module
+ */
+import { Term } from "lambdagent"
+import { formatFieldPath, type Issue, schemaError, type FieldPath, type Position } from "./errors.ts"
+
+// ---------------------------------------------------------------------------------------------
+// Syntax
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A parsed validator expression. `start` is the character offset of the node in the source.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import { parseValidator } from "lambdagent/yaml"
+ * const e = parseValidator("len(x) > 3")
+ * console.log(e.kind) // "compare"
+ * ```
+ */
+export type ValidatorExpr =
+  | { readonly kind: "int"; readonly start: number; readonly value: number | bigint }
+  | { readonly kind: "str"; readonly start: number; readonly value: string }
+  | { readonly kind: "bool"; readonly start: number; readonly value: boolean }
+  | { readonly kind: "none"; readonly start: number }
+  | { readonly kind: "x"; readonly start: number }
+  | { readonly kind: "list"; readonly start: number; readonly items: ReadonlyArray<ValidatorExpr> }
+  | { readonly kind: "not"; readonly start: number; readonly arg: ValidatorExpr }
+  | { readonly kind: "neg"; readonly start: number; readonly arg: ValidatorExpr }
+  | { readonly kind: "logic"; readonly start: number; readonly op: "and" | "or"; readonly left: ValidatorExpr; readonly right: ValidatorExpr }
+  | {
+    readonly kind: "compare"
+    readonly start: number
+    readonly ops: ReadonlyArray<CompareOp>
+    readonly operands: ReadonlyArray<ValidatorExpr>
+  }
+  | { readonly kind: "arith"; readonly start: number; readonly op: ArithOp; readonly left: ValidatorExpr; readonly right: ValidatorExpr }
+  | { readonly kind: "cond"; readonly start: number; readonly cond: ValidatorExpr; readonly then: ValidatorExpr; readonly else: ValidatorExpr }
+  | { readonly kind: "call"; readonly start: number; readonly name: string; readonly args: ReadonlyArray<ValidatorExpr> }
+  | {
+    readonly kind: "method"
+    readonly start: number
+    readonly target: ValidatorExpr
+    readonly name: string
+    readonly args: ReadonlyArray<ValidatorExpr>
+  }
+
+type CompareOp = "==" | "!=" | "<" | ">" | "<=" | ">=" | "in" | "not in" | "is" | "is not"
+type ArithOp = "+" | "-" | "*" | "//" | "%"
+
+/**
+ * A validator expression that does not parse or does not make sense (`offset` is where, in the
+ * expression). {@link compileValidator} turns it into a `SchemaError` with the YAML position.
+ *
+ * @since 0.1.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { parseValidator, ValidatorSyntaxError } from "lambdagent/yaml"
+ * try { parseValidator("__import__('os')") } catch (e) {
+ *   if (e instanceof ValidatorSyntaxError) console.log(e.offset, e.message) // 0 "__import__ is not allowed: …"
+ * }
+ * ```
+ */
+export class ValidatorSyntaxError extends Error {
+  /** @since 0.1.0 */
+  readonly _tag = "ValidatorSyntaxError"
+  constructor(
+    message: string,
+    /** Character offset in the expression. */
+    readonly offset: number,
+    readonly expected?: string,
+    readonly actual?: string
+  ) {
+    super(message)
+  }
+}
+
+/** The functions a validator may call. */
+const FUNCTIONS = ["len", "is_json", "bool", "abs", "min", "max"] as const
+/** The string methods a validator may call. */
+const METHODS = ["startswith", "endswith", "strip", "lstrip", "rstrip", "lower", "upper"] as const
+/** Python builtins people reach for that would run host code; named in the error. */
+const FORBIDDEN = new Set([
+  "__import__", "eval", "exec", "compile", "open", "getattr", "setattr", "delattr", "globals", "locals", "vars",
+  "input", "breakpoint", "type", "object", "dir", "help", "exit", "quit", "__builtins__"
+])
+
+/** Longest expression accepted. */
+const MAX_LENGTH = 10_000
+/** Deepest nesting of parentheses and operators accepted. */
+const MAX_DEPTH = 200
+
+interface Token {
+  readonly kind: "int" | "str" | "name" | "op" | "end"
+  readonly text: string
+  readonly start: number
+  readonly value?: string | number | bigint
+}
+
+const OPERATORS = ["==", "!=", "<=", ">=", "//", "**", "<", ">", "+", "-", "*", "/", "%", "(", ")", "[", "]", ",", ".", ":", "="]
+
+const tokenize = (source: string): Array<Token> => {
+  const tokens: Array<Token> = []
+  let i = 0
+  while (i < source.length) {
+    const ch = source[i]!
+    if (/\s/.test(ch)) {
+      i++
+      continue
+    }
+    const start = i
+    if (/\d/.test(ch)) {
+      let j = i
+      while (j < source.length && /[\d_]/.test(source[j]!)) j++
+      if (source[j] === "." || source[j] === "e" || source[j] === "E") {
+        throw new ValidatorSyntaxError(
+          "fractional numbers are not supported: the term language has only integers",
+          start,
+          "an integer",
+          source.slice(start, j + 1)
+        )
+      }
+      if (/[A-Za-z]/.test(source[j] ?? "")) throw new ValidatorSyntaxError(`malformed number ${JSON.stringify(source.slice(start, j + 1))}`, start)
+      const text = source.slice(start, j)
+      if (/__|_$/.test(text) || (text.length > 1 && text.startsWith("0") && /[1-9]/.test(text))) {
+        throw new ValidatorSyntaxError(`malformed number ${JSON.stringify(text)}`, start)
+      }
+      const n = BigInt(text.replace(/_/g, ""))
+      if (n >= 2n ** 63n) throw new ValidatorSyntaxError(`${text} does not fit in a 64-bit integer`, start)
+      tokens.push({ kind: "int", text, start, value: n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n })
+      i = j
+      continue
+    }
+    if (/[A-Za-z_]/.test(ch)) {
+      let j = i
+      while (j < source.length && /\w/.test(source[j]!)) j++
+      const text = source.slice(start, j)
+      if ((source[j] === "'" || source[j] === "\"") && /^[rRbBfFuU]{1,2}$/.test(text)) {
+        throw new ValidatorSyntaxError(`string prefixes (${text}'…') are not supported; write a plain '…' string`, start)
+      }
+      tokens.push({ kind: "name", text, start })
+      i = j
+      continue
+    }
+    if (ch === "'" || ch === "\"") {
+      const { end, value } = readString(source, i)
+      tokens.push({ kind: "str", text: source.slice(start, end), start, value })
+      i = end
+      continue
+    }
+    const op = OPERATORS.find((o) => source.startsWith(o, i))
+    if (op === undefined) throw new ValidatorSyntaxError(`unexpected character ${JSON.stringify(ch)}`, start)
+    if (op === "**") throw new ValidatorSyntaxError("** (power) is not supported", start)
+    if (op === "/") throw new ValidatorSyntaxError("/ (true division) is not supported: integers only; use // for floor division", start, "//", "/")
+    if (op === "=") throw new ValidatorSyntaxError("= is assignment; compare with ==", start, "==", "=")
+    tokens.push({ kind: "op", text: op, start })
+    i += op.length
+  }
+  tokens.push({ kind: "end", text: "", start: source.length })
+  return tokens
+}
+
+const ESCAPES: Readonly<Record<string, string>> = { n: "\n", t: "\t", r: "\r", "\\": "\\", "'": "'", "\"": "\"", "0": "\0" }
+
+const readString = (source: string, start: number): { end: number; value: string } => {
+  const quote = source[start]!
+  if (source.startsWith(quote.repeat(3), start)) throw new ValidatorSyntaxError("triple-quoted strings are not supported", start)
+  let value = ""
+  let i = start + 1
+  while (i < source.length) {
+    const ch = source[i]!
+    if (ch === quote) return { end: i + 1, value }
+    if (ch === "\n") break
+    if (ch === "\\") {
+      const next = source[i + 1]
+      if (next === "u" && /^[0-9a-fA-F]{4}$/.test(source.slice(i + 2, i + 6))) {
+        value += String.fromCharCode(parseInt(source.slice(i + 2, i + 6), 16))
+        i += 6
+        continue
+      }
+      if (next !== undefined && Object.hasOwn(ESCAPES, next)) {
+        value += ESCAPES[next]
+        i += 2
+        continue
+      }
+      throw new ValidatorSyntaxError(`unknown escape \\${next ?? ""}`, i)
+    }
+    value += ch
+    i++
+  }
+  throw new ValidatorSyntaxError("unterminated string", start, `a closing ${quote}`, "the end of the expression")
+}
+
+const KEYWORDS = new Set(["and", "or", "not", "in", "is", "if", "else", "True", "False", "None", "lambda", "for"])
+
+class Parser {
+  private index = 0
+  private depth = 0
+
+  constructor(private readonly tokens: ReadonlyArray<Token>) {}
+
+  private get token(): Token {
+    return this.tokens[this.index]!
+  }
+
+  private isOp(text: string): boolean {
+    return this.token.kind === "op" && this.token.text === text
+  }
+
+  private isName(text: string): boolean {
+    return this.token.kind === "name" && this.token.text === text
+  }
+
+  private atEnd(): boolean {
+    return this.token.kind === "end"
+  }
+
+  private next(): Token {
+    return this.tokens[this.index++]!
+  }
+
+  private expectOp(text: string, what: string): Token {
+    if (!this.isOp(text)) throw this.unexpected(what)
+    return this.next()
+  }
+
+  private unexpected(expected: string): ValidatorSyntaxError {
+    const t = this.token
+    const actual = t.kind === "end" ? "the end of the expression" : JSON.stringify(t.text)
+    return new ValidatorSyntaxError(`expected ${expected}, found ${actual}`, t.start, expected, actual)
+  }
+
+  private enter(): void {
+    if (++this.depth > MAX_DEPTH) throw new ValidatorSyntaxError(`the expression nests deeper than ${MAX_DEPTH} levels`, this.token.start)
+  }
+
+  parse(): ValidatorExpr {
+    if (this.token.kind === "end") throw this.unexpected("an expression")
+    const e = this.expression()
+    if (!this.atEnd()) throw this.unexpected("an operator or the end of the expression")
+    return e
+  }
+
+  private expression(): ValidatorExpr {
+    this.enter()
+    if (this.isName("lambda")) throw new ValidatorSyntaxError("lambda is not supported: the validator is already a function of x", this.token.start)
+    const start = this.token.start
+    const value = this.or()
+    if (this.isName("if")) {
+      this.next()
+      const cond = this.or()
+      if (!this.isName("else")) throw this.unexpected("else")
+      this.next()
+      const otherwise = this.expression()
+      this.depth--
+      return { kind: "cond", start, cond, then: value, else: otherwise }
+    }
+    this.depth--
+    return value
+  }
+
+  /** Parse a left-associative chain; every operator in it counts as one level of nesting. */
+  private chain(operand: () => ValidatorExpr, operator: () => boolean, build: (left: ValidatorExpr, right: ValidatorExpr, op: string) => ValidatorExpr): ValidatorExpr {
+    const depth = this.depth
+    let left = operand()
+    while (operator()) {
+      const op = this.next().text
+      this.enter()
+      left = build(left, operand(), op)
+    }
+    this.depth = depth
+    return left
+  }
+
+  private or(): ValidatorExpr {
+    return this.chain(() => this.and(), () => this.isName("or"), (left, right) => ({ kind: "logic", start: left.start, op: "or", left, right }))
+  }
+
+  private and(): ValidatorExpr {
+    return this.chain(() => this.not(), () => this.isName("and"), (left, right) => ({ kind: "logic", start: left.start, op: "and", left, right }))
+  }
+
+  private not(): ValidatorExpr {
+    if (this.isName("not")) {
+      const start = this.next().start
+      this.enter()
+      const arg = this.not()
+      this.depth--
+      return { kind: "not", start, arg }
+    }
+    return this.comparison()
+  }
+
+  private compareOp(): CompareOp | undefined {
+    const t = this.token
+    if (t.kind === "op" && ["==", "!=", "<", ">", "<=", ">="].includes(t.text)) {
+      this.next()
+      return t.text as CompareOp
+    }
+    if (this.isName("in")) {
+      this.next()
+      return "in"
+    }
+    if (this.isName("not") && this.tokens[this.index + 1]?.kind === "name" && this.tokens[this.index + 1]?.text === "in") {
+      this.index += 2
+      return "not in"
+    }
+    if (this.isName("is")) {
+      this.next()
+      if (this.isName("not")) {
+        this.next()
+        return "is not"
+      }
+      return "is"
+    }
+    return undefined
+  }
+
+  private comparison(): ValidatorExpr {
+    const first = this.sum()
+    const ops: Array<CompareOp> = []
+    const operands: Array<ValidatorExpr> = [first]
+    const depth = this.depth
+    for (let op = this.compareOp(); op !== undefined; op = this.compareOp()) {
+      this.enter()
+      ops.push(op)
+      operands.push(this.sum())
+    }
+    this.depth = depth
+    return ops.length === 0 ? first : { kind: "compare", start: first.start, ops, operands }
+  }
+
+  private sum(): ValidatorExpr {
+    return this.chain(
+      () => this.product(),
+      () => this.isOp("+") || this.isOp("-"),
+      (left, right, op) => ({ kind: "arith", start: left.start, op: op as ArithOp, left, right })
+    )
+  }
+
+  private product(): ValidatorExpr {
+    return this.chain(
+      () => this.unary(),
+      () => this.isOp("*") || this.isOp("//") || this.isOp("%"),
+      (left, right, op) => ({ kind: "arith", start: left.start, op: op as ArithOp, left, right })
+    )
+  }
+
+  private unary(): ValidatorExpr {
+    if (this.isOp("-")) {
+      const start = this.next().start
+      this.enter()
+      const arg = this.unary()
+      this.depth--
+      return arg.kind === "int" && arg.start === start + 1
+        ? { kind: "int", start, value: typeof arg.value === "bigint" ? -arg.value : -arg.value }
+        : { kind: "neg", start, arg }
+    }
+    if (this.isOp("+")) {
+      this.next()
+      return this.unary()
+    }
+    return this.postfix()
+  }
+
+  private postfix(): ValidatorExpr {
+    let e = this.primary()
+    for (;;) {
+      if (this.isOp(".")) {
+        this.next()
+        const nameToken = this.token
+        if (nameToken.kind !== "name") throw this.unexpected("a method name after \".\"")
+        this.next()
+        if (!this.isOp("(")) {
+          throw new ValidatorSyntaxError(
+            `attribute access (.${nameToken.text}) is not allowed; only the methods ${METHODS.join(", ")} can be called`,
+            nameToken.start
+          )
+        }
+        if (!(METHODS as ReadonlyArray<string>).includes(nameToken.text)) {
+          throw new ValidatorSyntaxError(
+            `unknown method .${nameToken.text}(); available: ${METHODS.map((m) => `.${m}()`).join(", ")}`,
+            nameToken.start,
+            `one of ${METHODS.join(", ")}`,
+            nameToken.text
+          )
+        }
+        e = { kind: "method", start: e.start, target: e, name: nameToken.text, args: this.arguments() }
+      } else if (this.isOp("[")) {
+        throw new ValidatorSyntaxError(
+          "indexing and slicing (x[…]) are not supported: the term language has no string slicing; use startswith, endswith or in",
+          this.token.start
+        )
+      } else if (this.isOp("(")) {
+        throw new ValidatorSyntaxError("only named functions can be called", this.token.start)
+      } else {
+        return e
+      }
+    }
+  }
+
+  private arguments(): Array<ValidatorExpr> {
+    this.expectOp("(", "(")
+    const args: Array<ValidatorExpr> = []
+    while (!this.isOp(")")) {
+      if (this.token.kind === "name" && this.tokens[this.index + 1]?.text === "=") {
+        throw new ValidatorSyntaxError("keyword arguments are not supported", this.token.start)
+      }
+      args.push(this.expression())
+      if (!this.isOp(",")) break
+      this.next()
+    }
+    this.expectOp(")", "\",\" or \")\"")
+    return args
+  }
+
+  private primary(): ValidatorExpr {
+    const t = this.token
+    switch (t.kind) {
+      case "int":
+        this.next()
+        return { kind: "int", start: t.start, value: t.value as number | bigint }
+      case "str": {
+        this.next()
+        let value = t.value as string
+        // Adjacent string literals concatenate, as in Python.
+        while (this.token.kind === "str") value += this.next().value as string
+        return { kind: "str", start: t.start, value }
+      }
+      case "name":
+        return this.name(t)
+      case "op":
+        if (t.text === "(") {
+          this.next()
+          if (this.isOp(")")) throw new ValidatorSyntaxError("tuples are not supported", t.start)
+          const e = this.expression()
+          if (this.isOp(",")) throw new ValidatorSyntaxError("tuples are not supported; use a list [a, b]", this.token.start)
+          this.expectOp(")", "\")\"")
+          return e
+        }
+        if (t.text === "[") {
+          this.next()
+          const items: Array<ValidatorExpr> = []
+          while (!this.isOp("]")) {
+            items.push(this.expression())
+            if (this.isName("for")) throw new ValidatorSyntaxError("comprehensions are not supported", this.token.start)
+            if (!this.isOp(",")) break
+            this.next()
+          }
+          this.expectOp("]", "\",\" or \"]\"")
+          return { kind: "list", start: t.start, items }
+        }
+        throw this.unexpected("a value")
+      case "end":
+        throw this.unexpected("a value")
+    }
+  }
+
+  private name(t: Token): ValidatorExpr {
+    this.next()
+    switch (t.text) {
+      case "x":
+        if (this.isOp("(")) throw new ValidatorSyntaxError("x is the output, not a function", t.start)
+        return { kind: "x", start: t.start }
+      case "True":
+      case "False":
+        return { kind: "bool", start: t.start, value: t.text === "True" }
+      case "None":
+        return { kind: "none", start: t.start }
+      case "true":
+      case "false":
+      case "null":
+        throw new ValidatorSyntaxError(
+          `unknown name ${t.text}; write ${t.text === "null" ? "None" : t.text === "true" ? "True" : "False"}`,
+          t.start,
+          t.text === "null" ? "None" : t.text === "true" ? "True" : "False",
+          t.text
+        )
+    }
+    if (FORBIDDEN.has(t.text) || t.text.startsWith("__")) {
+      throw new ValidatorSyntaxError(
+        `${t.text} is not allowed: validators are pure expressions over x; available functions: ${FUNCTIONS.join(", ")}`,
+        t.start,
+        `one of ${FUNCTIONS.join(", ")}`,
+        t.text
+      )
+    }
+    if (KEYWORDS.has(t.text)) throw new ValidatorSyntaxError(`unexpected keyword ${t.text}`, t.start, "a value", t.text)
+    if (this.isOp("(")) {
+      if (!(FUNCTIONS as ReadonlyArray<string>).includes(t.text)) {
+        throw new ValidatorSyntaxError(
+          `unknown function ${t.text}(); available: ${FUNCTIONS.join(", ")}`,
+          t.start,
+          `one of ${FUNCTIONS.join(", ")}`,
+          t.text
+        )
+      }
+      return { kind: "call", start: t.start, name: t.text, args: this.arguments() }
+    }
+    throw new ValidatorSyntaxError(`unknown name ${t.text}: the output is x`, t.start, "x", t.text)
+  }
+}
+
+/**
+ * Parse a validator expression. Throws {@link ValidatorSyntaxError} with the offset of the
+ * problem.
+ *
+ * @since 0.1.0
+ * @category parsing
+ * @example
+ * ```ts
+ * import { parseValidator } from "lambdagent/yaml"
+ * parseValidator("x.startswith('{') and len(x) < 1000").kind // "logic"
+ * ```
+ */
+export const parseValidator = (source: string): ValidatorExpr => {
+  if (source.length > MAX_LENGTH) throw new ValidatorSyntaxError(`the expression is longer than ${MAX_LENGTH} characters`, 0)
+  return new Parser(tokenize(source)).parse()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compilation
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The tools a validator calls for operations the core language lacks, by validator operation.
+ *
+ * @since 0.1.0
+ * @category constants
+ * @example
+ * ```ts
+ * import { builtinToolNames } from "lambdagent/yaml"
+ * console.log(builtinToolNames.contains) // "__builtin_contains"
+ * ```
+ */
+export const builtinToolNames = {
+  contains: "__builtin_contains",
+  startswith: "__builtin_startswith",
+  endswith: "__builtin_endswith",
+  strip: "__builtin_strip",
+  lstrip: "__builtin_lstrip",
+  rstrip: "__builtin_rstrip",
+  lower: "__builtin_lower",
+  upper: "__builtin_upper",
+  is_json: "__builtin_is_json"
+} as const
+
+type Ty = "int" | "str" | "bool" | "none" | "list" | "any"
+
+interface Typed {
+  readonly term: Term.Term
+  readonly ty: Ty
+}
+
+const tyName: Readonly<Record<Ty, string>> = {
+  int: "an integer",
+  str: "a string",
+  bool: "a boolean",
+  none: "None",
+  list: "a list",
+  any: "a value"
+}
+
+const call = (name: string, arg: Term.Term): Term.Term => Term.app(Term.tool(name), arg)
+
+class Compiler {
+  private fresh = 0
+
+  /** `let v = value in body(v)`: evaluate once, use several times. */
+  private bind(value: Term.Term, body: (v: Term.Term) => Term.Term): Term.Term {
+    if (value._tag === "Var" || value._tag === "Lit") return body(value)
+    const name = `_v${++this.fresh}`
+    return Term.app(Term.lam(name, body(Term.var(name))), value)
+  }
+
+  private fail(e: ValidatorExpr, message: string, expected?: string, actual?: Ty): never {
+    throw new ValidatorSyntaxError(message, e.start, expected, actual === undefined ? undefined : tyName[actual])
+  }
+
+  private need(e: ValidatorExpr, typed: Typed, allowed: ReadonlyArray<Ty>, what: string): Typed {
+    if (typed.ty === "any" || allowed.includes(typed.ty)) return typed
+    return this.fail(e, `${what} needs ${allowed.map((t) => tyName[t]).join(" or ")}, not ${tyName[typed.ty]}`, allowed.map((t) => tyName[t]).join(" or "), typed.ty)
+  }
+
+  /** Python truthiness as a boolean term. */
+  truth(e: ValidatorExpr): Term.Term {
+    const { term, ty } = this.value(e)
+    return ty === "any" ? this.bind(term, (v) => this.truthOf(v, ty)) : this.truthOf(term, ty)
+  }
+
+  value(e: ValidatorExpr): Typed {
+    switch (e.kind) {
+      case "int":
+        return { term: Term.lit(e.value), ty: "int" }
+      case "str":
+        return { term: Term.lit(e.value), ty: "str" }
+      case "bool":
+        return { term: Term.lit(e.value), ty: "bool" }
+      case "none":
+        return { term: Term.lit(null), ty: "none" }
+      case "x":
+        return { term: Term.var("x"), ty: "any" }
+      case "list":
+        return { term: Term.list(e.items.map((i) => this.value(i).term)), ty: "list" }
+      case "not":
+        return { term: Term.not(this.truth(e.arg)), ty: "bool" }
+      case "neg": {
+        const arg = this.need(e.arg, this.value(e.arg), ["int"], "unary -")
+        return { term: Term.sub(Term.lit(0), arg.term), ty: "int" }
+      }
+      case "logic":
+        return this.logic(e)
+      case "compare": {
+        const parts = e.ops.map((op, i) => this.compare(e, op, e.operands[i]!, e.operands[i + 1]!))
+        return { term: parts.reduce((a, b) => Term.and(a, b)), ty: "bool" }
+      }
+      case "arith":
+        return this.arith(e)
+      case "cond": {
+        const then = this.value(e.then)
+        const otherwise = this.value(e.else)
+        return { term: Term.if(this.truth(e.cond), then.term, otherwise.term), ty: then.ty === otherwise.ty ? then.ty : "any" }
+      }
+      case "call":
+        return this.call(e)
+      case "method":
+        return this.method(e)
+    }
+  }
+
+  private logic(e: Extract<ValidatorExpr, { kind: "logic" }>): Typed {
+    const left = this.value(e.left)
+    const right = this.value(e.right)
+    if (left.ty === "bool" && right.ty === "bool") {
+      return { term: e.op === "and" ? Term.and(left.term, right.term) : Term.or(left.term, right.term), ty: "bool" }
+    }
+    // Python's `a or b` is a if a is truthy else b; `a and b` is b if a is truthy else a.
+    const ty = left.ty === right.ty ? left.ty : "any"
+    const term = this.bind(left.term, (v) => {
+      const truthy = this.truthOf(v, left.ty)
+      return e.op === "or" ? Term.if(truthy, v, right.term) : Term.if(truthy, right.term, v)
+    })
+    return { term, ty }
+  }
+
+  truthOf(term: Term.Term, ty: Ty): Term.Term {
+    switch (ty) {
+      case "bool":
+        return term
+      case "str":
+        return Term.not(Term.eq(term, Term.lit("")))
+      case "int":
+        return Term.not(Term.eq(term, Term.lit(0)))
+      case "none":
+        return Term.lit(false)
+      case "list":
+        return Term.not(Term.eq(term, Term.list([])))
+      case "any":
+        return Term.not(
+          [Term.lit(""), Term.lit(0), Term.lit(false), Term.lit(null), Term.list([])]
+            .map((falsy) => Term.eq(term, falsy))
+            .reduce((a, b) => Term.or(a, b))
+        )
+    }
+  }
+
+  private compare(whole: ValidatorExpr, op: CompareOp, l: ValidatorExpr, r: ValidatorExpr): Term.Term {
+    const left = this.value(l)
+    const right = this.value(r)
+    switch (op) {
+      case "==":
+      case "!=":
+      case "is":
+      case "is not": {
+        if (left.ty !== "any" && right.ty !== "any" && left.ty !== right.ty) {
+          this.fail(whole, `${op} between ${tyName[left.ty]} and ${tyName[right.ty]} is always ${op === "==" || op === "is" ? "False" : "True"}`)
+        }
+        const eq = Term.eq(left.term, right.term)
+        return op === "==" || op === "is" ? eq : Term.not(eq)
+      }
+      case "<":
+      case ">":
+      case "<=":
+      case ">=": {
+        this.need(l, left, ["int", "str"], op)
+        this.need(r, right, ["int", "str"], op)
+        if (left.ty !== "any" && right.ty !== "any" && left.ty !== right.ty) {
+          this.fail(whole, `cannot order ${tyName[left.ty]} against ${tyName[right.ty]}`)
+        }
+        const build = { "<": Term.lt, ">": Term.gt, "<=": Term.lte, ">=": Term.gte }[op]
+        return build(left.term, right.term)
+      }
+      case "in":
+      case "not in": {
+        let test: Term.Term
+        if (r.kind === "list") {
+          test = r.items.length === 0
+            ? Term.lit(false)
+            : this.bind(left.term, (v) => r.items.map((item) => Term.eq(v, this.value(item).term)).reduce((a, b) => Term.or(a, b)))
+        } else {
+          this.need(r, right, ["str", "list"], "in")
+          if (right.ty === "str") this.need(l, left, ["str"], "the left side of in a string")
+          test = call(builtinToolNames.contains, Term.list([right.term, left.term]))
+        }
+        return op === "in" ? test : Term.not(test)
+      }
+    }
+  }
+
+  private arith(e: Extract<ValidatorExpr, { kind: "arith" }>): Typed {
+    const left = this.value(e.left)
+    const right = this.value(e.right)
+    if (e.op === "+") {
+      const kinds = new Set([left.ty, right.ty])
+      kinds.delete("any")
+      if (kinds.size > 1) this.fail(e, `+ cannot combine ${tyName[left.ty]} and ${tyName[right.ty]}`)
+      const [ty] = [...kinds]
+      if (ty === undefined) this.fail(e, "+ on x alone is ambiguous (numbers or strings?): combine x with a literal, as in x + ''")
+      if (ty === "str" || ty === "list") return { term: Term.concat(left.term, right.term), ty }
+      if (ty !== "int") this.fail(e, `+ needs integers, strings or lists, not ${tyName[ty]}`)
+      return { term: Term.add(left.term, right.term), ty: "int" }
+    }
+    this.need(e.left, left, ["int"], e.op)
+    this.need(e.right, right, ["int"], e.op)
+    const build = { "-": Term.sub, "*": Term.mul, "//": Term.div, "%": Term.mod }[e.op]
+    return { term: build(left.term, right.term), ty: "int" }
+  }
+
+  private arity(e: { readonly start: number; readonly args: ReadonlyArray<ValidatorExpr> }, name: string, min: number, max: number): void {
+    if (e.args.length < min || e.args.length > max) {
+      const wanted = min === max ? `${min}` : max === Infinity ? `at least ${min}` : `${min} to ${max}`
+      throw new ValidatorSyntaxError(`${name} takes ${wanted} argument${max === 1 ? "" : "s"}, got ${e.args.length}`, e.start)
+    }
+  }
+
+  private call(e: Extract<ValidatorExpr, { kind: "call" }>): Typed {
+    switch (e.name) {
+      case "len": {
+        this.arity(e, "len()", 1, 1)
+        const arg = this.need(e.args[0]!, this.value(e.args[0]!), ["str", "list"], "len()")
+        return { term: Term.length(arg.term), ty: "int" }
+      }
+      case "is_json": {
+        this.arity(e, "is_json()", 1, 1)
+        const arg = this.need(e.args[0]!, this.value(e.args[0]!), ["str"], "is_json()")
+        return { term: call(builtinToolNames.is_json, arg.term), ty: "bool" }
+      }
+      case "bool":
+        this.arity(e, "bool()", 1, 1)
+        return { term: this.truth(e.args[0]!), ty: "bool" }
+      case "abs": {
+        this.arity(e, "abs()", 1, 1)
+        const arg = this.need(e.args[0]!, this.value(e.args[0]!), ["int"], "abs()")
+        return { term: this.bind(arg.term, (v) => Term.if(Term.lt(v, Term.lit(0)), Term.sub(Term.lit(0), v), v)), ty: "int" }
+      }
+      default: {
+        // min / max of two or more integers or strings
+        this.arity(e, `${e.name}()`, 2, Infinity)
+        const args = e.args.map((a) => this.need(a, this.value(a), ["int", "str"], `${e.name}()`))
+        const tys = new Set(args.map((a) => a.ty).filter((t) => t !== "any"))
+        if (tys.size > 1) this.fail(e, `${e.name}() cannot compare integers with strings`)
+        const pick = e.name === "min" ? Term.lt : Term.gt
+        const term = args.map((a) => a.term).reduce((acc, next) => this.bind(acc, (a) => this.bind(next, (b) => Term.if(pick(b, a), b, a))))
+        return { term, ty: [...tys][0] ?? "any" }
+      }
+    }
+  }
+
+  private method(e: Extract<ValidatorExpr, { kind: "method" }>): Typed {
+    const target = this.need(e.target, this.value(e.target), ["str"], `.${e.name}()`)
+    switch (e.name) {
+      case "startswith":
+      case "endswith": {
+        this.arity(e, `.${e.name}()`, 1, 1)
+        const arg = this.need(e.args[0]!, this.value(e.args[0]!), ["str"], `.${e.name}()`)
+        return { term: call(builtinToolNames[e.name], Term.list([target.term, arg.term])), ty: "bool" }
+      }
+      default: {
+        this.arity(e, `.${e.name}()`, 0, 0)
+        return { term: call(builtinToolNames[e.name as "strip" | "lstrip" | "rstrip" | "lower" | "upper"], target.term), ty: "str" }
+      }
+    }
+  }
+}
+
+/**
+ * Compile a parsed validator to `λx. <boolean>`: the result is Python's truthiness of the
+ * expression. Throws {@link ValidatorSyntaxError} for ill-typed expressions (`len(x) > 'a'`).
+ *
+ * @since 0.1.0
+ * @category compiling
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * import { compileValidatorExpr, parseValidator } from "lambdagent/yaml"
+ * Term.pretty(compileValidatorExpr(parseValidator("len(x) > 3"))) // "λx. length(x) > 3"
+ * ```
+ */
+export const compileValidatorExpr = (expr: ValidatorExpr): Term.Term => Term.lam("x", new Compiler().truth(expr))
+
+/**
+ * Where a validator comes from, for error positions.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { ValidatorLocation } from "lambdagent/yaml"
+ * const at: ValidatorLocation = { path: ["guard", "validator"], locate: () => ({ line: 7, column: 14 }) }
+ * ```
+ */
+export interface ValidatorLocation {
+  readonly path: FieldPath
+  /** The position of an offset inside the expression's YAML scalar. */
+  readonly locate?: (offset: number) => Position | undefined
+  readonly file?: string
+}
+
+/**
+ * Parse and compile a validator expression to a term `λx. …` returning a boolean. Throws a
+ * `SchemaError` naming the field, the line and column (when `at` can locate them) and what was
+ * expected.
+ *
+ * @since 0.1.0
+ * @category compiling
+ * @example
+ * ```ts
+ * import { Evaluator, Term } from "lambdagent"
+ * import { compileValidator } from "lambdagent/yaml"
+ * const v = compileValidator("len(x) > 3 and x != 'none'")
+ * Evaluator.evaluate(Term.app(v, Term.lit("hello"))) // true
+ * ```
+ */
+export const compileValidator = (source: string, at: ValidatorLocation = { path: [] }): Term.Term => {
+  try {
+    return compileValidatorExpr(parseValidator(source))
+  } catch (e) {
+    if (!(e instanceof ValidatorSyntaxError)) throw e
+    throw validatorIssueError(e, source, at)
+  }
+}
+
+/**
+ * The `SchemaError` for a validator problem at `at`.
+ *
+ * @since 0.1.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { ValidatorSyntaxError, validatorIssueError } from "lambdagent/yaml"
+ * const e = validatorIssueError(new ValidatorSyntaxError("unexpected character \"$\"", 4), "len($)", { path: ["guard", "validator"] })
+ * e.field // "guard.validator"
+ * ```
+ */
+export const validatorIssueError = (e: ValidatorSyntaxError, source: string, at: ValidatorLocation) =>
+  schemaError([validatorIssue(e, source, at)], at.file)
+
+/**
+ * The issue for a validator problem: the message quotes the expression with a caret under the
+ * offending character.
+ *
+ * @since 0.1.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { ValidatorSyntaxError, validatorIssue } from "lambdagent/yaml"
+ * validatorIssue(new ValidatorSyntaxError("unknown name y: the output is x", 4), "len(y)", { path: ["guard", "validator"] }).message
+ * ```
+ */
+export const validatorIssue = (e: ValidatorSyntaxError, source: string, at: ValidatorLocation): Issue => {
+  const pos = at.locate?.(e.offset) ?? (at.path.length === 0 ? { line: 1, column: e.offset + 1 } : undefined)
+  const line = source.split("\n")[0]!
+  const excerpt = e.offset <= line.length && line.length <= 120 ? `\n    ${line}\n    ${" ".repeat(e.offset)}^` : ""
+  return {
+    path: at.path,
+    field: formatFieldPath(at.path),
+    ...(pos !== undefined ? { line: pos.line, column: pos.column } : {}),
+    message: `invalid validator at character ${e.offset + 1}: ${e.message}${excerpt}`,
+    expected: e.expected ?? "a validator expression over x (see docs/yaml.md#validators)",
+    ...(e.actual !== undefined ? { actual: e.actual } : {})
+  }
+}
