@@ -21,8 +21,11 @@ import * as Tools from "./Tools.ts"
  */
 export interface Options {
   readonly command: string
-  /** `text`: stdout is the answer; `json`: stdout is JSON and its `result` field (or the whole value) is the answer. */
-  readonly format?: "text" | "json"
+  /**
+   * `text`: stdout is the answer; `json`: stdout is JSON and its `result` field (or the whole
+   * value) is the answer; `jsonl`: the same, from the last line of stdout.
+   */
+  readonly format?: "text" | "json" | "jsonl"
   /** Default 60 seconds. */
   readonly timeoutMs?: number
   /** Extra attempts after a failure or timeout (default 0). */
@@ -76,7 +79,9 @@ export const make = (name: string, options: Options): Tools.ToolDefinition<strin
         else if (result.code !== 0) last = `[CLI_ERROR:${result.code}] ${result.stderr.trim()}`
         else {
           const out = result.stdout.trim()
-          return options.format === "json" ? decodeJson(out) : out
+          if (options.format === "json") return decodeJson(out)
+          if (options.format === "jsonl") return decodeJson(out.split("\n").filter((l) => l.trim() !== "").at(-1) ?? "")
+          return out
         }
       }
       return last

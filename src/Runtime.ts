@@ -49,6 +49,11 @@ export interface RuntimeOptions {
   readonly trace?: Trace.TraceLevel
   readonly traceSink?: TraceSink.TraceSinkShape
   readonly budgets?: Partial<Budget.Budget>
+  /**
+   * Chooses the model of an `llm` term before plugins and `Providers.fromSpec` do; `undefined`
+   * lets them choose. A command line uses it to send every call to `--model`.
+   */
+  readonly resolveModel?: (settings: Term.ModelSettings) => LanguageModel.LanguageModelShape | undefined
 }
 
 /**
@@ -179,6 +184,8 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
   for (const plugin of plugins) for (const [name, factory] of Object.entries(plugin.providers ?? {})) providers.set(name, factory)
   const pluginModels = new Map<string, LanguageModel.LanguageModelShape>()
   const models: Agent.ModelResolver = (settings) => {
+    const chosen = options.resolveModel?.(settings)
+    if (chosen !== undefined) return chosen
     const factory = settings.provider === undefined ? undefined : providers.get(settings.provider)
     if (factory === undefined) return Agent.defaultModels(settings)
     const key = JSON.stringify(settings)

@@ -3,6 +3,8 @@
  */
 import { Command, CommanderError } from "commander"
 import { registerEval } from "./eval.ts"
+import { registerRun } from "./run.ts"
+import { registerYaml } from "./yaml.ts"
 import { registerTrace } from "./trace.ts"
 import { exitCodeOf, ExitCode, installInterrupt, reportError } from "./io.ts"
 
@@ -26,6 +28,8 @@ export const buildProgram = (): Command => {
     .showHelpAfterError()
     .exitOverride()
   registerEval(program, runAction)
+  registerRun(program, runAction)
+  registerYaml(program, runAction)
   registerTrace(program, runAction)
   return program
 }

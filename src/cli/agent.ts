@@ -1,0 +1,185 @@
+/**
+ * Loading an agent for the command line (a YAML config or a term's JSON) and building the runtime
+ * that runs it: its model (or the offline scripted model when no provider is reachable), its tools
+ * (shell commands, CLI agents, retrieval, MCP, builtins) and its memory store.
+ */
+import { existsSync, statSync } from "node:fs"
+import { dirname, resolve } from "node:path"
+import { CliAgent, createRuntime, type LanguageModel, OpenAI, type Plugin, Providers, type Runtime, ShellTool, Term, type Tools } from "lambdagent"
+import { CliError, ExitCode, readTextFile } from "./io.ts"
+
+/** An agent ready to run. */
+export interface LoadedAgent {
+  readonly term: Term.Term
+  readonly name: string
+  readonly type: string
+  readonly file: string
+  readonly baseDir: string
+  /** The compiled YAML config, when the agent came from one. */
+  readonly compiled?: import("lambdagent/yaml").CompiledAgent
+}
+
+export interface AgentOverrides {
+  readonly temperature?: number
+  readonly maxSteps?: number
+}
+
+const isYamlError = (e: unknown): e is { _tag: string; message: string } =>
+  typeof e === "object" && e !== null && "_tag" in e && ["ConfigError", "SchemaError", "SemanticError"].includes(String(e._tag))
+
+/** Load `file`: `.json` holds a term; anything else is a YAML agent config. */
+export const loadAgent = async (file: string, overrides: AgentOverrides = {}): Promise<LoadedAgent> => {
+  if (!existsSync(file)) throw new CliError(`File not found: ${file}`, ExitCode.notFound, "FileNotFound")
+  if (statSync(file).isDirectory()) throw new CliError(`${file} is a directory; give an agent file`, ExitCode.notFound, "FileNotFound")
+  const baseDir = dirname(resolve(file))
+  if (file.endsWith(".json")) {
+    let term: Term.Term
+    try {
+      term = Term.parseText(await readTextFile(file, "agent"))
+    } catch (error) {
+      throw new CliError(`${file}: ${(error as Error).message}`, ExitCode.compile, "TermParseError")
+    }
+    return { term, name: file.replace(/^.*\//, "").replace(/\.json$/, ""), type: term._tag.toLowerCase(), file, baseDir }
+  }
+  const yaml = await import("lambdagent/yaml")
+  try {
+    const compiled = yaml.loadConfig({ path: file }, {
+      ...(overrides.temperature !== undefined ? { temperature: overrides.temperature } : {}),
+      ...(overrides.maxSteps !== undefined ? { maxSteps: overrides.maxSteps } : {})
+    })
+    return { term: compiled.term, name: compiled.name, type: compiled.type, file, baseDir: compiled.baseDir ?? baseDir, compiled }
+  } catch (error) {
+    if (isYamlError(error)) throw new CliError(error.message, ExitCode.compile, error._tag)
+    throw error
+  }
+}
+
+/** The environment variable holding a provider's key, when it needs one. */
+const keyVariable = (provider: string): string | undefined => {
+  if (provider === "anthropic") return "ANTHROPIC_API_KEY"
+  const preset = (OpenAI.presets as Record<string, OpenAI.Preset | undefined>)[provider]
+  return preset?.apiKeyEnv
+}
+
+/** Why a provider cannot answer here, or `undefined` when it (probably) can. */
+const unreachable = (provider: string): string | undefined => {
+  const variable = keyVariable(provider)
+  if (variable !== undefined && (process.env[variable] ?? "") === "") return `no ${variable} is set`
+  if (provider === "claude-code") {
+    const bin = process.env.LAMBDAGENT_CLAUDE_BIN ?? "claude"
+    const found = bin.includes("/") ? existsSync(bin) : (process.env.PATH ?? "").split(":").some((dir) => existsSync(`${dir}/${bin}`))
+    if (!found) return `the ${bin} binary is not installed`
+  }
+  if (provider === "ollama" && process.env.LAMBDAGENT_OLLAMA_CHECKED !== "1") return undefined
+  return undefined
+}
+
+export interface RuntimeChoice {
+  readonly runtime: Runtime.Runtime
+  readonly tools: ReadonlyArray<Tools.ToolDefinition>
+  /** Lines to tell the user (on stderr) about the model the run uses. */
+  readonly notices: ReadonlyArray<string>
+}
+
+export interface RuntimeSettings {
+  /** `--model`: every LLM call goes to this spec. */
+  readonly model?: string
+  /** `--tool NAME=CMD` specs. */
+  readonly shellTools?: ReadonlyArray<string>
+  readonly toolTimeoutMs?: number
+  readonly env?: NodeJS.ProcessEnv
+  readonly trace?: Runtime.RuntimeOptions["trace"]
+  readonly budgets?: Runtime.RuntimeOptions["budgets"]
+}
+
+const memoryPlugins = async (strategy: string): Promise<ReadonlyArray<Plugin.Plugin>> => {
+  if (strategy === "redis") return [(await import("lambdagent/redis")).plugin as unknown as Plugin.Plugin]
+  if (strategy === "sqlite") return [(await import("lambdagent/sqlite")).plugin as unknown as Plugin.Plugin]
+  return []
+}
+
+/** The tools an agent's config references, made real. */
+const referencedTools = async (agent: LoadedAgent, settings: RuntimeSettings): Promise<Array<Tools.ToolDefinition>> => {
+  const compiled = agent.compiled
+  if (compiled === undefined) return []
+  const yaml = await import("lambdagent/yaml")
+  const tools: Array<Tools.ToolDefinition> = []
+  const builtins = compiled.tools.filter((t) => t.kind === "builtin")
+  if (builtins.length > 0) tools.push(...yaml.builtinTools.filter((b) => builtins.some((t) => t.name === b.name)))
+  for (const ref of compiled.tools) {
+    if (ref.kind === "cli" && ref.cli !== undefined) {
+      tools.push(CliAgent.make(ref.name, {
+        command: ref.cli.command,
+        ...(ref.cli.format !== undefined ? { format: ref.cli.format } : {}),
+        ...(ref.cli.timeout !== undefined ? { timeoutMs: ref.cli.timeout * 1000 } : {}),
+        ...(ref.cli.retry !== undefined ? { retry: ref.cli.retry } : {}),
+        ...(settings.env !== undefined ? { env: settings.env } : {})
+      }))
+    }
+  }
+  const rag = compiled.tools.find((t) => t.kind === "rag" && t.rag !== undefined)
+  if (rag !== undefined) {
+    const plugin = await import("lambdagent/rag")
+    const retrieval = plugin.fromConfig(rag.rag as Parameters<typeof plugin.fromConfig>[0], agent.baseDir)
+    tools.push(retrieval.tool)
+    tools.push({
+      name: "rag_retrieve_context",
+      kind: "rag",
+      description: "Prepend the documents retrieved for the input.",
+      run: (input: string, { signal }) => retrieval.retrieve(input, { signal })
+    })
+  }
+  return tools
+}
+
+/** Build the runtime for an agent: model choice (with the offline fallback), tools, memory. */
+export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings): Promise<RuntimeChoice> => {
+  const notices: Array<string> = []
+  let resolveModel: Runtime.RuntimeOptions["resolveModel"]
+  let model: LanguageModel.LanguageModelShape | undefined
+  if (settings.model !== undefined) {
+    try {
+      model = Providers.fromSpec(settings.model, settings.env !== undefined ? { env: settings.env } : {})
+    } catch (error) {
+      throw new CliError(`--model ${settings.model}: ${(error as Error).message}`, ExitCode.failed, "UsageError")
+    }
+    const chosen = model
+    resolveModel = () => chosen
+    if (settings.model.startsWith("scripted")) notices.push(`[model: ${settings.model} — the offline scripted model; no API key needed]`)
+  } else {
+    const providers = agent.compiled?.providers ?? []
+    const missing = new Map(providers.map((p) => [p, unreachable(p)] as const).filter(([, why]) => why !== undefined))
+    if (missing.size > 0 || providers.length === 0) {
+      const offline = Providers.fromSpec("scripted:echo")
+      model = offline
+      resolveModel = (settings) => (settings.provider === undefined || missing.has(settings.provider) ? offline : undefined)
+      for (const [provider, why] of missing) {
+        notices.push(`[${provider}: ${why}; running on the offline scripted model (it echoes its input). Set the key or pass --model provider:name for real answers.]`)
+      }
+    }
+  }
+  const tools: Array<Tools.ToolDefinition> = await referencedTools(agent, settings)
+  for (const spec of settings.shellTools ?? []) {
+    try {
+      tools.push(ShellTool.fromSpec(spec, {
+        ...(settings.toolTimeoutMs !== undefined ? { timeoutMs: settings.toolTimeoutMs } : {}),
+        ...(settings.env !== undefined ? { env: settings.env } : {})
+      }))
+    } catch (error) {
+      throw new CliError((error as Error).message, ExitCode.failed, (error as { _tag?: string })._tag ?? "InvalidToolSpec")
+    }
+  }
+  const memory = agent.compiled?.memory[0]
+  const strategy = memory?.strategy === "redis" || memory?.strategy === "sqlite" ? memory.strategy : "local"
+  const runtime = createRuntime({
+    ...(model !== undefined ? { model } : {}),
+    ...(resolveModel !== undefined ? { resolveModel } : {}),
+    tools,
+    plugins: await memoryPlugins(strategy),
+    memory: strategy,
+    memoryOptions: strategy === "sqlite" ? { path: resolve(agent.baseDir, ".lambdagent", "memory.db") } : {},
+    ...(settings.trace !== undefined ? { trace: settings.trace } : {}),
+    ...(settings.budgets !== undefined ? { budgets: settings.budgets } : {})
+  })
+  return { runtime, tools, notices }
+}

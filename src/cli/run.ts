@@ -1,0 +1,140 @@
+/**
+ * `lambdagent run <config> [input | -] [options]`: compile an agent and apply it to an input.
+ */
+import { writeFile } from "node:fs/promises"
+import type { Command } from "commander"
+import { Value } from "lambdagent"
+import { buildRuntime, loadAgent } from "./agent.ts"
+import { CliError, ExitCode, onInterrupt, readStdin, readTextFile } from "./io.ts"
+import { startStatus } from "./status.ts"
+import { formatEventLine, summaryLine } from "./trace.ts"
+
+export interface RunOptions {
+  readonly input?: string
+  readonly trace?: boolean
+  readonly traceFile?: string
+  readonly maxSteps?: string
+  readonly temperature?: string
+  readonly model?: string
+  readonly timeout?: string
+  readonly tool: Array<string>
+  readonly toolTimeout?: string
+  readonly env: Array<string>
+  readonly output?: string
+  readonly format: "text" | "json"
+  readonly quiet?: boolean
+  readonly verbose?: boolean
+}
+
+const number = (text: string | undefined, flag: string, check: (n: number) => boolean): number | undefined => {
+  if (text === undefined) return undefined
+  const n = Number(text)
+  if (!Number.isFinite(n) || !check(n)) throw new CliError(`${flag}: invalid value ${JSON.stringify(text)}`, ExitCode.failed, "UsageError")
+  return n
+}
+
+const parseEnv = (pairs: ReadonlyArray<string>): Record<string, string> => {
+  const env: Record<string, string> = {}
+  for (const pair of pairs) {
+    const eq = pair.indexOf("=")
+    if (eq <= 0) throw new CliError(`--env expects KEY=VALUE, got ${JSON.stringify(pair)}`, ExitCode.failed, "UsageError")
+    env[pair.slice(0, eq)] = pair.slice(eq + 1)
+  }
+  return env
+}
+
+/** The input: the positional argument (`-` reads stdin), else `--input FILE`, else piped stdin, else empty. */
+const readRunInput = async (positional: string | undefined, options: RunOptions): Promise<string> => {
+  if (positional === "-") return (await readStdin()).replace(/\n$/, "")
+  if (positional !== undefined) return positional
+  if (options.input !== undefined) return await readTextFile(options.input, "input")
+  if (process.stdin.isTTY !== true) return (await readStdin()).replace(/\n$/, "")
+  return ""
+}
+
+export const runCommand = async (config: string, positional: string | undefined, options: RunOptions): Promise<void> => {
+  const maxSteps = number(options.maxSteps, "--max-steps", (n) => Number.isInteger(n) && n > 0)
+  const temperature = number(options.temperature, "--temperature", (n) => n >= 0 && n <= 2)
+  const timeout = number(options.timeout, "--timeout", (n) => n > 0)
+  const toolTimeout = number(options.toolTimeout, "--tool-timeout", (n) => n > 0)
+  const extraEnv = parseEnv(options.env)
+  const env = Object.keys(extraEnv).length > 0 ? { ...process.env, ...extraEnv } : undefined
+  if (env !== undefined) Object.assign(process.env, extraEnv)
+  const agent = await loadAgent(config, {
+    ...(temperature !== undefined ? { temperature } : {}),
+    ...(maxSteps !== undefined ? { maxSteps } : {})
+  })
+  const input = await readRunInput(positional, options)
+  const { notices, runtime } = await buildRuntime(agent, {
+    ...(options.model !== undefined ? { model: options.model } : {}),
+    shellTools: options.tool,
+    ...(toolTimeout !== undefined ? { toolTimeoutMs: toolTimeout * 1000 } : {}),
+    ...(env !== undefined ? { env } : {}),
+    trace: options.verbose === true ? "beta" : "agent",
+    budgets: { ...agent.compiled?.budget, ...(timeout !== undefined ? { timeMs: timeout * 1000 } : {}) }
+  })
+  if (options.quiet !== true) for (const notice of notices) process.stderr.write(`${notice}\n`)
+  const controller = new AbortController()
+  onInterrupt(() => controller.abort(new CliError("interrupted", ExitCode.interrupted, "Interrupted")))
+  const status = options.quiet === true || options.format === "json" ? undefined : startStatus(`${agent.name}`)
+  try {
+    const output = await (async () => {
+      if (status === undefined) return runtime.run(agent.term, input, { signal: controller.signal })
+      let result: Awaited<ReturnType<typeof runtime.run>> | undefined
+      for await (const event of runtime.stream(agent.term, input, { signal: controller.signal })) {
+        if (event.type === "result") result = event.output
+        else status.update(event)
+      }
+      return result!
+    })().finally(() => status?.stop())
+    const resultText = Value.toText(output.value)
+    const record = { result: output.result, trace: output.trace, stats: output.stats }
+    if (options.traceFile !== undefined) await writeFile(options.traceFile, JSON.stringify(record, null, 2) + "\n")
+    if (options.output !== undefined) await writeFile(options.output, resultText + "\n")
+    if (options.format === "json") {
+      process.stdout.write(JSON.stringify(record) + "\n")
+      return
+    }
+    if ((options.trace === true || options.verbose === true) && options.quiet !== true) {
+      output.trace.forEach((event, i) => process.stderr.write(`${formatEventLine(event, i)}\n`))
+      process.stderr.write(`${"─".repeat(40)}\n${summaryLine(output.trace)}\n`)
+    }
+    if (options.output === undefined || options.quiet !== true) process.stdout.write(resultText + "\n")
+    if (options.quiet !== true) {
+      const s = output.stats
+      const tokens = s.tokens > 0 ? `, ~${s.tokens} tokens` : ""
+      process.stderr.write(`(${output.trace.length} β-reductions, ${(s.durationMs / 1000).toFixed(1)}s${tokens})\n`)
+    }
+    if (options.traceFile !== undefined && options.quiet !== true) process.stderr.write(`[trace saved to ${options.traceFile}]\n`)
+  } finally {
+    onInterrupt(undefined)
+    await runtime.close()
+  }
+}
+
+const collect = (value: string, previous: Array<string>) => [...previous, value]
+
+export const registerRun = (program: Command, run: (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>) => {
+  program
+    .command("run")
+    .description("run an agent (a YAML config or a term's JSON) on an input")
+    .argument("<config>", "the agent: a .yml/.yaml config or a .json term")
+    .argument("[input]", "the input text, or - to read standard input")
+    .option("--input <file>", "read the input from a file")
+    .option("--trace", "print every step of the run on stderr")
+    .option("--trace-file <file>", "save the result, trace and stats as JSON (for lambdagent trace)")
+    .option("--max-steps <n>", "override the maxSteps of ReAct agents")
+    .option("--temperature <t>", "override the temperature of every LLM call")
+    .option("--model <spec>", "send every LLM call to this model (provider:name, e.g. openai:gpt-4o-mini or scripted:echo)")
+    .option("--timeout <seconds>", "wall-time budget of the run")
+    .option("--tool <NAME=CMD>", "a shell command as a tool; {} is replaced by the input (repeatable)", collect, [])
+    .option("--tool-timeout <seconds>", "timeout of --tool commands (default 30)")
+    .option("--env <KEY=VALUE>", "set an environment variable for the run, its tools and providers (repeatable)", collect, [])
+    .option("--output <file>", "also write the result to a file")
+    .option("--format <format>", "text (default) or json: {result, trace, stats} on stdout", "text")
+    .option("--quiet", "stdout holds only the result; nothing on stderr but errors")
+    .option("--verbose", "record every β-reduction and print the trace")
+    .action(async (config: string, input: string | undefined, options: RunOptions) =>
+      run(() => runCommand(config, input, options), () => options.format)
+    )
+}
