@@ -3,7 +3,9 @@
  */
 import { Command, CommanderError } from "commander"
 import { registerEval } from "./eval.ts"
+import { registerRag } from "./rag.ts"
 import { registerRun } from "./run.ts"
+import { registerServe } from "./serve.ts"
 import { registerYaml } from "./yaml.ts"
 import { registerTrace } from "./trace.ts"
 import { exitCodeOf, ExitCode, installInterrupt, reportError } from "./io.ts"
@@ -30,6 +32,8 @@ export const buildProgram = (): Command => {
   registerEval(program, runAction)
   registerRun(program, runAction)
   registerYaml(program, runAction)
+  registerServe(program, runAction)
+  registerRag(program, runAction)
   registerTrace(program, runAction)
   return program
 }

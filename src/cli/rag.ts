@@ -1,0 +1,84 @@
+/**
+ * `lambdagent rag index <source> [--backend B]` and `lambdagent rag query "<question>" [--top-k N]`.
+ */
+import type { Command } from "commander"
+import { CliError, ExitCode } from "./io.ts"
+
+type Action = (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>
+
+interface Location {
+  readonly backend?: "simple" | "chroma"
+  readonly persistDirectory?: string
+  readonly name?: string
+  readonly chromaUrl?: string
+  readonly format: "text" | "json"
+}
+
+const location = (options: Location) => {
+  if (options.backend !== undefined && options.backend !== "simple" && options.backend !== "chroma") {
+    throw new CliError(`--backend expects simple or chroma, got ${JSON.stringify(options.backend)}`, ExitCode.failed, "UsageError")
+  }
+  return {
+    ...(options.backend !== undefined ? { backend: options.backend } : {}),
+    ...(options.persistDirectory !== undefined ? { persistDirectory: options.persistDirectory } : {}),
+    ...(options.name !== undefined ? { name: options.name } : {}),
+    ...(options.chromaUrl !== undefined ? { chromaUrl: options.chromaUrl } : {})
+  }
+}
+
+const positive = (text: string | undefined, flag: string): number | undefined => {
+  if (text === undefined) return undefined
+  const n = Number(text)
+  if (!Number.isInteger(n) || n <= 0) throw new CliError(`${flag} expects a positive integer, got ${JSON.stringify(text)}`, ExitCode.failed, "UsageError")
+  return n
+}
+
+const withLocation = (command: Command) =>
+  command
+    .option("--backend <backend>", "simple (embedded BM25, default) or chroma")
+    .option("--persist-directory <dir>", "where the index lives")
+    .option("--name <name>", "index name")
+    .option("--chroma-url <url>", "a running Chroma server (default: start a local one)")
+    .option("--format <format>", "text or json", "text")
+
+export const registerRag = (program: Command, run: Action) => {
+  const rag = program.command("rag").description("retrieval over your documents")
+  withLocation(
+    rag.command("index")
+      .description("index files or directories (text, markdown, JSON)")
+      .argument("<source...>", "files or directories")
+      .option("--chunk-size <n>", "characters per chunk")
+      .option("--chunk-overlap <n>", "characters shared by neighbouring chunks")
+  ).action(async (sources: Array<string>, options: Location & { chunkSize?: string; chunkOverlap?: string }) =>
+    run(async () => {
+      const plugin = await import("lambdagent/rag")
+      const chunkSize = positive(options.chunkSize, "--chunk-size")
+      const chunkOverlap = options.chunkOverlap === undefined ? undefined : Number(options.chunkOverlap)
+      const result = await plugin.indexCommand(sources, {
+        ...location(options),
+        ...(chunkSize !== undefined ? { chunkSize } : {}),
+        ...(chunkOverlap !== undefined && Number.isFinite(chunkOverlap) ? { chunkOverlap } : {})
+      })
+      process.stdout.write(options.format === "json" ? JSON.stringify(result.json) + "\n" : result.text.replace(/\n?$/, "\n"))
+    }, () => options.format)
+  )
+  withLocation(
+    rag.command("query")
+      .description("retrieve the passages that best answer a question")
+      .argument("<question>", "the question")
+      .option("--top-k <n>", "how many passages (default 3)")
+      .option("--min-score <s>", "drop passages scoring below this")
+  ).action(async (question: string, options: Location & { topK?: string; minScore?: string }) =>
+    run(async () => {
+      const plugin = await import("lambdagent/rag")
+      const topK = positive(options.topK, "--top-k")
+      const minScore = options.minScore === undefined ? undefined : Number(options.minScore)
+      const result = await plugin.queryCommand(question, {
+        ...location(options),
+        ...(topK !== undefined ? { topK } : {}),
+        ...(minScore !== undefined && Number.isFinite(minScore) ? { minScore } : {})
+      })
+      process.stdout.write(options.format === "json" ? JSON.stringify(result.json) + "\n" : result.text.replace(/\n?$/, "\n"))
+    }, () => options.format)
+  )
+}
