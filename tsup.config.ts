@@ -8,7 +8,8 @@ import { defineConfig } from "tsup"
 export const entries = {
   index: "src/index.ts",
   "testing/index": "src/testing/index.ts",
-  "cli/main": "src/cli/main.ts"
+  "cli/main": "src/cli/main.ts",
+  "plugins/mcp/index": "plugins/mcp/index.ts"
 }
 
 export default defineConfig({
