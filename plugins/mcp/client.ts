@@ -37,6 +37,8 @@ export interface McpServerCommon {
   readonly tools?: ReadonlyArray<string> | ((name: string) => boolean)
   /** How many times to retry a call that failed (timeouts, transport errors); default 0. */
   readonly retryOnFail?: number
+  /** Seconds to connect and list the tools (default 30): starting a server can take longer than a call. */
+  readonly connectTimeout?: number
 }
 
 /**
@@ -155,7 +157,8 @@ class Connection {
   constructor(
     readonly name: string,
     readonly config: McpServerConfig,
-    private readonly timeoutMs: number
+    /** Time allowed to connect and initialise. */
+    private readonly connectTimeoutMs: number
   ) {}
 
   get(): Promise<Client> {
@@ -175,7 +178,7 @@ class Connection {
     }
     client.onerror = () => undefined // failures surface on the calls themselves
     try {
-      await client.connect(transport, { timeout: this.timeoutMs })
+      await client.connect(transport, { timeout: this.connectTimeoutMs })
     } catch (error) {
       await client.close().catch(() => undefined)
       const tail = this.stderrTail.trim()
@@ -257,10 +260,10 @@ const listAll = async (client: Client, timeoutMs: number): Promise<Array<Discove
  */
 export const discover = async (server: McpServerConfig, options: { readonly name?: string } = {}): Promise<ReadonlyArray<DiscoveredTool>> => {
   const name = options.name ?? describeServer(server)
-  const timeoutMs = (server.timeout ?? DEFAULT_TIMEOUT_S) * 1000
-  const connection = new Connection(name, server, timeoutMs)
+  const connectMs = (server.connectTimeout ?? DEFAULT_TIMEOUT_S) * 1000
+  const connection = new Connection(name, server, connectMs)
   try {
-    return await listAll(await connection.get(), timeoutMs)
+    return await listAll(await connection.get(), connectMs)
   } catch (error) {
     throw new McpClientError({ server: name, message: `cannot list the tools of ${name}: ${messageOf(error)}`, cause: error })
   } finally {
@@ -366,11 +369,12 @@ export const mcpTools = async (
   const setUp = async ([server, config]: readonly [string, McpServerConfig]): Promise<Array<Tools.ToolDefinition<unknown>>> => {
     const timeoutMs = (config.timeout ?? options.timeout ?? DEFAULT_TIMEOUT_S) * 1000
     const retries = Math.max(0, Math.floor(config.retryOnFail ?? options.retryOnFail ?? 0))
-    const connection = new Connection(server, config, timeoutMs)
+    const connectMs = (config.connectTimeout ?? DEFAULT_TIMEOUT_S) * 1000
+    const connection = new Connection(server, config, connectMs)
     connections.push(connection)
     let discovered: Array<DiscoveredTool>
     try {
-      discovered = await listAll(await connection.get(), timeoutMs)
+      discovered = await listAll(await connection.get(), connectMs)
     } catch (error) {
       throw new McpClientError({ server, message: `cannot list the tools of MCP server ${server} (${describeServer(config)}): ${messageOf(error)}`, cause: error })
     }
@@ -381,7 +385,8 @@ export const mcpTools = async (
       ? discovered.filter((t) => filter(t.name))
       : discovered.filter((t) => filter.includes(t.name))
     const delays = Array.from({ length: retries }, (_, i) => Math.min(baseBackoff * 2 ** i, maxBackoff))
-    const budgetMs = (retries + 1) * timeoutMs + delays.reduce((a, b) => a + b, 0) + 5_000
+    // The agent-side timeout must not cut a call short of its retries (or of a reconnection).
+    const budgetMs = (retries + 1) * (timeoutMs + connectMs) + delays.reduce((a, b) => a + b, 0) + 5_000
 
     return wanted.map((tool): Tools.ToolDefinition<unknown> => {
       const qualified = `${server}${separator}${tool.name}`

@@ -58,7 +58,7 @@ export const connectStdio = async (extra: ReadonlyArray<string> = []): Promise<C
 export const connectHttp = (url: string): Promise<Connected> =>
   connect(new StreamableHTTPClientTransport(new URL(url)), () => "")
 
-/** A server process started with `--http 0`, with the URL it printed. */
+/** A server process started with `--http PORT`, with the URL it printed. */
 export interface HttpProcess {
   readonly child: ChildProcess
   readonly url: string
@@ -66,10 +66,10 @@ export interface HttpProcess {
   readonly stop: () => Promise<number | null>
 }
 
-/** Start the server over HTTP in a child process and wait for its URL. */
-export const startHttpProcess = (extra: ReadonlyArray<string> = []): Promise<HttpProcess> =>
+/** Start the server over HTTP in a child process (port 0: any free port) and wait for its URL. */
+export const startHttpProcess = (extra: ReadonlyArray<string> = [], port = "0"): Promise<HttpProcess> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, serverArgs(["--http", "0", ...extra]), { cwd: root, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, serverArgs(["--http", port, ...extra]), { cwd: root, stdio: ["ignore", "pipe", "pipe"] })
     let stderr = ""
     const timer = setTimeout(() => {
       child.kill("SIGKILL")

@@ -235,6 +235,7 @@ export const serveStdio = async (server: LambdaServer, options: StdioServeOption
     void done.then(close)
   })
   stdout.on("error", () => void close()) // the client went away
+  stdin.on("error", () => void close())
   stdin.pipe(guard)
   session = await server.connect(transport)
   return { server, closed, close }
