@@ -78,6 +78,15 @@ export const defineTool = <S extends z.ZodObject>(definition: {
   readonly run: (args: z.output<S>, context: ToolCallContext) => CallToolResult | Promise<CallToolResult>
 }): ToolSpec => {
   const { $schema: _dialect, ...schema } = z.toJSONSchema(definition.input, { io: "input" }) as Record<string, unknown>
+  // A `type` array becomes `anyOf` single types: clients that map schemas onto a single-type
+  // dialect (Gemini's OpenAPI subset) reject arrays.
+  const properties = schema.properties as Record<string, Record<string, unknown>> | undefined
+  for (const [key, property] of Object.entries(properties ?? {})) {
+    if (Array.isArray(property.type)) {
+      const { type, ...rest } = property
+      properties![key] = { ...rest, anyOf: (type as Array<string>).map((t) => ({ type: t })) }
+    }
+  }
   return {
     name: definition.name,
     ...(definition.title !== undefined ? { title: definition.title } : {}),

@@ -99,6 +99,23 @@ describe("capability gating and the oracle loop", () => {
   })
 })
 
+describe("limits", () => {
+  it("bounds a call's wall time as well as its steps", async () => {
+    const { client } = await open({ timeoutMs: 300, maxFuel: 1_000_000_000 })
+    const spin = { app: { func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }, arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } } } }
+    const started = Date.now()
+    const result = await call(client, "run", { code: spin, input: null, fuel: 1_000_000_000 })
+    expect(result.structuredContent).toMatchObject({ kind: "BudgetExceeded", budget: "time", limit: 300 })
+    expect(Date.now() - started).toBeLessThan(3000)
+  })
+
+  it("rejects invalid limits when the server is created", async () => {
+    await expect(createLambdaServer({ maxFuel: 0 })).rejects.toThrow("maxFuel must be a positive integer")
+    const server = await createLambdaServer({ defaultFuel: 50, maxFuel: 10, log: () => undefined })
+    expect(server.limits).toMatchObject({ defaultFuel: 10, maxFuel: 10 })
+  })
+})
+
 describe("composable modules", () => {
   it("extra modules add tools beside the lambda ones, and evolved tools cannot take their names", async () => {
     const clock = defineTool({

@@ -78,6 +78,9 @@ const fuelSchema = (limits: EvaluationLimits) =>
     `Step budget of this call (default ${limits.defaultFuel}, at most ${limits.maxFuel}); every reduction is one step.`
   )
 
+/** Any JSON value, said explicitly (a bare `{}` schema is flagged by schema linters); published as `anyOf`. */
+const anyJson = () => z.unknown().meta({ type: ["object", "array", "string", "number", "boolean", "null"] })
+
 const stepSchema = z.int().min(0).optional().describe(
   "The step of the continuation being answered (copy it from the continuation); 0 or absent for a first call."
 )
@@ -245,7 +248,7 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
     input: z.object({
       name: z.string().describe("Tool name: 1-128 characters from A-Z a-z 0-9 _ - ."),
       description: z.string().max(4096).describe("What the tool does (shown to clients)."),
-      code: z.unknown().describe(
+      code: anyJson().describe(
         "The term, as JSON (e.g. {\"lam\": \"x\", \"body\": {\"mul\": [{\"var\": \"x\"}, {\"var\": \"x\"}]}}) or as JSON text."
       )
     }),
@@ -324,8 +327,8 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
       "otherwise its value is returned. The result text is the value as JSON. A tool that uses continue returns a " +
       "continuation {type, tool, next_input, step}: call run again with input = next_input and the same step.",
     input: z.object({
-      code: z.unknown().describe("A tool name, or a term (JSON or JSON text)."),
-      input: z.unknown().describe(
+      code: anyJson().describe("A tool name, or a term (JSON or JSON text)."),
+      input: anyJson().describe(
         "The input (a term: JSON values are data; JSON text in a string is parsed). Use null when the code is not a function."
       ),
       step: stepSchema,
@@ -413,13 +416,13 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
     title: "Language help",
     description: `Documentation of the term language and of this server's tools. Categories: ${HELP_CATEGORIES.join(", ")}; ` +
       "without one, an overview.",
-    input: z.object({ category: z.string().optional().describe(`One of: ${HELP_CATEGORIES.join(", ")}.`) }).loose(),
+    input: z.object({ category: z.string().optional().describe(`One of: ${HELP_CATEGORIES.join(", ")}.`) }),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     run: (args) => ({ content: [{ type: "text", text: helpText(args.category) }] })
   })
 
   const evolvedInput = z.object({
-    input: z.unknown().describe("The input (a term: JSON values are data; JSON text in a string is parsed)."),
+    input: anyJson().describe("The input (a term: JSON values are data; JSON text in a string is parsed)."),
     step: stepSchema,
     fuel: fuelSchema(limits)
   })
