@@ -13,7 +13,8 @@ export const entries = {
   "plugins/sqlite/index": "plugins/sqlite/index.ts",
   "plugins/rag/index": "plugins/rag/index.ts",
   "plugins/http/index": "plugins/http/index.ts",
-  "plugins/yaml/index": "plugins/yaml/index.ts"
+  "plugins/yaml/index": "plugins/yaml/index.ts",
+  "plugins/mcp/index": "plugins/mcp/index.ts"
 }
 
 export default defineConfig({

@@ -244,7 +244,7 @@ export const startApply = (code: Term.Term, input: Value.Value, options: RunOpti
 
 const isDatum = (v: unknown): v is Value.Value =>
   v === null || typeof v === "string" || typeof v === "boolean" ||
-  (typeof v === "number" && Number.isInteger(v)) ||
+  (typeof v === "number" && Number.isSafeInteger(v)) ||
   (typeof v === "bigint" && v >= -(2n ** 63n) && v < 2n ** 63n)
 
 /** Plain data (a literal, or a flat array of literals) as a value, skipping the term parser. */

@@ -1152,7 +1152,7 @@ const isRecord = (json: unknown): json is Record<string, unknown> =>
 
 /** A literal that needs no checks beyond its type (the fast path for large data lists). */
 const isPlainLiteral = (json: unknown): json is string | boolean | null | number =>
-  json === null || typeof json === "string" || typeof json === "boolean" || (typeof json === "number" && Number.isInteger(json))
+  json === null || typeof json === "string" || typeof json === "boolean" || (typeof json === "number" && Number.isSafeInteger(json))
 
 const MIN_INT64 = -(2n ** 63n)
 const MAX_INT64 = 2n ** 63n - 1n
@@ -1183,9 +1183,14 @@ class Parser {
       case "bigint":
         if (json < MIN_INT64 || json > MAX_INT64) this.fail(node, "an integer within 64 bits")
         return lit(json)
-      case "number":
+      case "number": {
         if (!Number.isInteger(json)) this.fail(node, "an integer (the language has no fractions)")
-        return lit(json === 0 ? 0 : json)
+        if (Number.isSafeInteger(json)) return lit(json === 0 ? 0 : json)
+        // beyond 2^53 a JavaScript number is still an exact integer: keep that value as a bigint
+        const exact = BigInt(json)
+        if (exact < MIN_INT64 || exact > MAX_INT64) this.fail(node, "an integer within 64 bits")
+        return lit(exact)
+      }
       case "object":
         break
       default:

@@ -1,0 +1,146 @@
+/**
+ * An agent as an MCP tool: `lambdagent serve <config> --mcp`. The server offers one tool (the
+ * agent: text in, result out) and its lambda expression as a resource; it reports progress per
+ * step when the client asks for it, and a cancelled request cancels the run and its LLM calls.
+ *
+ * @since 0.1.0
+ * @module
+ */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { type Runtime, type Term, Value } from "lambdagent"
+import type { ServerModule } from "./module.ts"
+import { errorInfo, errorResult } from "./results.ts"
+import { createLambdaServer } from "./server.ts"
+import { type ServeHandle, serveHttp, serveStdio } from "./transports.ts"
+
+/**
+ * What to serve.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { AgentServeOptions } from "lambdagent/mcp"
+ * const o = (runtime: AgentServeOptions["runtime"], agent: AgentServeOptions["agent"]): AgentServeOptions => ({ agent, runtime, name: "summarizer" })
+ * ```
+ */
+export interface AgentServeOptions {
+  readonly agent: Term.Term
+  readonly runtime: Runtime.Runtime
+  /** The tool's name (letters, digits, `_ . -`; others become `_`). */
+  readonly name: string
+  readonly description?: string
+  /** The agent's lambda expression, served as `lambda://agent`. */
+  readonly lambda?: string
+}
+
+const toolName = (name: string) => name.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 128) || "agent"
+
+/**
+ * The module serving an agent: one tool and one resource.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { createRuntime, Term } from "lambdagent"
+ * import { agentModule, createLambdaServer } from "lambdagent/mcp"
+ * const runtime = createRuntime()
+ * const server = await createLambdaServer({ system: false, modules: [agentModule({ agent: Term.llm({ system: "Echo." }), runtime, name: "echo" })] })
+ * ```
+ */
+export const agentModule = (options: AgentServeOptions): ServerModule => {
+  const name = toolName(options.name)
+  const lambda = options.lambda ?? ""
+  return {
+    name: `agent:${name}`,
+    tools: () => [{
+      name,
+      description: options.description ?? `The agent ${options.name}: give it an input, get its answer.${lambda !== "" ? ` λ: ${lambda.slice(0, 300)}` : ""}`,
+      inputSchema: {
+        type: "object",
+        properties: {
+          input: { type: "string", description: "The agent's input" },
+          session: { type: "string", description: "Keep memory and conversation across calls under this id" }
+        },
+        required: ["input"]
+      },
+      call: async (args, context): Promise<CallToolResult> => {
+        if (typeof args.input !== "string") return errorResult({ kind: "InvalidArguments", message: "input must be a string" })
+        const session = typeof args.session === "string" ? args.session : undefined
+        let steps = 0
+        try {
+          let output: Runtime.RunOutput | undefined
+          for await (const event of options.runtime.stream(options.agent, args.input, { signal: context.signal, ...(session !== undefined ? { session } : {}) })) {
+            if (event.type === "result") output = event.output
+            else if (event.type === "trace") context.progress?.(++steps, `${event.event.kind} ${event.event.name}`)
+          }
+          const result = output!
+          const text = Value.toText(result.value)
+          return {
+            content: [{ type: "text", text }],
+            structuredContent: { result: result.result as unknown, stats: result.stats as unknown } as Record<string, unknown>
+          }
+        } catch (error) {
+          if (context.signal.aborted) return errorResult({ kind: "Cancelled", message: "the run was cancelled" })
+          return errorResult(errorInfo(error))
+        }
+      }
+    }],
+    resources: () => [{
+      uri: "lambda://agent",
+      name: `${options.name} (lambda expression)`,
+      mimeType: "text/plain",
+      read: () => lambda
+    }]
+  }
+}
+
+/**
+ * Serve an agent over stdio (default) or Streamable HTTP (`http: port`) until the input ends or
+ * the process is told to stop.
+ *
+ * @since 0.1.0
+ * @category commands
+ * @example
+ * ```ts
+ * import { createRuntime, Term } from "lambdagent"
+ * import { serveAgent } from "lambdagent/mcp"
+ * const handle = await serveAgent({ agent: Term.llm({ system: "Echo." }), runtime: createRuntime(), name: "echo", http: 0 })
+ * await handle.close()
+ * ```
+ */
+export const serveAgent = async (options: AgentServeOptions & { readonly http?: number; readonly host?: string }): Promise<ServeHandle> => {
+  const server = await createLambdaServer({ system: false, name: `lambdagent agent ${options.name}`, modules: [agentModule(options)], store: ":memory:" })
+  return options.http === undefined
+    ? serveStdio(server)
+    : serveHttp(server, { port: options.http, ...(options.host !== undefined ? { host: options.host } : {}) })
+}
+
+/**
+ * `lambdagent serve <config> --mcp [--http PORT]`: serve until stopped, then close the runtime.
+ *
+ * @since 0.1.0
+ * @category commands
+ * @example
+ * ```ts
+ * import { createRuntime, Term } from "lambdagent"
+ * import { serveAgentCommand } from "lambdagent/mcp"
+ * await serveAgentCommand({ agent: Term.llm({ system: "Echo." }), runtime: createRuntime(), name: "echo" })
+ * ```
+ */
+export const serveAgentCommand = async (options: AgentServeOptions & { readonly http?: number; readonly host?: string }): Promise<void> => {
+  const handle = await serveAgent(options)
+  if (handle.url !== undefined) process.stderr.write(`[lambdagent] agent ${options.name} as an MCP tool at ${handle.url}\n`)
+  const stop = () => void handle.close()
+  process.once("SIGTERM", stop)
+  process.once("SIGINT", stop)
+  try {
+    await handle.closed
+  } finally {
+    process.off("SIGTERM", stop)
+    process.off("SIGINT", stop)
+  }
+}
+
+

@@ -1,0 +1,138 @@
+import { join } from "node:path"
+import * as Effect from "effect/Effect"
+import { Tools } from "lambdagent"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { discover, McpClientError, type McpToolset, mcpTools, toArguments } from "./index.ts"
+import { call, connectStdio, type HttpProcess, omega, serverCommand, square, startHttpProcess, tempDir } from "./test-support.ts"
+
+const run = (tools: ReadonlyArray<Tools.ToolDefinition>, name: string, input: unknown) => {
+  const tool = tools.find((t) => t.name === name)
+  if (tool === undefined) throw new Error(`no tool ${name} among ${tools.map((t) => t.name).join(", ")}`)
+  return Effect.runPromise(Tools.call(tool, input))
+}
+
+describe("mcpTools against the lambda server over stdio", () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>
+  let tools: McpToolset
+
+  beforeAll(async () => {
+    dir = await tempDir()
+    const store = join(dir.path, "tools.json")
+    // Evolve a tool first, so that it is among the discovered tools.
+    const setup = await connectStdio(["--store", store])
+    await call(setup.client, "evolve", { name: "square", description: "Squares a number", code: square })
+    await setup.close()
+    tools = await mcpTools({ lambda: { ...serverCommand(["--store", store]), timeout: 10 } })
+  })
+
+  afterAll(async () => {
+    await tools?.close()
+    await dir?.remove()
+  })
+
+  it("turns every server tool into an agent tool named server/tool, with its schema in the description", () => {
+    expect(tools.map((t) => t.name)).toEqual(["lambda/evolve", "lambda/run", "lambda/list", "lambda/help", "lambda/square"])
+    for (const t of tools) {
+      expect(t.kind).toBe("mcp")
+      expect(t.source).toContain("MCP server lambda")
+      expect(t.description).toContain("Input (JSON Schema): {")
+    }
+    expect(tools.find((t) => t.name === "lambda/square")!.description).toMatch(/^Squares a number/)
+  })
+
+  it("calls tools: objects are the arguments, other values go to the input", async () => {
+    expect(await run(tools, "lambda/run", { code: { add: [40, 2] }, input: null })).toBe("42")
+    expect(await run(tools, "lambda/square", 9)).toBe("81")
+    expect(await run(tools, "lambda/square", "9")).toBe("81")
+    expect(await run(tools, "lambda/run", "{\"code\": \"square\", \"input\": 5}")).toBe("25")
+    expect(await run(tools, "lambda/help", { category: "pairs" })).toMatch(/^## Pairs/)
+  })
+
+  it("returns tool errors as [MCP_ERROR: …] text, never throwing", async () => {
+    const output = await run(tools, "lambda/run", { code: { div: [1, 0] }, input: null })
+    expect(output).toMatch(/^\[MCP_ERROR: lambda\/run: \{"kind":"DivisionByZero"/)
+    expect(await run(tools, "lambda/run", { code: "nothing_here", input: 1 })).toMatch(/^\[MCP_ERROR: lambda\/run: .*UnknownTool/)
+  })
+
+  it("times out a slow call as [MCP_TIMEOUT: server/tool], and the tool works again once the server is free", async () => {
+    const fast = await mcpTools({ lambda: { ...serverCommand(["--store", ":memory:"]), timeout: 0.3, tools: ["run"] } })
+    try {
+      const started = Date.now()
+      expect(await run(fast, "lambda/run", { code: omega, input: null, fuel: 20_000_000 })).toBe("[MCP_TIMEOUT: lambda/run]")
+      expect(Date.now() - started).toBeLessThan(5000)
+      let output: unknown = ""
+      for (let attempt = 0; attempt < 150 && output !== "2"; attempt++) output = await run(fast, "lambda/run", { code: { add: [1, 1] }, input: null })
+      expect(output).toBe("2")
+    } finally {
+      await fast.close()
+    }
+  })
+
+  it("filters tools by name or predicate", async () => {
+    const byName = await mcpTools({ l: { ...serverCommand(["--store", ":memory:"]), tools: ["run", "help", "absent"] } })
+    const byPredicate = await mcpTools({ l: { ...serverCommand(["--store", ":memory:"]), tools: (n) => n.startsWith("l") } }, { separator: "." })
+    try {
+      expect(byName.map((t) => t.name)).toEqual(["l/run", "l/help"])
+      expect(byPredicate.map((t) => t.name)).toEqual(["l.list"])
+      expect(await run(byPredicate, "l.list", {})).toBe("{\"tools\":[]}")
+    } finally {
+      await byName.close()
+      await byPredicate.close()
+    }
+  })
+
+  it("discover lists a server's tools", async () => {
+    const found = await discover(serverCommand(["--store", ":memory:"]))
+    expect(found.map((t) => t.name)).toEqual(["evolve", "run", "list", "help"])
+    expect(found[1]!.inputSchema.required).toEqual(["code", "input"])
+  })
+})
+
+describe("mcpTools over Streamable HTTP", () => {
+  let server: HttpProcess | undefined
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  it("uses an HTTP server, reconnects after a restart with retryOnFail, and reports failure after the retries", async () => {
+    server = await startHttpProcess(["--store", ":memory:"])
+    const url = server.url
+    const port = new URL(url).port
+    const tools = await mcpTools({ remote: { url, tools: ["run"], retryOnFail: 2, timeout: 5 } }, { backoffMs: 100 })
+    try {
+      expect(tools.map((t) => t.name)).toEqual(["remote/run"])
+      expect(await run(tools, "remote/run", { code: { mul: [6, 7] }, input: null })).toBe("42")
+
+      // The server restarts on the same port: the old session is gone; a retry opens a new one.
+      expect(await server.stop()).toBe(0)
+      server = await startHttpProcess(["--store", ":memory:"], port)
+      expect(await run(tools, "remote/run", { code: { add: [1, 1] }, input: null })).toBe("2")
+
+      // Gone for good: every attempt fails, with backoff between them, and the failure is the output.
+      await server.stop()
+      server = undefined
+      const started = Date.now()
+      const output = await run(tools, "remote/run", { code: 1, input: null })
+      expect(output).toMatch(/^\[MCP_ERROR: remote\/run: /)
+      expect(Date.now() - started).toBeGreaterThanOrEqual(300) // 100 ms + 200 ms of backoff
+    } finally {
+      await tools.close()
+    }
+  })
+
+  it("fails setup with McpClientError when a server cannot be reached", async () => {
+    const error = await mcpTools({ nowhere: { url: "http://127.0.0.1:9/mcp", timeout: 2 } }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(McpClientError)
+    expect((error as McpClientError).server).toBe("nowhere")
+    await expect(discover({ command: process.execPath, args: ["-e", "process.exit(3)"], timeout: 5 })).rejects.toBeInstanceOf(McpClientError)
+  })
+})
+
+describe("toArguments", () => {
+  it("maps an agent's input onto a tool's arguments", () => {
+    expect(toArguments({ a: 1 }, { type: "object" })).toEqual({ a: 1 })
+    expect(toArguments("q", { type: "object", properties: { query: { type: "string" } } })).toEqual({ query: "q" })
+    expect(toArguments([1], { type: "object", properties: { input: {}, step: {} } })).toEqual({ input: [1] })
+    expect(toArguments(null, { type: "object" })).toEqual({ input: null })
+  })
+})

@@ -1,0 +1,162 @@
+import { request as httpRequest } from "node:http"
+import { join } from "node:path"
+import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  call,
+  type Connected,
+  connectHttp,
+  factorialAcc,
+  type HttpProcess,
+  omega,
+  square,
+  startHttpProcess,
+  tempDir,
+  textOf,
+  valueOf
+} from "./test-support.ts"
+
+const post = (url: string, body: string, headers: Record<string, string> = {}) =>
+  fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+    body
+  })
+
+const initializeBody = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "raw", version: "0" } }
+})
+
+describe("the lambda server over Streamable HTTP", () => {
+  let server: HttpProcess
+  let dir: Awaited<ReturnType<typeof tempDir>>
+  const clients: Array<Connected> = []
+  const client = async () => {
+    const c = await connectHttp(server.url)
+    clients.push(c)
+    return c
+  }
+
+  beforeAll(async () => {
+    dir = await tempDir()
+    server = await startHttpProcess(["--store", join(dir.path, "tools.json"), "--max-message-bytes", "200000"])
+  })
+
+  afterAll(async () => {
+    await Promise.allSettled(clients.map((c) => c.close()))
+    const code = await server?.stop()
+    expect(code).toBe(0)
+    await dir?.remove()
+  })
+
+  it("listens on 127.0.0.1 at /mcp and runs the seed examples", async () => {
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
+    const c = await client()
+    expect((await call(c.client, "evolve", { name: "square", description: "Squares a number", code: square })).isError).toBeUndefined()
+    expect(valueOf(await call(c.client, "run", { code: "square", input: 7 }))).toBe(49)
+    await call(c.client, "evolve", { name: "factorial", description: "acc", code: factorialAcc })
+    let result = await call(c.client, "factorial", { input: { pair: [4, 1] } })
+    const steps: Array<number> = []
+    while ((result.structuredContent as { type?: string }).type === "continuation") {
+      const k = result.structuredContent as { next_input: unknown; step: number }
+      steps.push(k.step)
+      result = await call(c.client, "factorial", { input: k.next_input, step: k.step })
+    }
+    expect(steps).toEqual([1, 2, 3])
+    expect(valueOf(result)).toBe(24)
+  })
+
+  it("sends tools/list_changed to every open session when a tool is evolved", async () => {
+    const a = await client()
+    const b = await client()
+    // Give the clients' notification streams a moment to open.
+    await new Promise((r) => setTimeout(r, 300))
+    const before = b.toolListChanges()
+    await call(a.client, "evolve", { name: "inc", description: "adds one", code: { lam: "x", body: { add: [{ var: "x" }, 1] } } })
+    const deadline = Date.now() + 5000
+    while (b.toolListChanges() === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+    expect(b.toolListChanges()).toBeGreaterThan(before)
+    expect((await b.client.listTools()).tools.map((t) => t.name)).toContain("inc")
+    expect(valueOf(await call(b.client, "inc", { input: 41 }))).toBe(42)
+  })
+
+  it("serves several clients at once, a failing request affecting no other", async () => {
+    const many = await Promise.all(Array.from({ length: 6 }, () => client()))
+    const results = await Promise.all(
+      many.map(async (c, i) => {
+        const name = `times_${i}`
+        await call(c.client, "evolve", { name, description: `multiplies by ${i}`, code: { lam: "x", body: { mul: [{ var: "x" }, i] } } })
+        const [value, failure] = await Promise.all([
+          call(c.client, "run", { code: name, input: 10 }),
+          call(c.client, "run", { code: omega, input: null, fuel: 200_000 })
+        ])
+        return { value: valueOf(value), failure: failure.structuredContent }
+      })
+    )
+    results.forEach((r, i) => {
+      expect(r.value).toBe(10 * i)
+      expect(r.failure).toMatchObject({ kind: "BudgetExceeded" })
+    })
+    const listed = (await call(many[0]!.client, "list")).structuredContent as { tools: Array<{ name: string }> }
+    for (let i = 0; i < 6; i++) expect(listed.tools.map((t) => t.name)).toContain(`times_${i}`)
+  })
+
+  it("ends a session on DELETE; its id is then unknown", async () => {
+    const c = await client()
+    const transport = c.transport as StreamableHTTPClientTransport
+    const sessionId = transport.sessionId!
+    expect(sessionId).toMatch(/^[0-9a-f-]{36}$/)
+    await transport.terminateSession()
+    const response = await post(server.url, JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/list" }), {
+      "mcp-session-id": sessionId,
+      "mcp-protocol-version": LATEST_PROTOCOL_VERSION
+    })
+    expect(response.status).toBe(404)
+    expect(await response.json()).toMatchObject({ error: { code: -32001 } })
+  })
+
+  it("answers bad HTTP requests with JSON-RPC errors and keeps serving", async () => {
+    const notJson = await post(server.url, "{ nope")
+    expect(notJson.status).toBe(400)
+    expect(await notJson.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32700 } })
+
+    const noSession = await post(server.url, JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" }))
+    expect(noSession.status).toBe(400)
+    expect(await noSession.json()).toMatchObject({ id: 7, error: { code: -32000, message: expect.stringContaining("initialize") } })
+
+    const unknownSession = await post(server.url, JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/list" }), { "mcp-session-id": "no-such-session" })
+    expect(unknownSession.status).toBe(404)
+
+    const tooLarge = await post(server.url, JSON.stringify({ padding: "x".repeat(300_000) }))
+    expect(tooLarge.status).toBe(413)
+    expect(await tooLarge.json()).toMatchObject({ error: { code: -32600 } })
+
+    expect((await fetch(server.url, { method: "PUT" })).status).toBe(405)
+    expect((await fetch(server.url, { method: "GET" })).status).toBe(400)
+    expect((await fetch(server.url.replace("/mcp", "/elsewhere"))).status).toBe(404)
+
+    // DNS-rebinding protection: a foreign Host header is refused.
+    const port = Number(new URL(server.url).port)
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { host: "evil.example:80", "content-type": "application/json" } }, (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      })
+      req.on("error", reject)
+      req.end(initializeBody)
+    })
+    expect(status).toBe(403)
+
+    // A raw initialize still works, and so does a client.
+    const raw = await post(server.url, initializeBody)
+    expect(raw.status).toBe(200)
+    expect(raw.headers.get("mcp-session-id")).toBeTruthy()
+    await raw.body?.cancel()
+    const c = await client()
+    expect(textOf(await call(c.client, "run", { code: { add: [1, 2] }, input: null }))).toBe("3")
+  })
+})

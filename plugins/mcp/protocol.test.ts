@@ -1,0 +1,162 @@
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js"
+import { afterEach, describe, expect, it } from "vitest"
+import { REQUEST_TIMEOUT_MS, root, serverArgs } from "./test-support.ts"
+
+/** The server as a child process spoken to line by line, without any client library. */
+class RawServer {
+  readonly child: ChildProcessWithoutNullStreams
+  readonly lines: Array<string> = []
+  stderr = ""
+  private buffer = ""
+  private waiters: Array<() => void> = []
+  readonly exited: Promise<number | null>
+
+  constructor(extra: ReadonlyArray<string> = []) {
+    this.child = spawn(process.execPath, serverArgs(["--store", ":memory:", ...extra]), { cwd: root })
+    this.child.stdout.on("data", (chunk: Buffer) => {
+      this.buffer += chunk.toString("utf8")
+      let newline: number
+      while ((newline = this.buffer.indexOf("\n")) >= 0) {
+        this.lines.push(this.buffer.slice(0, newline))
+        this.buffer = this.buffer.slice(newline + 1)
+      }
+      for (const wake of this.waiters.splice(0)) wake()
+    })
+    this.child.stderr.on("data", (chunk: Buffer) => (this.stderr += chunk.toString("utf8")))
+    this.exited = new Promise((resolve) => this.child.once("exit", (code) => resolve(code)))
+  }
+
+  send(line: string | object) {
+    this.child.stdin.write((typeof line === "string" ? line : JSON.stringify(line)) + "\n")
+  }
+
+  /** The next unread stdout line, parsed. */
+  private read = 0
+  async next(): Promise<Record<string, any>> {
+    const deadline = Date.now() + REQUEST_TIMEOUT_MS
+    while (this.read >= this.lines.length) {
+      if (Date.now() > deadline) throw new Error(`no response; stderr: ${this.stderr}`)
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve)
+        setTimeout(resolve, 100)
+      })
+    }
+    return JSON.parse(this.lines[this.read++]!)
+  }
+
+  /** The response with this id (notifications before it are skipped). */
+  async response(id: number): Promise<Record<string, any>> {
+    for (;;) {
+      const message = await this.next()
+      if (message.id === id) return message
+    }
+  }
+
+  async initialize(protocolVersion = LATEST_PROTOCOL_VERSION) {
+    this.send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion, capabilities: {}, clientInfo: { name: "raw", version: "0" } } })
+    const response = await this.response(0)
+    this.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+    return response
+  }
+
+  kill() {
+    if (this.child.exitCode === null) this.child.kill("SIGKILL")
+  }
+}
+
+const servers: Array<RawServer> = []
+const start = (extra: ReadonlyArray<string> = []) => {
+  const server = new RawServer(extra)
+  servers.push(server)
+  return server
+}
+afterEach(() => {
+  for (const server of servers.splice(0)) server.kill()
+})
+
+const callTool = (id: number, name: string, args: object) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } })
+
+describe("stdio protocol handling", () => {
+  it("negotiates the protocol version", async () => {
+    const server = start()
+    const old = await server.initialize("2024-11-05")
+    expect(old.result.protocolVersion).toBe("2024-11-05")
+    expect(old.result.serverInfo).toEqual({ name: "lambdagent", version: "0.1.0" })
+    const other = start()
+    const future = await other.initialize("2099-01-01")
+    expect(future.result.protocolVersion).toBe(LATEST_PROTOCOL_VERSION)
+  })
+
+  it("answers malformed lines with JSON-RPC errors and keeps serving", async () => {
+    const server = start()
+    await server.initialize()
+    server.send("this is not json")
+    expect(await server.next()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } })
+    server.send("[1, 2]")
+    expect(await server.next()).toMatchObject({ id: null, error: { code: -32600, message: expect.stringContaining("batch") } })
+    server.send({ jsonrpc: "2.0", id: 9, method: 5 })
+    expect(await server.next()).toMatchObject({ id: 9, error: { code: -32600 } })
+    server.send("   ")
+    server.send({ jsonrpc: "2.0", method: "notifications/whatever" })
+    server.send({ jsonrpc: "2.0", id: 10, method: "no/such" })
+    // Blank lines and unknown notifications get no answer: the next line is the method error.
+    expect(await server.next()).toMatchObject({ id: 10, error: { code: -32601, message: "Method not found" } })
+    server.send({ jsonrpc: "2.0", id: 11, method: "tools/call", params: { arguments: {} } })
+    expect(await server.next()).toMatchObject({ id: 11, error: { code: -32602 } })
+    server.send(callTool(12, "unknown_tool", {}))
+    expect(await server.next()).toMatchObject({ id: 12, error: { code: -32602, message: "Unknown tool: unknown_tool" } })
+    server.send(callTool(13, "run", { code: { add: [40, 2] }, input: null }))
+    expect(await server.next()).toMatchObject({ id: 13, result: { content: [{ type: "text", text: "42" }] } })
+  })
+
+  it("rejects an oversized line without reading it into a request", async () => {
+    const server = start(["--max-message-bytes", "100000"])
+    await server.initialize()
+    server.send(callTool(1, "run", { code: { lam: "x", body: { var: "x" } }, input: "x".repeat(200_000) }))
+    expect(await server.next()).toMatchObject({ id: null, error: { code: -32600, message: expect.stringContaining("more than 100000 bytes") } })
+    server.send(callTool(2, "run", { code: { lam: "x", body: { var: "x" } }, input: "x".repeat(1000) }))
+    const ok = await server.response(2)
+    expect(ok.result.content[0].text).toBe(JSON.stringify("x".repeat(1000)))
+  })
+
+  it("runs a 100,000-deep input and a 100,000-deep term (sent as JSON text) without a stack overflow", async () => {
+    const server = start()
+    await server.initialize()
+    const depth = 100_000
+    const deep = "[".repeat(depth) + "1" + "]".repeat(depth)
+    server.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run","arguments":{"code":{"lam":"x","body":{"var":"x"}},"input":${deep}}}}`)
+    const result = (await server.response(1)).result
+    expect(result.content[0].text).toBe(deep)
+    expect(result.structuredContent).toBeUndefined()
+    const term = "{\"add\":[".repeat(depth) + "0" + ",1]}".repeat(depth)
+    server.send(callTool(2, "run", { code: term, input: null }))
+    expect((await server.response(2)).result.content[0].text).toBe(String(depth))
+  })
+
+  it("keeps standard output for protocol messages only (console.log goes to standard error)", async () => {
+    const server = start(["--print-stdout"])
+    await server.initialize()
+    await new Promise((r) => setTimeout(r, 200))
+    server.send({ jsonrpc: "2.0", id: 1, method: "ping" })
+    expect(await server.response(1)).toMatchObject({ id: 1, result: {} })
+    expect(server.stderr).toContain("a stray console.log")
+    for (const line of server.lines) expect(JSON.parse(line)).toHaveProperty("jsonrpc", "2.0")
+  })
+
+  it("at end of input answers what is in flight (a last line without newline included) and exits with code 0", async () => {
+    const server = start()
+    await server.initialize()
+    server.send(callTool(1, "evolve", { name: "square", description: "sq", code: { lam: "x", body: { mul: [{ var: "x" }, { var: "x" }] } } }))
+    // A slow request, then a last request without a trailing newline, then end of input.
+    server.send(callTool(2, "run", { code: { app: { func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }, arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } } } }, input: null, fuel: 2_000_000 }))
+    server.child.stdin.end(JSON.stringify(callTool(3, "square", { input: 9 })))
+    const code = await Promise.race([server.exited, new Promise((r) => setTimeout(() => r("timeout"), REQUEST_TIMEOUT_MS))])
+    expect(code).toBe(0)
+    const byId = new Map(server.lines.map((l) => JSON.parse(l)).filter((m) => m.id !== undefined).map((m) => [m.id, m]))
+    expect(byId.get(1).result.structuredContent.version).toBe(1)
+    expect(byId.get(2).result).toMatchObject({ isError: true, structuredContent: { kind: "BudgetExceeded" } })
+    expect(byId.get(3).result.content[0].text).toBe("81")
+    expect(server.stderr).toContain("server closed")
+  })
+})

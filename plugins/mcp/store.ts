@@ -1,0 +1,356 @@
+/**
+ * Where evolved tools are kept between runs. A {@link ToolRegistryStore} loads and saves the whole
+ * registry; the default is a JSON file written atomically ({@link jsonFileStore}), and any
+ * `MemoryStore` service can hold it instead ({@link memoryStoreRegistryStore}).
+ *
+ * @since 0.1.0
+ * @module
+ */
+import { randomBytes } from "node:crypto"
+import { mkdir, open, readFile, rename, unlink } from "node:fs/promises"
+import { homedir } from "node:os"
+import { dirname, join } from "node:path"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import type { MemoryStore } from "lambdagent"
+import { Term } from "lambdagent"
+
+/**
+ * One version of an evolved tool, as stored.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { StoredVersion } from "lambdagent/mcp"
+ * const v: StoredVersion = { version: 1, description: "Squares", code: { lam: "x", body: { mul: [{ var: "x" }, { var: "x" }] } }, createdAt: "2025-01-01T00:00:00.000Z" }
+ * ```
+ */
+export interface StoredVersion {
+  /** 1 for the first evolve of a name, then 2, 3, … */
+  readonly version: number
+  readonly description: string
+  /** The term, as canonical JSON (`Term.encode`). */
+  readonly code: Term.Json
+  /** ISO 8601 time of the evolve. */
+  readonly createdAt: string
+}
+
+/**
+ * An evolved tool with every version it has had, oldest first; the last is the current one.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { StoredTool } from "lambdagent/mcp"
+ * const t: StoredTool = { name: "answer", versions: [{ version: 1, description: "42", code: 42, createdAt: new Date().toISOString() }] }
+ * ```
+ */
+export interface StoredTool {
+  readonly name: string
+  readonly versions: ReadonlyArray<StoredVersion>
+}
+
+/**
+ * Persistence for the tool registry: `load` returns every tool, `save` replaces them all. A save
+ * either fully happens or leaves the previous contents in place.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { StoredTool, ToolRegistryStore } from "lambdagent/mcp"
+ * let saved: ReadonlyArray<StoredTool> = []
+ * const store: ToolRegistryStore = {
+ *   description: "a variable",
+ *   load: async () => saved,
+ *   save: async (tools) => { saved = tools }
+ * }
+ * ```
+ */
+export interface ToolRegistryStore {
+  /** Where the tools live, for logs (`file /path/tools.json`, `memory`, …). */
+  readonly description: string
+  readonly load: () => Promise<ReadonlyArray<StoredTool>>
+  readonly save: (tools: ReadonlyArray<StoredTool>) => Promise<void>
+}
+
+/**
+ * A store could not be read or written. A store that holds data it cannot read fails to load
+ * (it is never overwritten with an empty registry).
+ *
+ * @since 0.1.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { RegistryStoreError } from "lambdagent/mcp"
+ * const e = new RegistryStoreError({ store: "file tools.json", operation: "load", message: "not JSON" })
+ * ```
+ */
+export class RegistryStoreError extends Data.TaggedError("RegistryStoreError")<{
+  readonly store: string
+  readonly operation: "load" | "save"
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+const FORMAT = "lambdagent/mcp-tools"
+const FORMAT_VERSION = 1
+
+/**
+ * The JSON text a store writes: `{"format": "lambdagent/mcp-tools", "formatVersion": 1, "tools": [...]}`,
+ * integers beyond 2^53 exact.
+ *
+ * @since 0.1.0
+ * @category encoding
+ * @example
+ * ```ts
+ * import { encodeRegistry } from "lambdagent/mcp"
+ * encodeRegistry([]) // '{"format":"lambdagent/mcp-tools","formatVersion":1,"tools":[]}'
+ * ```
+ */
+export const encodeRegistry = (tools: ReadonlyArray<StoredTool>): string =>
+  Term.stringify({
+    format: FORMAT,
+    formatVersion: FORMAT_VERSION,
+    tools: tools.map((t) => ({
+      name: t.name,
+      versions: t.versions.map((v) => ({ version: v.version, description: v.description, code: v.code, createdAt: v.createdAt }))
+    }))
+  })
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * Read the JSON text written by {@link encodeRegistry}. Throws an `Error` saying what is wrong.
+ *
+ * @since 0.1.0
+ * @category encoding
+ * @example
+ * ```ts
+ * import { decodeRegistry, encodeRegistry } from "lambdagent/mcp"
+ * decodeRegistry(encodeRegistry([])) // []
+ * ```
+ */
+export const decodeRegistry = (text: string): ReadonlyArray<StoredTool> => {
+  const json = Term.parseJsonText(text)
+  if (!isRecord(json) || json.format !== FORMAT) throw new Error(`not a ${FORMAT} document`)
+  if (json.formatVersion !== FORMAT_VERSION) {
+    throw new Error(`format version ${JSON.stringify(json.formatVersion)} is not supported (expected ${FORMAT_VERSION})`)
+  }
+  if (!Array.isArray(json.tools)) throw new Error("\"tools\" must be an array")
+  return json.tools.map((tool: unknown, i): StoredTool => {
+    if (!isRecord(tool) || typeof tool.name !== "string" || !Array.isArray(tool.versions) || tool.versions.length === 0) {
+      throw new Error(`tools[${i}] must have a string "name" and a non-empty "versions" array`)
+    }
+    const versions = tool.versions.map((v: unknown, j): StoredVersion => {
+      if (
+        !isRecord(v) || typeof v.version !== "number" || !Number.isSafeInteger(v.version) || v.version < 1 ||
+        typeof v.description !== "string" || !("code" in v) || typeof v.createdAt !== "string"
+      ) {
+        throw new Error(`tools[${i}].versions[${j}] must have "version" (integer ≥ 1), "description", "code" and "createdAt"`)
+      }
+      return { version: v.version, description: v.description, code: v.code as Term.Json, createdAt: v.createdAt }
+    })
+    return { name: tool.name, versions }
+  })
+}
+
+let tempCounter = 0
+
+/**
+ * Write a file atomically: the text goes to a temporary file in the same directory, is flushed
+ * to disk, and is then renamed over the target, so readers see the old or the new contents, never
+ * a mix. The directory is created when missing.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { writeFileAtomic } from "lambdagent/mcp"
+ * await writeFileAtomic("tools.json", "{}")
+ * ```
+ */
+export const writeFileAtomic = async (path: string, text: string): Promise<void> => {
+  await mkdir(dirname(path), { recursive: true })
+  const temp = `${path}.${process.pid}.${++tempCounter}.${randomBytes(4).toString("hex")}.tmp`
+  const handle = await open(temp, "w", 0o600)
+  try {
+    await handle.writeFile(text, "utf8")
+    await handle.sync()
+  } catch (error) {
+    await handle.close().catch(() => undefined)
+    await unlink(temp).catch(() => undefined)
+    throw error
+  }
+  await handle.close()
+  try {
+    await rename(temp, path)
+  } catch (error) {
+    await unlink(temp).catch(() => undefined)
+    throw error
+  }
+  // Make the rename itself durable where the platform allows opening a directory.
+  const dir = await open(dirname(path), "r").catch(() => undefined)
+  if (dir !== undefined) await dir.sync().catch(() => undefined).finally(() => dir.close())
+}
+
+const messageOf = (error: unknown): string => error instanceof Error ? error.message : String(error)
+
+/**
+ * A store in one JSON file (see {@link encodeRegistry}), written atomically (temporary file,
+ * flush, rename). A missing file is an empty registry; a file that cannot be read or parsed fails
+ * the load rather than being replaced.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { jsonFileStore } from "lambdagent/mcp"
+ * const store = jsonFileStore("./.lambdagent/mcp-tools.json")
+ * const tools = await store.load()
+ * ```
+ */
+export const jsonFileStore = (path: string): ToolRegistryStore => {
+  const description = `file ${path}`
+  return {
+    description,
+    load: async () => {
+      let text: string
+      try {
+        text = await readFile(path, "utf8")
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return []
+        throw new RegistryStoreError({ store: description, operation: "load", message: messageOf(error), cause: error })
+      }
+      try {
+        return decodeRegistry(text)
+      } catch (error) {
+        throw new RegistryStoreError({
+          store: description,
+          operation: "load",
+          message: `${path} is not a readable tool registry (${messageOf(error)}); fix or move it, it is never overwritten`,
+          cause: error
+        })
+      }
+    },
+    save: async (tools) => {
+      try {
+        await writeFileAtomic(path, encodeRegistry(tools) + "\n")
+      } catch (error) {
+        throw new RegistryStoreError({ store: description, operation: "save", message: messageOf(error), cause: error })
+      }
+    }
+  }
+}
+
+/**
+ * A store in memory (lost when the process ends), optionally starting with some tools. Useful for
+ * tests and for servers that should forget.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { memoryRegistryStore } from "lambdagent/mcp"
+ * const store = memoryRegistryStore()
+ * await store.save([])
+ * ```
+ */
+export const memoryRegistryStore = (initial: ReadonlyArray<StoredTool> = []): ToolRegistryStore & {
+  /** What the last save wrote. */
+  readonly current: () => ReadonlyArray<StoredTool>
+} => {
+  let text = encodeRegistry(initial)
+  return {
+    description: "memory",
+    load: async () => decodeRegistry(text),
+    save: async (tools) => {
+      text = encodeRegistry(tools)
+    },
+    current: () => decodeRegistry(text)
+  }
+}
+
+/**
+ * A store inside a `MemoryStore` service implementation (Redis, SQLite, …): the whole registry is
+ * one entry, `key` in `namespace`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import type { MemoryStore } from "lambdagent"
+ * import { memoryStoreRegistryStore } from "lambdagent/mcp"
+ * declare const redis: MemoryStore.MemoryStoreShape
+ * const store = memoryStoreRegistryStore(redis, { namespace: "global", key: "mcp-tools" })
+ * ```
+ */
+export const memoryStoreRegistryStore = (
+  store: MemoryStore.MemoryStoreShape,
+  options: { readonly namespace?: string; readonly key?: string } = {}
+): ToolRegistryStore => {
+  const namespace = options.namespace ?? "global"
+  const key = options.key ?? FORMAT
+  const description = `${store.name} memory store (${namespace}/${key})`
+  return {
+    description,
+    load: async () => {
+      let entry
+      try {
+        entry = await Effect.runPromise(store.get(namespace, key))
+      } catch (error) {
+        throw new RegistryStoreError({ store: description, operation: "load", message: messageOf(error), cause: error })
+      }
+      if (entry === undefined) return []
+      try {
+        return decodeRegistry(entry.value)
+      } catch (error) {
+        throw new RegistryStoreError({ store: description, operation: "load", message: messageOf(error), cause: error })
+      }
+    },
+    save: async (tools) => {
+      try {
+        await Effect.runPromise(store.put(namespace, key, encodeRegistry(tools)))
+      } catch (error) {
+        throw new RegistryStoreError({ store: description, operation: "save", message: messageOf(error), cause: error })
+      }
+    }
+  }
+}
+
+/**
+ * The default store file: `~/.lambdagent/mcp-tools.json` (in the user's home directory, so it
+ * does not depend on the directory a client starts the server in).
+ *
+ * @since 0.1.0
+ * @category constants
+ * @example
+ * ```ts
+ * import { defaultStorePath } from "lambdagent/mcp"
+ * console.log(defaultStorePath()) // e.g. /home/ada/.lambdagent/mcp-tools.json
+ * ```
+ */
+export const defaultStorePath = (): string => join(homedir(), ".lambdagent", "mcp-tools.json")
+
+/**
+ * Resolve a store option: a store as is, `":memory:"` for {@link memoryRegistryStore}, any other
+ * string a {@link jsonFileStore} path, absent the {@link defaultStorePath}.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { resolveStore } from "lambdagent/mcp"
+ * resolveStore(":memory:").description // "memory"
+ * ```
+ */
+export const resolveStore = (store: string | ToolRegistryStore | undefined): ToolRegistryStore =>
+  store === undefined
+    ? jsonFileStore(defaultStorePath())
+    : typeof store !== "string"
+    ? store
+    : store === ":memory:"
+    ? memoryRegistryStore()
+    : jsonFileStore(store)

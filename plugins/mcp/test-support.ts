@@ -1,0 +1,200 @@
+/**
+ * Shared helpers of the MCP plugin's tests: starting the server in a child process (stdio or
+ * HTTP), connecting the official SDK client, and the reference's example programs.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { type CallToolResult, CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
+
+/** The repository root (the tests spawn the server from there). */
+export const root = fileURLToPath(new URL("../..", import.meta.url))
+
+/** Arguments for `node` that start the test server script. */
+export const serverArgs = (extra: ReadonlyArray<string> = []): Array<string> => ["--import", "tsx", "plugins/mcp/bin-for-tests.ts", ...extra]
+
+/** The command line that starts the test server, for client configurations. */
+export const serverCommand = (extra: ReadonlyArray<string> = []) => ({ command: process.execPath, args: serverArgs(extra), cwd: root })
+
+/** Per-request timeout of the tests' clients: nothing may hang. */
+export const REQUEST_TIMEOUT_MS = 20_000
+
+/** A connected SDK client and what the test needs to inspect or stop. */
+export interface Connected {
+  readonly client: Client
+  readonly transport: Transport
+  /** Standard error of the server process so far (stdio only). */
+  readonly stderr: () => string
+  /** `notifications/tools/list_changed` received so far. */
+  readonly toolListChanges: () => number
+  readonly close: () => Promise<void>
+}
+
+const connect = async (transport: Transport, stderr: () => string): Promise<Connected> => {
+  const client = new Client({ name: "lambdagent-tests", version: "0.0.0" }, { capabilities: {} })
+  let changes = 0
+  client.fallbackNotificationHandler = async (notification) => {
+    if (notification.method === "notifications/tools/list_changed") changes++
+  }
+  await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS })
+  return { client, transport, stderr, toolListChanges: () => changes, close: () => client.close() }
+}
+
+/** Start the server over stdio with the official client. */
+export const connectStdio = async (extra: ReadonlyArray<string> = []): Promise<Connected> => {
+  const transport = new StdioClientTransport({ ...serverCommand(extra), stderr: "pipe" })
+  let stderr = ""
+  transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+  return connect(transport, () => stderr)
+}
+
+/** Connect the official client to a Streamable HTTP endpoint. */
+export const connectHttp = (url: string): Promise<Connected> =>
+  connect(new StreamableHTTPClientTransport(new URL(url)), () => "")
+
+/** A server process started with `--http PORT`, with the URL it printed. */
+export interface HttpProcess {
+  readonly child: ChildProcess
+  readonly url: string
+  readonly stderr: () => string
+  readonly stop: () => Promise<number | null>
+}
+
+/** Start the server over HTTP in a child process (port 0: any free port) and wait for its URL. */
+export const startHttpProcess = (extra: ReadonlyArray<string> = [], port = "0"): Promise<HttpProcess> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, serverArgs(["--http", port, ...extra]), { cwd: root, stdio: ["ignore", "pipe", "pipe"] })
+    let stderr = ""
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`the HTTP server did not start: ${stderr}`))
+    }, REQUEST_TIMEOUT_MS)
+    const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)))
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8")
+      const match = /serving (http:\/\/\S+)/.exec(stderr)
+      if (match !== null) {
+        clearTimeout(timer)
+        resolve({
+          child,
+          url: match[1]!.replace(/;$/, ""),
+          stderr: () => stderr,
+          stop: async () => {
+            if (child.exitCode === null) child.kill("SIGTERM")
+            return exited
+          }
+        })
+      }
+    })
+    child.once("exit", (code) => {
+      clearTimeout(timer)
+      reject(new Error(`the HTTP server exited with ${code}: ${stderr}`))
+    })
+  })
+
+/** Call a tool and return the full result (protocol errors throw). */
+export const call = async (client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> =>
+  (await client.callTool({ name, arguments: args }, CallToolResultSchema, { timeout: REQUEST_TIMEOUT_MS })) as CallToolResult
+
+/** The text of a result's single text item. */
+export const textOf = (result: CallToolResult): string => {
+  const item = result.content[0]
+  if (item?.type !== "text") throw new Error(`expected a text result, got ${JSON.stringify(result)}`)
+  return item.text
+}
+
+/** A result's value: its text parsed as JSON (the server writes every value as JSON text). */
+export const valueOf = (result: CallToolResult): unknown => {
+  if (result.isError === true) throw new Error(`expected a value, got an error: ${textOf(result)}`)
+  return JSON.parse(textOf(result))
+}
+
+/** A temporary directory, removed by the returned function. */
+export const tempDir = async (): Promise<{ readonly path: string; readonly remove: () => Promise<void> }> => {
+  const path = await mkdtemp(join(tmpdir(), "lambdagent-mcp-"))
+  return { path, remove: () => rm(path, { recursive: true, force: true }) }
+}
+
+// The reference's example programs (MCP-PIF README and guide).
+
+export const square = { lam: "x", body: { mul: [{ var: "x" }, { var: "x" }] } }
+
+export const factorialAcc = {
+  lam: "n_acc",
+  body: {
+    if: {
+      cond: { lte: [{ fst: { var: "n_acc" } }, 1] },
+      then: { snd: { var: "n_acc" } },
+      else: {
+        continue: {
+          input: {
+            pair: [
+              { sub: [{ fst: { var: "n_acc" } }, 1] },
+              { mul: [{ fst: { var: "n_acc" } }, { snd: { var: "n_acc" } }] }
+            ]
+          }
+        }
+      }
+    }
+  }
+}
+
+export const factorialSelf = {
+  lam: "n",
+  body: {
+    if: {
+      cond: { lte: [{ var: "n" }, 1] },
+      then: 1,
+      else: { mul: [{ var: "n" }, { app: { func: { self: true }, arg: { sub: [{ var: "n" }, 1] } } }] }
+    }
+  }
+}
+
+export const map = {
+  lam: "f",
+  body: {
+    lam: "list",
+    body: {
+      fold: [
+        {
+          lam: "acc_item",
+          body: {
+            cons: {
+              head: { app: { func: { var: "f" }, arg: { snd: { var: "acc_item" } } } },
+              tail: { fst: { var: "acc_item" } }
+            }
+          }
+        },
+        { nil: true },
+        { var: "list" }
+      ]
+    }
+  }
+}
+
+const parity = (base: boolean, other: string) => ({
+  lam: "n",
+  body: {
+    if: {
+      cond: { eq: [{ var: "n" }, 0] },
+      then: base,
+      else: { app: { func: { eval: { code_of: other } }, arg: { sub: [{ var: "n" }, 1] } } }
+    }
+  }
+})
+
+export const isEven = parity(true, "is_odd")
+export const isOdd = parity(false, "is_even")
+
+export const omega = {
+  app: {
+    func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } },
+    arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }
+  }
+}

@@ -1,0 +1,590 @@
+/**
+ * Serving a {@link LambdaServer} over stdio or Streamable HTTP, with the SDK's transports.
+ *
+ * - **stdio**: newline-delimited JSON-RPC on standard input/output. Only protocol messages go to
+ *   standard output (diagnostics, and `console.log` while serving, go to standard error). Lines that
+ *   are not JSON, not JSON-RPC or too long are answered with a JSON-RPC error and skipped. At end
+ *   of input the server answers what is in flight, closes, and the process can exit with code 0.
+ * - **HTTP**: the Streamable HTTP transport at `/mcp`, bound to 127.0.0.1 by default, one session
+ *   per client (`Mcp-Session-Id`), `Host` checked against DNS rebinding on loopback, request
+ *   bodies size-limited, idle sessions closed. A request that fails affects no other.
+ *
+ * @since 0.1.0
+ * @module
+ */
+import { randomUUID } from "node:crypto"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { type Readable, Transform, type TransformCallback, type Writable } from "node:stream"
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import { isInitializeRequest, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
+import { createLambdaServer, type LambdaServer, type LambdaServerOptions } from "./server.ts"
+import { resolveStore, type ToolRegistryStore } from "./store.ts"
+
+/**
+ * The largest JSON-RPC message accepted by default: 4 MiB.
+ *
+ * @since 0.1.0
+ * @category constants
+ * @example
+ * ```ts
+ * import { DEFAULT_MAX_MESSAGE_BYTES } from "lambdagent/mcp"
+ * console.log(DEFAULT_MAX_MESSAGE_BYTES) // 4194304
+ * ```
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+
+/**
+ * A server being served: where (for HTTP), how to stop it, and when it has stopped.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { ServeHandle } from "lambdagent/mcp"
+ * const stopLater = (h: ServeHandle) => setTimeout(() => void h.close(), 60_000)
+ * ```
+ */
+export interface ServeHandle {
+  readonly server: LambdaServer
+  /** `http://host:port/mcp` for HTTP. */
+  readonly url?: string
+  /** The bound port for HTTP (useful with port 0). */
+  readonly port?: number
+  /** Resolves once the server has stopped (end of input on stdio, or {@link ServeHandle.close}). */
+  readonly closed: Promise<void>
+  readonly close: () => Promise<void>
+}
+
+const errorMessage = (code: number, message: string, id: string | number | null = null) =>
+  ({ jsonrpc: "2.0", id, error: { code, message } }) as unknown as JSONRPCMessage
+
+const idOf = (json: unknown): string | number | null => {
+  if (typeof json !== "object" || json === null || !("id" in json)) return null
+  const id = (json as { id: unknown }).id
+  return typeof id === "string" || typeof id === "number" ? id : null
+}
+
+/**
+ * Splits standard input into lines and lets through only well-formed JSON-RPC messages of at most
+ * `limit` bytes; everything else is answered through `reject` and dropped. A final line without a
+ * newline is processed at end of input.
+ */
+class LineGuard extends Transform {
+  private parts: Array<Buffer> = []
+  private length = 0
+  private discarding = false
+  private discarded = 0
+
+  constructor(
+    private readonly limit: number,
+    private readonly reject: (response: JSONRPCMessage) => void,
+    private readonly accepted: (message: JSONRPCMessage) => void
+  ) {
+    super()
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    let start = 0
+    for (;;) {
+      const newline = chunk.indexOf(10, start)
+      const piece = chunk.subarray(start, newline === -1 ? chunk.length : newline)
+      if (this.discarding) this.discarded += piece.length
+      else if (this.length + piece.length > this.limit) {
+        this.discarding = true
+        this.discarded = this.length + piece.length
+        this.parts = []
+        this.length = 0
+      } else if (piece.length > 0) {
+        this.parts.push(piece)
+        this.length += piece.length
+      }
+      if (newline === -1) break
+      this.endLine()
+      start = newline + 1
+    }
+    callback()
+  }
+
+  override _flush(callback: TransformCallback): void {
+    if (this.discarding || this.length > 0) this.endLine()
+    callback()
+  }
+
+  private endLine() {
+    if (this.discarding) {
+      this.reject(errorMessage(-32600, `Invalid Request: message of more than ${this.limit} bytes (${this.discarded} bytes read)`))
+      this.discarding = false
+      this.discarded = 0
+      return
+    }
+    const text = Buffer.concat(this.parts, this.length).toString("utf8").replace(/\r$/, "")
+    this.parts = []
+    this.length = 0
+    if (text.trim() === "") return
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch (error) {
+      this.reject(errorMessage(-32700, `Parse error: ${error instanceof Error ? error.message : String(error)}`))
+      return
+    }
+    if (Array.isArray(json)) {
+      this.reject(errorMessage(-32600, "Invalid Request: JSON-RPC batches are not supported"))
+      return
+    }
+    const parsed = JSONRPCMessageSchema.safeParse(json)
+    if (!parsed.success) {
+      this.reject(errorMessage(-32600, "Invalid Request: not a JSON-RPC 2.0 request, notification or response", idOf(json)))
+      return
+    }
+    this.accepted(parsed.data)
+    this.push(text + "\n")
+  }
+}
+
+/**
+ * Options of {@link serveStdio}.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { StdioServeOptions } from "lambdagent/mcp"
+ * const o: StdioServeOptions = { maxMessageBytes: 1024 * 1024 }
+ * ```
+ */
+export interface StdioServeOptions {
+  readonly stdin?: Readable
+  readonly stdout?: Writable
+  /** Lines longer than this are answered with an error and skipped. */
+  readonly maxMessageBytes?: number
+  /** Send `console.log`/`info`/`debug` to standard error while serving (default: when stdout is the process's). */
+  readonly redirectConsole?: boolean
+  /** How long to wait for in-flight requests after end of input (default: 60 s). */
+  readonly drainTimeoutMs?: number
+}
+
+/**
+ * Serve over stdio: newline-delimited JSON-RPC on standard input and output. Resolves once
+ * connected; `closed` resolves after end of input (in-flight requests answered first) or `close()`.
+ *
+ * @since 0.1.0
+ * @category transports
+ * @example
+ * ```ts
+ * import { createLambdaServer, serveStdio } from "lambdagent/mcp"
+ * const handle = await serveStdio(await createLambdaServer({ store: "./tools.json" }))
+ * await handle.closed
+ * ```
+ */
+export const serveStdio = async (server: LambdaServer, options: StdioServeOptions = {}): Promise<ServeHandle> => {
+  const stdin = options.stdin ?? process.stdin
+  const stdout = options.stdout ?? process.stdout
+  const pending = new Set<string | number>()
+  let drained: (() => void) | undefined
+  let transport: StdioServerTransport | undefined
+  const guard = new LineGuard(
+    options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    (response) => void transport?.send(response).catch(() => undefined),
+    (message) => {
+      if ("method" in message && "id" in message) pending.add(message.id)
+      else if ("method" in message && message.method === "notifications/cancelled") {
+        // A cancelled request gets no response; stop waiting for it.
+        const id = (message.params as { requestId?: string | number } | undefined)?.requestId
+        if (id !== undefined) pending.delete(id)
+      }
+    }
+  )
+  transport = new StdioServerTransport(guard, stdout)
+  const send = transport.send.bind(transport)
+  transport.send = async (message, ...rest) => {
+    await send(message, ...rest)
+    if (!("method" in message) && "id" in message && message.id !== undefined) {
+      pending.delete(message.id)
+      if (pending.size === 0) drained?.()
+    }
+  }
+
+  const restoreConsole = (options.redirectConsole ?? stdout === process.stdout) ? redirectConsole() : () => undefined
+  let session: Server | undefined
+  let resolveClosed!: () => void
+  const closed = new Promise<void>((resolve) => (resolveClosed = resolve))
+  let closing: Promise<void> | undefined
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      stdin.unpipe(guard)
+      if (stdin === process.stdin) process.stdin.pause()
+      await session?.close().catch(() => undefined)
+      restoreConsole()
+      resolveClosed()
+    })()
+    return closing
+  }
+
+  guard.on("end", () => {
+    const waitMs = options.drainTimeoutMs ?? 60_000
+    const done = pending.size === 0
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+        drained = resolve
+        setTimeout(resolve, waitMs).unref()
+      })
+    void done.then(close)
+  })
+  stdout.on("error", () => void close()) // the client went away
+  stdin.on("error", () => void close())
+  stdin.pipe(guard)
+  session = await server.connect(transport)
+  return { server, closed, close }
+}
+
+const redirectConsole = (): (() => void) => {
+  const saved = { log: console.log, info: console.info, debug: console.debug }
+  console.log = console.error
+  console.info = console.error
+  console.debug = console.error
+  return () => {
+    console.log = saved.log
+    console.info = saved.info
+    console.debug = saved.debug
+  }
+}
+
+/**
+ * Options of {@link serveHttp}.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { HttpServeOptions } from "lambdagent/mcp"
+ * const o: HttpServeOptions = { port: 8765, host: "127.0.0.1" }
+ * ```
+ */
+export interface HttpServeOptions {
+  /** Port to listen on; 0 (the default) picks a free one (see {@link ServeHandle.port}). */
+  readonly port?: number
+  /** Interface to bind (default `127.0.0.1`: local clients only). */
+  readonly host?: string
+  /** Endpoint path (default `/mcp`). */
+  readonly path?: string
+  /** Largest request body (default {@link DEFAULT_MAX_MESSAGE_BYTES}). */
+  readonly maxMessageBytes?: number
+  /** Close sessions idle this long (default: one hour). */
+  readonly sessionIdleMs?: number
+  /**
+   * Accepted `Host` header values. Default for loopback binds: `127.0.0.1:PORT`, `localhost:PORT`,
+   * `[::1]:PORT` (DNS-rebinding protection); no check otherwise.
+   */
+  readonly allowedHosts?: ReadonlyArray<string>
+  /** Where diagnostics go (default: standard error). */
+  readonly log?: (line: string) => void
+}
+
+interface HttpSession {
+  readonly transport: StreamableHTTPServerTransport
+  readonly session: Server
+  lastSeen: number
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"])
+
+const sendJsonError = (res: ServerResponse, status: number, code: number, message: string, id: string | number | null = null) => {
+  if (res.headersSent) {
+    res.end()
+    return
+  }
+  res.writeHead(status, { "content-type": "application/json" })
+  res.end(JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }))
+}
+
+class BodyTooLarge extends Error {}
+
+const readBody = (req: IncomingMessage, limit: number): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const declared = Number(req.headers["content-length"])
+    if (Number.isFinite(declared) && declared > limit) {
+      reject(new BodyTooLarge())
+      req.resume()
+      return
+    }
+    const chunks: Array<Buffer> = []
+    let size = 0
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limit) {
+        reject(new BodyTooLarge())
+        req.resume()
+        chunks.length = 0
+        return
+      }
+      chunks.push(chunk)
+    })
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    req.on("error", reject)
+  })
+
+/**
+ * Serve over Streamable HTTP (the SDK's transport), one MCP session per client. Resolves once
+ * listening.
+ *
+ * @since 0.1.0
+ * @category transports
+ * @example
+ * ```ts
+ * import { createLambdaServer, serveHttp } from "lambdagent/mcp"
+ * const handle = await serveHttp(await createLambdaServer(), { port: 8765 })
+ * console.log(handle.url) // http://127.0.0.1:8765/mcp
+ * ```
+ */
+export const serveHttp = async (server: LambdaServer, options: HttpServeOptions = {}): Promise<ServeHandle> => {
+  const host = options.host ?? "127.0.0.1"
+  const path = options.path ?? "/mcp"
+  const limit = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
+  const idleMs = options.sessionIdleMs ?? 60 * 60 * 1000
+  const log = options.log ?? ((line: string) => process.stderr.write(`[lambdagent mcp] ${line}\n`))
+  const sessions = new Map<string, HttpSession>()
+  let allowedHosts: ReadonlySet<string> | undefined
+
+  const closeSession = async (id: string) => {
+    const entry = sessions.get(id)
+    if (entry === undefined) return
+    sessions.delete(id)
+    await entry.session.close().catch(() => undefined)
+  }
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? "/", "http://localhost")
+    if (url.pathname !== path) {
+      sendJsonError(res, 404, -32000, `Not found: the MCP endpoint is ${path}`)
+      return
+    }
+    if (allowedHosts !== undefined && !allowedHosts.has(req.headers.host ?? "")) {
+      sendJsonError(res, 403, -32000, `Forbidden: Host ${JSON.stringify(req.headers.host ?? "")} is not allowed`)
+      return
+    }
+    const header = req.headers["mcp-session-id"]
+    const sessionId = Array.isArray(header) ? header[0] : header
+    const existing = sessionId === undefined ? undefined : sessions.get(sessionId)
+    if (sessionId !== undefined && existing === undefined) {
+      sendJsonError(res, 404, -32001, "Session not found (it may have expired); initialize a new session")
+      return
+    }
+    if (existing !== undefined) existing.lastSeen = Date.now()
+
+    if (req.method === "POST") {
+      let body: unknown
+      try {
+        const text = await readBody(req, limit)
+        try {
+          body = JSON.parse(text)
+        } catch (error) {
+          sendJsonError(res, 400, -32700, `Parse error: ${error instanceof Error ? error.message : String(error)}`)
+          return
+        }
+      } catch (error) {
+        if (error instanceof BodyTooLarge) sendJsonError(res, 413, -32600, `Invalid Request: body larger than ${limit} bytes`)
+        else sendJsonError(res, 400, -32600, "Invalid Request: the body could not be read")
+        return
+      }
+      if (existing !== undefined) {
+        await existing.transport.handleRequest(req, res, body)
+        return
+      }
+      const initializing = Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body)
+      if (!initializing) {
+        sendJsonError(res, 400, -32000, "Bad Request: send initialize first, then the Mcp-Session-Id header it returns", idOf(body))
+        return
+      }
+      let entry: HttpSession | undefined
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (id) => {
+          if (entry !== undefined) sessions.set(id, entry)
+        },
+        onsessionclosed: (id) => void closeSession(id)
+      })
+      transport.onclose = () => {
+        if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+      }
+      const session = await server.connect(transport)
+      entry = { transport, session, lastSeen: Date.now() }
+      await transport.handleRequest(req, res, body)
+      if (transport.sessionId === undefined) await session.close().catch(() => undefined) // initialize failed
+      return
+    }
+    if (req.method === "GET" || req.method === "DELETE") {
+      if (existing === undefined) {
+        sendJsonError(res, 400, -32000, "Bad Request: the Mcp-Session-Id header is required")
+        return
+      }
+      await existing.transport.handleRequest(req, res)
+      return
+    }
+    res.setHeader("allow", "GET, POST, DELETE")
+    sendJsonError(res, 405, -32000, `Method ${req.method ?? ""} not allowed`)
+  }
+
+  const http = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      log(`HTTP request failed: ${error instanceof Error ? error.message : String(error)}`)
+      sendJsonError(res, 500, -32603, "Internal error")
+    })
+  })
+  http.on("clientError", (_error, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n")
+  })
+
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject)
+    http.listen(options.port ?? 0, host, () => {
+      http.off("error", reject)
+      resolve()
+    })
+  })
+  http.on("error", (error) => log(`HTTP server error: ${error.message}`))
+  const port = (http.address() as AddressInfo).port
+  if (options.allowedHosts !== undefined) allowedHosts = new Set(options.allowedHosts)
+  else if (LOOPBACK.has(host)) allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`])
+
+  const sweep = setInterval(() => {
+    const now = Date.now()
+    for (const [id, entry] of sessions) if (now - entry.lastSeen > idleMs) void closeSession(id)
+  }, Math.max(1000, Math.min(idleMs / 2, 60_000)))
+  sweep.unref()
+
+  let resolveClosed!: () => void
+  const closed = new Promise<void>((resolve) => (resolveClosed = resolve))
+  let closing: Promise<void> | undefined
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      clearInterval(sweep)
+      const stopped = new Promise<void>((resolve) => http.close(() => resolve()))
+      await Promise.allSettled([...sessions.keys()].map(closeSession))
+      http.closeAllConnections()
+      await stopped
+      resolveClosed()
+    })()
+    return closing
+  }
+
+  const shownHost = host.includes(":") ? `[${host}]` : host
+  return { server, url: `http://${shownHost}:${port}${path}`, port, closed, close }
+}
+
+/**
+ * Options of {@link serve}: the server's options, a transport, and where tools persist.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { ServeOptions } from "lambdagent/mcp"
+ * const o: ServeOptions = { transport: { http: 8765 }, store: "./tools.json" }
+ * ```
+ */
+export interface ServeOptions extends Omit<LambdaServerOptions, "store" | "registry"> {
+  readonly transport: "stdio" | ({ readonly http: number } & Omit<HttpServeOptions, "port" | "log">)
+  /** A store, a JSON file path, or `":memory:"`; default `~/.lambdagent/mcp-tools.json`. */
+  readonly store?: string | ToolRegistryStore
+  /** Largest message (stdio line or HTTP body). */
+  readonly maxMessageBytes?: number
+}
+
+/**
+ * Create a lambda server and serve it: the library entry behind `lambdagent mcp`.
+ *
+ * @since 0.1.0
+ * @category transports
+ * @example
+ * ```ts
+ * import { serve } from "lambdagent/mcp"
+ * const handle = await serve({ transport: { http: 0 }, store: ":memory:" })
+ * console.log(handle.url)
+ * await handle.close()
+ * ```
+ */
+export const serve = async (options: ServeOptions): Promise<ServeHandle> => {
+  const { maxMessageBytes, store, transport, ...serverOptions } = options
+  const server = await createLambdaServer({ ...serverOptions, store: resolveStore(store) })
+  if (transport === "stdio") {
+    const handle = await serveStdio(server, maxMessageBytes !== undefined ? { maxMessageBytes } : {})
+    void handle.closed.then(() => server.close())
+    return handle
+  }
+  const { http, ...httpOptions } = transport
+  try {
+    const handle = await serveHttp(server, {
+      ...httpOptions,
+      port: http,
+      ...(maxMessageBytes !== undefined ? { maxMessageBytes } : {}),
+      ...(options.log !== undefined ? { log: options.log } : {})
+    })
+    void handle.closed.then(() => server.close())
+    return handle
+  } catch (error) {
+    await server.close()
+    throw error
+  }
+}
+
+/**
+ * Options of {@link mcpCommand} (the `lambdagent mcp` command line).
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { McpCommandOptions } from "lambdagent/mcp"
+ * const o: McpCommandOptions = { http: "8765", store: "./tools.json" }
+ * ```
+ */
+export interface McpCommandOptions extends Omit<ServeOptions, "transport"> {
+  /** Serve Streamable HTTP on this port instead of stdio. */
+  readonly http?: number | string
+  /** Interface for HTTP (default 127.0.0.1). */
+  readonly host?: string
+}
+
+/**
+ * Run `lambdagent mcp [--http PORT] [--host HOST] [--store PATH]`: serve until end of input
+ * (stdio) or SIGINT/SIGTERM, then resolve. Diagnostics go to standard error.
+ *
+ * @since 0.1.0
+ * @category transports
+ * @example
+ * ```ts
+ * import { mcpCommand } from "lambdagent/mcp"
+ * await mcpCommand({ store: "./tools.json" }) // serves stdio until the client closes it
+ * ```
+ */
+export const mcpCommand = async (options: McpCommandOptions = {}): Promise<void> => {
+  const { host, http, ...rest } = options
+  let port: number | undefined
+  if (http !== undefined) {
+    port = typeof http === "number" ? http : Number(http)
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`--http expects a port number (0-65535), got ${JSON.stringify(http)}`)
+  }
+  const log = options.log ?? ((line: string) => process.stderr.write(`[lambdagent mcp] ${line}\n`))
+  const handle = await serve({
+    ...rest,
+    log,
+    transport: port === undefined ? "stdio" : { http: port, ...(host !== undefined ? { host } : {}) }
+  })
+  const { registry } = handle.server
+  log(
+    `serving ${port === undefined ? "stdio" : handle.url}; ${registry.size} tool${registry.size === 1 ? "" : "s"} from ${registry.store.description}`
+  )
+  const stop = () => void handle.close()
+  process.once("SIGINT", stop)
+  process.once("SIGTERM", stop)
+  try {
+    await handle.closed
+  } finally {
+    process.off("SIGINT", stop)
+    process.off("SIGTERM", stop)
+  }
+}
