@@ -4,6 +4,8 @@ import { describe, expect, it } from "vitest"
 import { parse } from "yaml"
 import { schemaFileText } from "./generate-schema.ts"
 import { lint } from "./lint.ts"
+import { lintReportJsonSchema } from "./report.ts"
+import { lintRules } from "./rules.ts"
 import { AgentFileSchema, jsonSchema } from "./schema.ts"
 
 const examples = readdirSync("examples/agents").filter((f) => f.endsWith(".yml")).sort()
@@ -46,5 +48,29 @@ describe("the examples", () => {
     const result = lint(`examples/agents/${file}`)
     expect(result.error).toBeUndefined()
     expect(result.findings.filter((f) => f.level !== "info")).toEqual([])
+  })
+})
+
+describe("the documentation", () => {
+  const lintDoc = readFileSync("docs/lint.md", "utf8")
+  const yamlDoc = readFileSync("docs/yaml.md", "utf8")
+
+  it("prints the current JSON Schema of the lint report", () => {
+    expect(lintDoc).toContain(`\`\`\`json\n${JSON.stringify(lintReportJsonSchema(), null, 2)}\n\`\`\``)
+  })
+
+  it("describes every rule, with its level and lambda meaning", () => {
+    for (const rule of lintRules) {
+      const row = lintDoc.split("\n").find((l) => l.startsWith(`| ${rule.id} |`))
+      expect(row, rule.id).toBeDefined()
+      expect(row).toContain(`| ${rule.level} |`)
+      expect(row).toContain(rule.lambda.replace(/\|/g, "\\|"))
+      expect(row!.trimEnd().endsWith(rule.blocksCompile ? "| yes |" : "| |")).toBe(true)
+    }
+  })
+
+  it("mentions every field of the agent file", () => {
+    const keys = Object.keys((AgentFileSchema as unknown as { shape: Record<string, unknown> }).shape)
+    for (const key of keys) expect(yamlDoc, key).toContain(`\`${key}\``)
   })
 })
