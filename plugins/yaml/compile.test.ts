@@ -3,6 +3,7 @@ import { Term, Tools, Value } from "lambdagent"
 import { describe, expect, it } from "vitest"
 import { compileConfig, fromConfig, loadConfig, type CompiledAgent, toolReferences } from "./compile.ts"
 import { SchemaError, SemanticError } from "./errors.ts"
+import { parseSource } from "./source.ts"
 import { runAgent, runParallel } from "./test-helpers.ts"
 
 const compile = (config: unknown, overrides = {}) => compileConfig(config, { overrides })
@@ -519,18 +520,41 @@ describe("inputs and determinism", () => {
     expect(Term.parse(Term.encode(term))).toEqual(term)
   })
 
+  it("supports anchors, aliases and << merge keys", () => {
+    const yaml = [
+      "type: parallel",
+      "x-model: &base {provider: openai, name: gpt-4o-mini, temperature: 0.2}",
+      "parallel:",
+      "  agents:",
+      "    - {systemPrompt: A, model: *base}",
+      "    - systemPrompt: B",
+      "      model:",
+      "        <<: *base",
+      "        temperature: 0.9",
+      ""
+    ].join("\n")
+    expect(() => fromConfig(yaml)).toThrow(/unknown key "x-model"/)
+    const ok = yaml.replace("x-model: &base", "model: &base")
+    const par = fromConfig(ok) as Term.Of<"Par">
+    expect((par.branches[0] as Term.Of<"Llm">).model).toEqual({ provider: "openai", name: "gpt-4o-mini", temperature: 0.2 })
+    expect((par.branches[1] as Term.Of<"Llm">).model).toEqual({ provider: "openai", name: "gpt-4o-mini", temperature: 0.9 })
+  })
+
   it("reads a path, {path}, YAML text and {text, file} alike", () => {
     const text = "type: simple\nname: S\nsystemPrompt: Hi\n"
     const a = fromConfig(text)
     const b = fromConfig({ text, file: "inline.yml" })
     expect(Term.toJsonText(a)).toBe(Term.toJsonText(b))
     expect(Term.toJsonText(fromConfig({ path: "examples/agents/simple.yml" }))).toBe(Term.toJsonText(fromConfig("examples/agents/simple.yml")))
+    expect(compileConfig({ type: "simple", systemPrompt: "other" }, { source: parseSource(text, "inline.yml") }).term).toMatchObject({ system: "other" })
     const loaded: CompiledAgent = loadConfig("examples/agents/react.yml")
     expect(loaded.file).toBe("examples/agents/react.yml")
     expect(loaded.baseDir).toBe("examples/agents")
   })
 
-  it("lists tool references through toolReferences", () => {
+  it("lists tool references through toolReferences, from a file, a compiled agent or a parsed object", () => {
+    expect(toolReferences({ type: "react", systemPrompt: "x", mcp: { localTools: ["terminate", "clock"] } }).map((t) => t.kind)).toEqual(["terminate", "local"])
+    expect(toolReferences(loadConfig("examples/agents/guard.yml")).every((t) => t.kind === "builtin")).toBe(true)
     expect(toolReferences("examples/agents/react.yml").map((t) => `${t.name}:${t.kind}`)).toEqual([
       "web_search:mcp",
       "calculator:local",

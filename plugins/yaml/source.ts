@@ -90,7 +90,7 @@ export const parseSource = (text: string, file?: string): Source => {
   }
   let doc: Document.Parsed
   try {
-    doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, version: "1.2" })
+    doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, version: "1.2", merge: true })
   } catch (cause) {
     throw configError("Syntax", `cannot parse YAML: ${cause instanceof Error ? cause.message : String(cause)}`, { file, cause })
   }
