@@ -746,7 +746,7 @@ const checkOverrides = (overrides: Overrides): void => {
  */
 export interface CompileOptions {
   readonly overrides?: Overrides
-  /** The YAML the value came from, for error positions. */
+  /** The YAML the value came from, for error positions (its value is compiled when `config` is `undefined`). */
   readonly source?: Source
   /** The file name for messages, when there is no source. */
   readonly file?: string
@@ -771,13 +771,16 @@ export interface CompileOptions {
 export const compileConfig = (config: unknown, options: CompileOptions = {}): CompiledAgent => {
   const overrides = options.overrides ?? {}
   checkOverrides(overrides)
-  const source: Source = options.source ?? {
-    ...(options.file !== undefined ? { file: options.file } : {}),
-    text: "",
-    value: config,
-    locate: () => undefined,
-    locateInString: () => undefined
-  }
+  // With a source, positions come from it; its value is used when no value is passed.
+  const source: Source = options.source !== undefined
+    ? (config === undefined ? options.source : { ...options.source, value: config })
+    : {
+      ...(options.file !== undefined ? { file: options.file } : {}),
+      text: "",
+      value: config,
+      locate: () => undefined,
+      locateInString: () => undefined
+    }
   const file = validateConfig(source, { providers: Object.keys(overrides.providers ?? {}) })
   const issues = semanticIssues(file, { overrides, locate: (p) => source.locate(p) })
   if (issues.length > 0) throw semanticError(issues, source.file)
@@ -880,7 +883,8 @@ export const loadConfig = (input: ConfigInput, overrides: Overrides = {}): Compi
 export const fromConfig = (input: ConfigInput, overrides: Overrides = {}): Term.Term => loadConfig(input, overrides).term
 
 /**
- * The tools a compiled agent calls and where each comes from, for a runtime to set up.
+ * The tools a compiled agent calls and where each comes from, for a runtime to set up. Takes a
+ * compiled agent, a path or YAML text, or an already-parsed agent file.
  *
  * @since 0.1.0
  * @category compiling
@@ -888,7 +892,13 @@ export const fromConfig = (input: ConfigInput, overrides: Overrides = {}): Term.
  * ```ts
  * import { loadConfig, toolReferences } from "lambdagent/yaml"
  * toolReferences(loadConfig("examples/agents/react.yml")).map((t) => `${t.name}:${t.kind}`)
+ * // ["web_search:mcp", "calculator:local", "terminate:terminate", "summarizer:cli"]
+ * toolReferences({ type: "react", systemPrompt: "x", mcp: { localTools: ["terminate"] } }).length // 1
  * ```
  */
-export const toolReferences = (agent: CompiledAgent | ConfigInput, overrides: Overrides = {}): ReadonlyArray<ToolReference> =>
-  (typeof agent === "object" && "term" in agent ? agent : loadConfig(agent, overrides)).tools
+export const toolReferences = (agent: CompiledAgent | ConfigInput | AgentFile, overrides: Overrides = {}): ReadonlyArray<ToolReference> => {
+  if (typeof agent === "string") return loadConfig(agent, overrides).tools
+  if ("term" in agent) return agent.tools
+  if ("path" in agent || "text" in agent) return loadConfig(agent as ConfigInput, overrides).tools
+  return compileConfig(agent, { overrides }).tools
+}

@@ -137,7 +137,7 @@ class Findings {
 const sameLabel = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
 
 /** Rules on one agent's own fields. */
-const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: string, file: AgentFile, overrides: Overrides): void => {
+const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: string, overrides: Overrides): void => {
   const at = (...rest: Array<string | number>) => [...path, ...rest]
   const react = agent.react
   if (type === "react") {
@@ -269,7 +269,6 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
     ]
     if (disabled.length > 0) f.add("L029", at("mcp", "policy", "mode"), `mcp.policy.mode is disable: ${disabled.join(", ")} ${disabled.length === 1 ? "is" : "are"} never offered to the agent`)
   }
-  void file
 }
 
 /** Rules that need the whole file or the compiled term. */
@@ -303,10 +302,12 @@ const fileRules = (
   }
 
   // L011: react agents whose only tool is terminate (from the compiled tool list).
+  const agentAt = new Map(agentsOf(file).map((a) => [JSON.stringify(a.path), a.agent]))
   for (const [node, path] of compiled.origins) {
     if (node._tag === "React" && node.tools.every((t) => t === "terminate")) {
       const agentPath = path.slice(0, -1)
-      f.add("L011", [...agentPath, "mcp"].length > 0 && file !== undefined ? [...agentPath, "type"] : path, "the react agent has no tools besides terminate: it can only think")
+      const agent = agentAt.get(JSON.stringify(agentPath))
+      f.add("L011", agent?.mcp !== undefined ? [...agentPath, "mcp"] : [...agentPath, "type"], "the react agent has no tools besides terminate: it can only think")
     }
   }
 
@@ -416,7 +417,7 @@ export const lintSource = (source: Source, options: LintOptions = {}): LintResul
   }
   const f = new Findings((p) => source.locate(p))
   for (const issue of semanticIssues(file, { overrides })) f.add(issue.rule!, issue.path, issue.message)
-  for (const { agent, path, type } of agentsOf(file)) agentRules(f, agent, path, type, file, overrides)
+  for (const { agent, path, type } of agentsOf(file)) agentRules(f, agent, path, type, overrides)
   const compiled = compileChecked(file, overrides)
   const worst = bounds(compiled.term)
   fileRules(f, file, compiled, worst, options)
@@ -433,7 +434,7 @@ export const lintSource = (source: Source, options: LintOptions = {}): LintResul
  * ```ts
  * import { lint } from "lambdagent/yaml"
  * const result = lint("type: react\nsystemPrompt: Think.\nreact: {maxSteps: 0}\n", { level: "error" })
- * result.findings.map((f) => f.rule) // ["L002", "L003", "L004"]
+ * result.findings.map((f) => f.rule) // ["L002", "L004", "L003"] (errors, by position)
  * ```
  */
 export const lint = (input: ConfigInput, options: LintOptions = {}): LintResult => {

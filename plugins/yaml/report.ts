@@ -257,3 +257,17 @@ export const formatLintText = (results: ReadonlyArray<LintResult>, options: { re
   }
   return blocks.join("\n\n")
 }
+
+/**
+ * The JSON Schema (draft 2020-12) of the JSON lint report, as printed in `docs/lint.md`.
+ *
+ * @since 0.1.0
+ * @category schemas
+ * @example
+ * ```ts
+ * import { lintReportJsonSchema } from "lambdagent/yaml"
+ * lintReportJsonSchema().title // "lambdagent lint report"
+ * ```
+ */
+export const lintReportJsonSchema = (): Record<string, unknown> =>
+  z.toJSONSchema(LintReportSchema, { target: "draft-2020-12" }) as Record<string, unknown>

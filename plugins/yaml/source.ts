@@ -55,7 +55,8 @@ export interface Source {
   readonly value: unknown
   /**
    * Where a field is: its value (default) or its key. A path that does not exist gives the
-   * position of the deepest mapping or list on the way, so a missing field points at its parent.
+   * position of the key of the deepest mapping on the way, so a missing field points at the
+   * key of the mapping that should hold it (the top of the file for a missing top-level key).
    */
   readonly locate: (path: FieldPath, part?: "key" | "value") => Position | undefined
   /** Where character `offset` of the string at `path` is, when the scalar is written plainly. */
@@ -89,7 +90,7 @@ export const parseSource = (text: string, file?: string): Source => {
   }
   let doc: Document.Parsed
   try {
-    doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, version: "1.2" })
+    doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, version: "1.2", merge: true })
   } catch (cause) {
     throw configError("Syntax", `cannot parse YAML: ${cause instanceof Error ? cause.message : String(cause)}`, { file, cause })
   }
@@ -117,14 +118,14 @@ export const parseSource = (text: string, file?: string): Source => {
       if (isAlias(node)) node = node.resolve(doc)
       if (isMap(node)) {
         const pair = node.items.find((p) => keyOf(p.key) === String(segment))
-        if (pair === undefined) return { node: node as Node, found: false }
+        if (pair === undefined) return { node: node as Node, ...(keyNode !== undefined ? { keyNode } : {}), found: false }
         keyNode = pair.key as Node
         node = pair.value
       } else if (isSeq(node) && typeof segment === "number" && segment < node.items.length) {
         keyNode = undefined
         node = node.items[segment]
       } else {
-        return { node: (node ?? null) as Node | null, found: false }
+        return { node: (node ?? null) as Node | null, ...(keyNode !== undefined ? { keyNode } : {}), found: false }
       }
     }
     if (isAlias(node)) node = node.resolve(doc)
@@ -133,7 +134,8 @@ export const parseSource = (text: string, file?: string): Source => {
 
   const locate = (path: FieldPath, part: "key" | "value" = "value"): Position | undefined => {
     const { found, keyNode, node } = walk(path)
-    const target = found && part === "key" && keyNode !== undefined ? keyNode : node ?? keyNode
+    // A missing field points at the key of the mapping that should hold it.
+    const target = found ? (part === "key" && keyNode !== undefined ? keyNode : node ?? keyNode) : keyNode ?? node
     const range = target?.range
     if (range === undefined || range === null) return path.length === 0 ? { line: 1, column: 1 } : undefined
     return at(range[0])

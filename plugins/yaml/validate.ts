@@ -175,6 +175,10 @@ class IssueBuilder {
       case "invalid_value": {
         const values = (issue.values ?? []).map(String)
         const expected = values.length === 1 ? JSON.stringify(values[0]) : `one of ${values.join(", ")}`
+        if (actualValue === undefined) {
+          this.add(path, `missing required field ${JSON.stringify(String(path[path.length - 1]))} (${expected})`, { expected, actual: "missing" })
+          return
+        }
         const suggestion = typeof actualValue === "string" ? nearest(actualValue, values) : undefined
         const unsupported = path[path.length - 1] === "type" && typeof actualValue === "string" && Object.hasOwn(unsupportedKeys, actualValue)
           ? ` (${unsupportedKeys[actualValue as string]})`

@@ -458,7 +458,6 @@ class Parser {
           const items: Array<ValidatorExpr> = []
           while (!this.isOp("]")) {
             items.push(this.expression())
-            if (this.isName("for")) throw new ValidatorSyntaxError("comprehensions are not supported", this.token.start)
             if (!this.isOp(",")) break
             this.next()
           }
@@ -530,7 +529,10 @@ class Parser {
  */
 export const parseValidator = (source: string): ValidatorExpr => {
   if (source.length > MAX_LENGTH) throw new ValidatorSyntaxError(`the expression is longer than ${MAX_LENGTH} characters`, 0)
-  return new Parser(tokenize(source)).parse()
+  const tokens = tokenize(source)
+  const loop = tokens.find((t) => t.kind === "name" && (t.text === "for" || t.text === "while"))
+  if (loop !== undefined) throw new ValidatorSyntaxError("comprehensions and loops are not supported", loop.start)
+  return new Parser(tokens).parse()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -808,7 +810,7 @@ class Compiler {
  * ```ts
  * import { Term } from "lambdagent"
  * import { compileValidatorExpr, parseValidator } from "lambdagent/yaml"
- * Term.pretty(compileValidatorExpr(parseValidator("len(x) > 3"))) // "λx. length(x) > 3"
+ * Term.pretty(compileValidatorExpr(parseValidator("len(x) > 3"))) // "λx. (length(x)) > 3"
  * ```
  */
 export const compileValidatorExpr = (expr: ValidatorExpr): Term.Term => Term.lam("x", new Compiler().truth(expr))

@@ -1,0 +1,565 @@
+import { readdirSync } from "node:fs"
+import { Term, Tools, Value } from "lambdagent"
+import { describe, expect, it } from "vitest"
+import { compileConfig, fromConfig, loadConfig, type CompiledAgent, toolReferences } from "./compile.ts"
+import { SchemaError, SemanticError } from "./errors.ts"
+import { parseSource } from "./source.ts"
+import { runAgent, runParallel } from "./test-helpers.ts"
+
+const compile = (config: unknown, overrides = {}) => compileConfig(config, { overrides })
+const termOf = (config: unknown, overrides = {}) => compile(config, overrides).term
+const json = (t: Term.Term) => Term.encode(t) as Record<string, any>
+
+const semanticRules = (f: () => unknown): Array<string> => {
+  try {
+    f()
+  } catch (e) {
+    if (e instanceof SemanticError) return e.issues.map((i) => i.rule!)
+    throw e
+  }
+  throw new Error("expected a SemanticError")
+}
+
+describe("type: simple", () => {
+  it("compiles to one llm term carrying the prompt, the name and every model setting", () => {
+    const term = termOf({
+      type: "simple",
+      name: "Summarizer",
+      systemPrompt: "Summarize.",
+      model: {
+        provider: "openai",
+        name: "gpt-4o-mini",
+        temperature: 0.4,
+        maxTokens: 512,
+        topP: 0.9,
+        stopSequences: ["END"],
+        baseUrl: "http://127.0.0.1:8080/v1",
+        timeout: 20,
+        conversation: true,
+        maxHistoryTokens: 3000
+      }
+    })
+    expect(json(term)).toEqual({
+      llm: {
+        system: "Summarize.",
+        name: "Summarizer",
+        model: {
+          provider: "openai",
+          name: "gpt-4o-mini",
+          temperature: 0.4,
+          maxTokens: 512,
+          topP: 0.9,
+          stop: ["END"],
+          baseUrl: "http://127.0.0.1:8080/v1",
+          timeout: 20
+        },
+        conversation: true,
+        maxHistoryTokens: 3000
+      }
+    })
+  })
+
+  it("names the call after name, then agentId, then 'agent'", () => {
+    expect((termOf({ type: "simple", systemPrompt: "Hi", agentId: "a-1" }) as Term.Of<"Llm">).name).toBe("a-1")
+    expect((termOf({ type: "simple", systemPrompt: "Hi", agentId: "a-1", name: "Nice" }) as Term.Of<"Llm">).name).toBe("Nice")
+    expect((termOf({ type: "simple", systemPrompt: "Hi" }) as Term.Of<"Llm">).name).toBe("agent")
+  })
+
+  it("caps history at min(contextWindow / 2, 80000) when maxHistoryTokens is absent", () => {
+    const llm = (model: Record<string, unknown>) => termOf({ type: "simple", systemPrompt: "Hi", model }) as Term.Of<"Llm">
+    expect(llm({ contextWindow: 8192 }).maxHistoryTokens).toBe(4096)
+    expect(llm({ contextWindow: 200_000 }).maxHistoryTokens).toBe(80_000)
+    expect(llm({ contextWindow: 8192, maxHistoryTokens: 1000 }).maxHistoryTokens).toBe(1000)
+    expect(llm({ contextWindow: 8192, conversation: false }).maxHistoryTokens).toBeUndefined()
+    expect(llm({ contextWindow: 8192, conversation: false }).conversation).toBe(false)
+    expect(llm({}).model).toBeUndefined()
+  })
+})
+
+describe("type: react", () => {
+  const react = {
+    type: "react",
+    name: "R",
+    systemPrompt: "Use tools.",
+    model: { name: "m" },
+    react: { maxSteps: 20, toolTimeout: 15, observationEnabled: false },
+    mcp: { onlineTool: { srv: ["search", "calc"] }, localTools: ["clock", "terminate"], policy: { mode: "auto", retryOnFail: 2 } },
+    app: { mcp: { custom: { nodes: { srv: { url: "https://mcp.example.com", endpoint: "/mcp", headers: { Authorization: "${TOKEN}" }, timeout: 9 } } } } }
+  }
+
+  it("compiles to a react term whose think is the agent's llm and whose tools are the declared ones", () => {
+    const t = termOf(react) as Term.Of<"React">
+    expect(t._tag).toBe("React")
+    expect(t.maxSteps).toBe(20)
+    expect(t.toolTimeout).toBe(15)
+    expect(t.observe).toBe(false)
+    expect(t.tools).toEqual(["search", "calc", "clock", "terminate"])
+    expect(t.think).toEqual(Term.llm({ system: "Use tools.", name: "R.think", model: { name: "m" } }))
+  })
+
+  it("records where each tool comes from: MCP with its connection and policy, local, terminate", () => {
+    const refs = new Map(compile(react).tools.map((r) => [r.name, r]))
+    expect(refs.get("search")).toMatchObject({
+      kind: "mcp",
+      server: "srv",
+      declared: true,
+      connection: { transport: "http", url: "https://mcp.example.com", endpoint: "/mcp", headers: { Authorization: "${TOKEN}" }, timeout: 9 },
+      policy: { mode: "auto", retryOnFail: 2 },
+      usedAt: ["mcp.onlineTool.srv[0]"]
+    })
+    expect(refs.get("clock")).toMatchObject({ kind: "local", declared: true })
+    expect(refs.get("terminate")).toMatchObject({ kind: "terminate" })
+  })
+
+  it("defaults maxSteps to 10 and leaves toolTimeout and observe to the runtime", () => {
+    const t = termOf({ type: "react", systemPrompt: "x", mcp: { localTools: ["terminate"] } }) as Term.Of<"React">
+    expect(t.maxSteps).toBe(10)
+    expect(t.toolTimeout).toBeUndefined()
+    expect(t.observe).toBeUndefined()
+  })
+
+  it("uses react.thinkPrompt as the think step's prompt", () => {
+    const t = termOf({ type: "react", systemPrompt: "ignored", react: { thinkPrompt: "Think hard." } }) as Term.Of<"React">
+    expect((t.think as Term.Of<"Llm">).system).toBe("Think hard.")
+  })
+
+  it("with mcp.policy.mode disable offers only terminate", () => {
+    const t = termOf({ ...react, mcp: { ...react.mcp, policy: { mode: "disable" } } }) as Term.Of<"React">
+    expect(t.tools).toEqual(["terminate"])
+  })
+
+  it("adds mcpServers tools, cli agents and a2a clients to the top-level react agent", () => {
+    const agent = compile({
+      type: "react",
+      systemPrompt: "x",
+      mcp: { localTools: ["terminate"] },
+      mcpServers: [
+        { name: "files", transport: "stdio", command: "mcp-files", args: ["--root", "."], tools: ["read_file"] },
+        { name: "web", transport: "http", url: "https://web.example.com/mcp", tools: ["fetch"] }
+      ],
+      cli: { agents: { summarizer: { command: "lambdagent run s.yml -", format: "json", timeout: 60, retry: 1 } } },
+      a2a: { clients: [{ name: "planner", url: "https://a2a.example.com", timeout: 30 }] }
+    })
+    expect((agent.term as Term.Of<"React">).tools).toEqual(["terminate", "read_file", "fetch", "summarizer", "planner"])
+    const refs = new Map(agent.tools.map((r) => [r.name, r]))
+    expect(refs.get("read_file")).toMatchObject({ kind: "mcp", server: "files", connection: { transport: "stdio", command: "mcp-files", args: ["--root", "."] } })
+    expect(refs.get("fetch")?.connection).toEqual({ transport: "http", url: "https://web.example.com/mcp" })
+    expect(refs.get("summarizer")).toMatchObject({ kind: "cli", cli: { command: "lambdagent run s.yml -", format: "json", timeout: 60, retry: 1 } })
+    expect(refs.get("planner")).toMatchObject({ kind: "a2a", a2a: { url: "https://a2a.example.com", timeout: 30 } })
+  })
+
+  it("gives sub-agents only the tools they list; listing a global tool resolves to it", () => {
+    const agent = compile({
+      type: "router",
+      router: {
+        classifier: { prompt: "which?" },
+        routes: { work: { type: "react", systemPrompt: "w", mcp: { localTools: ["summarizer", "terminate"] } } },
+        default: "no"
+      },
+      cli: { agents: { summarizer: { command: "sum" } } }
+    })
+    const react = (agent.term as Term.Of<"Route">).routes[0]![1] as Term.Of<"React">
+    expect(react.tools).toEqual(["summarizer", "terminate"])
+    expect(agent.tools.find((t) => t.name === "summarizer")?.kind).toBe("cli")
+  })
+})
+
+describe("type: chain", () => {
+  const chain = {
+    type: "chain",
+    model: { provider: "openai", name: "gpt-4o-mini", temperature: 0.2 },
+    chain: {
+      steps: [
+        { name: "extract", prompt: "Extract." },
+        { prompt: "Analyze.", guard: { validator: "len(x) > 50", retry: 2 }, outputParser: "text" },
+        { name: "draft", prompt: "Draft.", model: { temperature: 0.9 }, outputParser: "json" }
+      ]
+    }
+  }
+
+  it("compiles to a compose of the steps, in order", () => {
+    const t = termOf(chain) as Term.Of<"Compose">
+    expect(t._tag).toBe("Compose")
+    expect(t.stages).toHaveLength(3)
+    expect((t.stages[0] as Term.Of<"Llm">).name).toBe("extract")
+  })
+
+  it("names unnamed steps step<i> and wraps a step's guard around it", () => {
+    const guard = (termOf(chain) as Term.Of<"Compose">).stages[1] as Term.Of<"Guard">
+    expect(guard._tag).toBe("Guard")
+    expect(guard.retry).toBe(2)
+    expect(guard.fallback).toBe("error")
+    expect((guard.agent as Term.Of<"Llm">).name).toBe("step2")
+    expect(Term.pretty(guard.validate)).toBe("λx. (length(x)) > 50")
+  })
+
+  it("merges a step's model over the agent's, field by field, and appends the output parser", () => {
+    const third = (termOf(chain) as Term.Of<"Compose">).stages[2] as Term.Of<"Compose">
+    expect(third._tag).toBe("Compose")
+    expect((third.stages[0] as Term.Of<"Llm">).model).toEqual({ provider: "openai", name: "gpt-4o-mini", temperature: 0.9 })
+    expect(third.stages[1]).toEqual(Term.tool("__builtin_parse_json"))
+  })
+
+  it("runs the steps left to right: λx. draft(step2(extract(x)))", () => {
+    const steps = [{ name: "extract", prompt: "Extract." }, { prompt: "Analyze." }, { name: "draft", prompt: "Draft." }]
+    const { calls, value } = runAgent(termOf({ type: "chain", chain: { steps } }), "text", { llm: ({ name, input }) => `${name}(${input})` })
+    expect(calls.llm.map((c) => c.name)).toEqual(["extract", "step2", "draft"])
+    expect(value).toBe("draft(step2(extract(text)))")
+  })
+
+  it("compiles a tool step to a tool reference, declared or not", () => {
+    const agent = compile({ type: "chain", chain: { steps: [{ tool: "fetch_page" }, { prompt: "Summarize." }] }, mcp: { localTools: ["fetch_page"] } })
+    expect((agent.term as Term.Of<"Compose">).stages[0]).toEqual(Term.tool("fetch_page"))
+    expect(agent.tools.find((t) => t.name === "fetch_page")).toMatchObject({ kind: "local", declared: true, usedAt: ["chain.steps[0].tool"] })
+    const undeclared = compile({ type: "chain", chain: { steps: [{ tool: "mystery" }] } })
+    expect(undeclared.tools[0]).toMatchObject({ name: "mystery", declared: false })
+  })
+
+  it("parses number and boolean outputs with the parser builtins", () => {
+    const t = termOf({ type: "chain", chain: { steps: [{ prompt: "Count.", outputParser: "number" }, { prompt: "Yes?", outputParser: "boolean" }] } }) as Term.Of<"Compose">
+    const { value } = runAgent(t.stages[0]!, "x", { llm: () => " 41.5 " })
+    expect(value).toBe(42)
+    expect(runAgent(t.stages[1]!, "x", { llm: () => "Yes." }).value).toBe(true)
+  })
+})
+
+describe("type: router", () => {
+  const router = {
+    type: "router",
+    name: "Desk",
+    model: { provider: "anthropic", name: "claude", temperature: 0.3 },
+    router: {
+      classifier: { prompt: "Classify.", categories: ["code", "math", "hello"], model: { temperature: 0 } },
+      routes: {
+        code: { name: "coder", systemPrompt: "You code." },
+        math: { type: "simple", systemPrompt: "You do maths.", model: { name: "other" } },
+        hello: "Hello there!"
+      },
+      default: { systemPrompt: "You help." }
+    }
+  }
+
+  it("compiles to a route with a classifier, one branch per route and a default", () => {
+    const t = termOf(router) as Term.Of<"Route">
+    expect(t._tag).toBe("Route")
+    expect(t.routes.map(([l]) => l)).toEqual(["code", "math", "hello"])
+    const classify = t.classify as Term.Of<"Llm">
+    expect(classify.name).toBe("Desk.classifier")
+    expect(classify.system).toBe("Classify.\n\nAnswer with exactly one of: code, math, hello.")
+    expect(classify.conversation).toBe(false)
+    expect(classify.model).toEqual({ provider: "anthropic", name: "claude", temperature: 0 })
+    expect((t.default as Term.Of<"Llm">).name).toBe("default")
+  })
+
+  it("compiles sub-agents recursively, inheriting the parent's model field by field", () => {
+    const t = termOf(router) as Term.Of<"Route">
+    expect(t.routes[0]![1]).toEqual(Term.llm({ system: "You code.", name: "coder", model: { provider: "anthropic", name: "claude", temperature: 0.3 } }))
+    expect((t.routes[1]![1] as Term.Of<"Llm">).model).toEqual({ provider: "anthropic", name: "other", temperature: 0.3 })
+    expect((t.routes[1]![1] as Term.Of<"Llm">).name).toBe("math")
+  })
+
+  it("compiles a string route to a constant function", () => {
+    const hello = (termOf(router) as Term.Of<"Route">).routes[2]![1]
+    expect(hello).toEqual(Term.lam("x", Term.lit("Hello there!")))
+  })
+
+  it("dispatches on the classifier's answer, falling back to the default", () => {
+    const t = termOf(router)
+    const ask = (label: string) => runAgent(t, "q", { llm: ({ name }) => (name === "Desk.classifier" ? label : `answer from ${name}`) })
+    expect(ask("math").value).toBe("answer from math")
+    expect(ask(" Code ").value).toBe("answer from coder")
+    expect(ask("hello").value).toBe("Hello there!")
+    expect(ask("hello").calls.llm).toHaveLength(1)
+    expect(ask("weather").value).toBe("answer from default")
+  })
+
+  it("asks for the route labels when there are no categories", () => {
+    const t = termOf({ type: "router", router: { classifier: { prompt: "Pick." }, routes: { a: "A", b: "B" } } }) as Term.Of<"Route">
+    expect((t.classify as Term.Of<"Llm">).system).toBe("Pick.\n\nAnswer with exactly one of: a, b.")
+    expect(t.default).toBeUndefined()
+  })
+})
+
+describe("type: parallel", () => {
+  const branches = [{ name: "researcher", systemPrompt: "Research." }, { name: "critic", systemPrompt: "Critique." }]
+
+  it("compiles to par with a tuple merge by default", () => {
+    const t = termOf({ type: "parallel", parallel: { agents: branches } }) as Term.Of<"Par">
+    expect(t._tag).toBe("Par")
+    expect(t.merge).toBe("tuple")
+    expect(t.branches.map((b) => (b as Term.Of<"Llm">).name)).toEqual(["researcher", "critic"])
+    const { value } = runParallel(t, "topic")
+    expect(Value.toJson(value)).toEqual({ pair: ["(researcher)", "(critic)"] })
+  })
+
+  it("compiles merge: concat", () => {
+    const t = termOf({ type: "parallel", parallel: { agents: branches, merge: "concat" } }) as Term.Of<"Par">
+    expect(t.merge).toBe("concat")
+    expect(runParallel(t, "topic").value).toBe("(researcher)\n\n(critic)")
+  })
+
+  it("compiles merge: custom to an LLM that receives the labelled results", () => {
+    const t = termOf({ type: "parallel", name: "Panel", parallel: { agents: branches, merge: "custom", mergePrompt: "Synthesize." } }) as Term.Of<"Par">
+    const merge = t.merge as Term.Of<"Compose">
+    expect(merge.stages[1]).toMatchObject({ _tag: "Llm", name: "Panel.merge", system: "Synthesize." })
+    const { calls, value } = runParallel(t, "topic", { llm: ({ name, input }) => (name === "Panel.merge" ? `merged: ${input}` : `${name} says hi`) })
+    expect(value).toBe("merged: [researcher]:\nresearcher says hi\n\n---\n\n[critic]:\ncritic says hi")
+    expect(calls.llm.map((c) => c.name)).toEqual(["researcher", "critic", "Panel.merge"])
+  })
+
+  it("passes the raw list to the merge LLM when a branch does not yield text", () => {
+    const t = termOf({
+      type: "parallel",
+      parallel: { agents: [{ systemPrompt: "A" }, { type: "parallel", parallel: { agents: [{ systemPrompt: "B" }, { systemPrompt: "C" }] } }], merge: "custom", mergePrompt: "Merge." }
+    }) as Term.Of<"Par">
+    expect((t.merge as Term.Term)._tag).toBe("Llm")
+    expect((t.branches[1] as Term.Of<"Par">).branches).toHaveLength(2)
+  })
+})
+
+describe("memory, guard, rag and the wrapping order", () => {
+  it("wraps core → guard → memory, memory outermost", () => {
+    const t = termOf({
+      type: "simple",
+      systemPrompt: "Chat.",
+      guard: { validator: "len(x) > 0", retry: 1 },
+      memory: { enabled: true, strategy: "redis", size: 20, ttl: 7200, scope: "user" }
+    }) as Term.Of<"Memory">
+    expect(t._tag).toBe("Memory")
+    expect(t.size).toBe(20)
+    expect(t.ttl).toBe(7200)
+    expect(t.scope).toBe("user")
+    expect(t.agent._tag).toBe("Guard")
+    expect((t.agent as Term.Of<"Guard">).agent._tag).toBe("Llm")
+  })
+
+  it("defaults memory to size 10, ttl 0, session scope, local strategy; enabled: false removes it", () => {
+    const agent = compile({ type: "simple", systemPrompt: "x", memory: {} })
+    expect(agent.term).toMatchObject({ _tag: "Memory", size: 10, ttl: 0, scope: "session" })
+    expect(agent.memory).toEqual([{ path: "memory", strategy: "local", size: 10, ttl: 0, scope: "session" }])
+    expect(termOf({ type: "simple", systemPrompt: "x", memory: { enabled: false, size: 5 } })._tag).toBe("Llm")
+  })
+
+  it("records a custom store's name", () => {
+    expect(compile({ type: "simple", systemPrompt: "x", memory: { strategy: "custom", customStore: "crm" } }).memory[0]).toMatchObject({ strategy: "custom", customStore: "crm" })
+  })
+
+  it("maps guard fallbacks: error, empty, last, a text, and {value}", () => {
+    const fallback = (f: unknown) => (termOf({ type: "simple", systemPrompt: "x", guard: { validator: "True", fallback: f } }) as Term.Of<"Guard">).fallback
+    expect(fallback(undefined)).toBe("error")
+    expect(fallback("empty")).toBe("empty")
+    expect(fallback("last")).toBe("last")
+    expect(fallback("n/a")).toEqual({ value: Term.lit("n/a") })
+    expect(fallback({ value: 3 })).toEqual({ value: Term.lit(3) })
+    expect(fallback({ value: "error" })).toEqual({ value: Term.lit("error") })
+  })
+
+  it("adds maxOutputLength to the validator", () => {
+    const g = termOf({ type: "simple", systemPrompt: "x", guard: { maxOutputLength: 5, retry: 1, fallback: "empty" } }) as Term.Of<"Guard">
+    expect(Term.pretty(g.validate)).toBe("λx. (length(x)) ≤ 5")
+    const outputs = ["far too long", "short"]
+    expect(runAgent(g, "in", { llm: ({ index }) => outputs[index]! }).value).toBe("short")
+    expect(runAgent(g, "in", { llm: () => "far too long" }).value).toBe("")
+  })
+
+  it("retries until the validator accepts", () => {
+    const t = termOf({ type: "simple", systemPrompt: "x", guard: { validator: "x.startswith('{') and 'error' not in x", retry: 3 } })
+    const outputs = ["nope", "{error}", "{\"ok\": true}"]
+    const { calls, value } = runAgent(t, "in", { llm: ({ index }) => outputs[index]! })
+    expect(value).toBe("{\"ok\": true}")
+    expect(calls.llm).toHaveLength(3)
+  })
+
+  it("compiles agentic retrieval to a rag_retrieve tool of a react agent", () => {
+    const agent = compile({ type: "react", systemPrompt: "x", mcp: { localTools: ["terminate"] }, rag: { source: "docs", topK: 5 } })
+    expect((agent.term as Term.Of<"React">).tools).toEqual(["terminate", "rag_retrieve"])
+    expect(agent.tools.find((t) => t.name === "rag_retrieve")).toMatchObject({ kind: "rag", rag: { source: "docs", topK: 5 } })
+  })
+
+  it("retrieves context before the agent otherwise", () => {
+    const simple = termOf({ type: "simple", systemPrompt: "x", rag: { source: "docs" } }) as Term.Of<"Compose">
+    expect(simple.stages).toEqual([Term.tool("rag_retrieve_context"), Term.llm({ system: "x", name: "agent" })])
+    const react = termOf({ type: "react", systemPrompt: "x", rag: { source: "docs", agentic: false } }) as Term.Of<"Compose">
+    expect(react.stages[0]).toEqual(Term.tool("rag_retrieve_context"))
+    expect(react.stages[1]!._tag).toBe("React")
+    const chain = termOf({ type: "chain", chain: { steps: [{ prompt: "a" }, { prompt: "b" }] }, rag: { source: "docs" } }) as Term.Of<"Compose">
+    expect(chain.stages).toHaveLength(3)
+    expect(termOf({ type: "simple", systemPrompt: "x", rag: { enabled: false, source: "docs" } })._tag).toBe("Llm")
+  })
+
+  it("turns runtime limits into the run's budget and keeps runtime settings", () => {
+    const agent = compile({
+      type: "simple",
+      systemPrompt: "x",
+      runtime: { engine: "cek", maxSteps: 5000, timeout: 1.5, maxLlmCalls: 3, maxToolCalls: 4, maxTokens: 9000 },
+      checkpoint: { enabled: true, directory: ".ckpt" }
+    })
+    expect(agent.budget).toEqual({ steps: 5000, timeMs: 1500, llmCalls: 3, toolCalls: 4, tokens: 9000 })
+    expect(agent.runtime).toEqual({ engine: "cek", checkpoint: { enabled: true, directory: ".ckpt" } })
+  })
+})
+
+describe("overrides", () => {
+  const file = { type: "router", model: { provider: "openai", name: "gpt-4o", baseUrl: "http://127.0.0.1:1/v1", temperature: 0.5 }, router: { classifier: { prompt: "?" }, routes: { a: { type: "react", systemPrompt: "r", react: { maxSteps: 3 } } } } }
+
+  it("replace the model name of every call, or the provider too with provider:name", () => {
+    const t = termOf(file, { model: "gpt-5" }) as Term.Of<"Route">
+    expect((t.classify as Term.Of<"Llm">).model).toEqual({ provider: "openai", name: "gpt-5", temperature: 0.5, baseUrl: "http://127.0.0.1:1/v1" })
+    const t2 = termOf(file, { model: "ollama:llama3:8b" }) as Term.Of<"Route">
+    expect((t2.classify as Term.Of<"Llm">).model).toEqual({ provider: "ollama", name: "llama3:8b", temperature: 0.5 })
+  })
+
+  it("replace the temperature and the maxSteps of every react agent", () => {
+    const t = termOf(file, { temperature: 0, maxSteps: 7 }) as Term.Of<"Route">
+    const react = t.routes[0]![1] as Term.Of<"React">
+    expect(react.maxSteps).toBe(7)
+    expect((react.think as Term.Of<"Llm">).model?.temperature).toBe(0)
+  })
+
+  it("add injected tools to the top-level react agent and attach their definitions", () => {
+    const clock = Tools.define({ name: "clock", description: "the time", run: () => "noon" })
+    const agent = compile({ type: "react", systemPrompt: "x", mcp: { localTools: ["terminate"] } }, { tools: ["weather", clock] })
+    expect((agent.term as Term.Of<"React">).tools).toEqual(["terminate", "weather", "clock"])
+    expect(agent.tools.find((t) => t.name === "clock")).toMatchObject({ kind: "injected", definition: clock })
+    expect(compile({ type: "chain", chain: { steps: [{ tool: "weather" }] } }, { tools: ["weather"] }).tools[0]).toMatchObject({ kind: "injected", declared: true })
+  })
+
+  it("accept providers passed in the overrides, and memory stores for strategy custom", () => {
+    expect(() => compile({ type: "simple", systemPrompt: "x", model: { provider: "my-gateway" } })).toThrow(SchemaError)
+    const agent = compile({ type: "simple", systemPrompt: "x", model: { provider: "my-gateway" } }, { providers: { "my-gateway": {} as never } })
+    expect(agent.providers).toEqual(["my-gateway"])
+    const custom = { type: "simple", systemPrompt: "x", memory: { strategy: "custom" } }
+    expect(semanticRules(() => compile(custom))).toEqual(["L035"])
+    expect(compile(custom, { memoryStore: {} as never }).term._tag).toBe("Memory")
+  })
+
+  it("are checked", () => {
+    expect(() => compile({ type: "simple", systemPrompt: "x" }, { temperature: 3 })).toThrow(/overrides.temperature: expected a number from 0 to 2/)
+    expect(() => compile({ type: "simple", systemPrompt: "x" }, { maxSteps: 0 })).toThrow(/overrides.maxSteps/)
+    expect(() => compile({ type: "simple", systemPrompt: "x" }, { model: " " })).toThrow(/overrides.model/)
+  })
+})
+
+describe("semantic errors", () => {
+  it("L001: an agent with no behaviour", () => {
+    expect(semanticRules(() => compile({ type: "simple" }))).toEqual(["L001"])
+    expect(semanticRules(() => compile({ type: "react", systemPrompt: "  " }))).toEqual(["L001"])
+    expect(semanticRules(() => compile({ type: "chain", chain: { steps: [{ prompt: "" }] } }))).toEqual(["L001"])
+    expect(semanticRules(() => compile({ type: "router", router: { classifier: { prompt: "" }, routes: { a: "A" } } }))).toEqual(["L001"])
+  })
+
+  it("L003, L005, L006, L023, L034", () => {
+    expect(semanticRules(() => compile({ type: "react", systemPrompt: "x", react: { maxSteps: 0 } }))).toEqual(["L003"])
+    expect(compile({ type: "react", systemPrompt: "x", react: { maxSteps: 0 } }, { maxSteps: 2 }).term).toMatchObject({ maxSteps: 2 })
+    expect(semanticRules(() => compile({ type: "router", router: { classifier: { prompt: "?" }, routes: {} } }))).toEqual(["L005"])
+    expect(semanticRules(() => compile({ type: "chain", chain: { steps: [] } }))).toEqual(["L006"])
+    expect(semanticRules(() => compile({ type: "router", router: { classifier: { prompt: "?" }, routes: { a: " " }, default: "" } }))).toEqual(["L023", "L023"])
+    expect(semanticRules(() =>
+      compile({ type: "react", systemPrompt: "x", mcp: { onlineTool: { a: ["search"], b: ["search"] } } })
+    )).toEqual(["L034"])
+  })
+
+  it("name the position of the problem", () => {
+    try {
+      fromConfig("type: chain\nchain:\n  steps: []\n")
+      expect.unreachable()
+    } catch (e) {
+      expect(e).toBeInstanceOf(SemanticError)
+      const err = e as SemanticError
+      expect(err.rule).toBe("L006")
+      expect([err.field, err.line, err.column]).toEqual(["chain.steps", 3, 10])
+      expect(err.message).toBe("3:10: chain.steps: the chain has no steps [L006]")
+    }
+  })
+})
+
+describe("nested sub-agents", () => {
+  it("compile at any depth, each with its own type", () => {
+    const agent = compile({
+      type: "router",
+      model: { name: "base" },
+      router: {
+        classifier: { prompt: "?" },
+        routes: {
+          research: {
+            type: "parallel",
+            parallel: {
+              agents: [
+                { type: "react", name: "searcher", systemPrompt: "Search.", mcp: { localTools: ["web", "terminate"] }, guard: { validator: "len(x) > 0" } },
+                { type: "chain", chain: { steps: [{ prompt: "Outline." }, { prompt: "Write." }] }, memory: { size: 3 } }
+              ],
+              merge: "concat"
+            }
+          }
+        },
+        default: "Sorry."
+      }
+    })
+    const par = (agent.term as Term.Of<"Route">).routes[0]![1] as Term.Of<"Par">
+    const guard = par.branches[0] as Term.Of<"Guard">
+    expect(guard.agent).toMatchObject({ _tag: "React", tools: ["web", "terminate"] })
+    expect(((guard.agent as Term.Of<"React">).think as Term.Of<"Llm">).model).toEqual({ name: "base" })
+    expect(par.branches[1]).toMatchObject({ _tag: "Memory", size: 3 })
+    expect(agent.origins.get(guard)).toEqual(["router", "routes", "research", "parallel", "agents", 0, "guard"])
+    expect(agent.memory[0]!.path).toBe("router.routes.research.parallel.agents[1].memory")
+  })
+})
+
+describe("inputs and determinism", () => {
+  const examples = readdirSync("examples/agents").filter((f) => f.endsWith(".yml")).sort()
+
+  it("has an example of every kind", () => {
+    expect(examples).toEqual(["chain.yml", "guard.yml", "memory.yml", "parallel.yml", "react.yml", "router.yml", "simple.yml"])
+  })
+
+  it.each(examples)("compiles %s to the same bytes every time, and the term parses back to itself", (file) => {
+    const first = Term.toJsonText(fromConfig(`examples/agents/${file}`))
+    const second = Term.toJsonText(fromConfig(`examples/agents/${file}`))
+    expect(second).toBe(first)
+    const term = fromConfig(`examples/agents/${file}`)
+    expect(Term.parse(Term.encode(term))).toEqual(term)
+  })
+
+  it("supports anchors, aliases and << merge keys", () => {
+    const yaml = [
+      "type: parallel",
+      "x-model: &base {provider: openai, name: gpt-4o-mini, temperature: 0.2}",
+      "parallel:",
+      "  agents:",
+      "    - {systemPrompt: A, model: *base}",
+      "    - systemPrompt: B",
+      "      model:",
+      "        <<: *base",
+      "        temperature: 0.9",
+      ""
+    ].join("\n")
+    expect(() => fromConfig(yaml)).toThrow(/unknown key "x-model"/)
+    const ok = yaml.replace("x-model: &base", "model: &base")
+    const par = fromConfig(ok) as Term.Of<"Par">
+    expect((par.branches[0] as Term.Of<"Llm">).model).toEqual({ provider: "openai", name: "gpt-4o-mini", temperature: 0.2 })
+    expect((par.branches[1] as Term.Of<"Llm">).model).toEqual({ provider: "openai", name: "gpt-4o-mini", temperature: 0.9 })
+  })
+
+  it("reads a path, {path}, YAML text and {text, file} alike", () => {
+    const text = "type: simple\nname: S\nsystemPrompt: Hi\n"
+    const a = fromConfig(text)
+    const b = fromConfig({ text, file: "inline.yml" })
+    expect(Term.toJsonText(a)).toBe(Term.toJsonText(b))
+    expect(Term.toJsonText(fromConfig({ path: "examples/agents/simple.yml" }))).toBe(Term.toJsonText(fromConfig("examples/agents/simple.yml")))
+    expect(compileConfig({ type: "simple", systemPrompt: "other" }, { source: parseSource(text, "inline.yml") }).term).toMatchObject({ system: "other" })
+    const loaded: CompiledAgent = loadConfig("examples/agents/react.yml")
+    expect(loaded.file).toBe("examples/agents/react.yml")
+    expect(loaded.baseDir).toBe("examples/agents")
+  })
+
+  it("lists tool references through toolReferences, from a file, a compiled agent or a parsed object", () => {
+    expect(toolReferences({ type: "react", systemPrompt: "x", mcp: { localTools: ["terminate", "clock"] } }).map((t) => t.kind)).toEqual(["terminate", "local"])
+    expect(toolReferences(loadConfig("examples/agents/guard.yml")).every((t) => t.kind === "builtin")).toBe(true)
+    expect(toolReferences("examples/agents/react.yml").map((t) => `${t.name}:${t.kind}`)).toEqual([
+      "web_search:mcp",
+      "calculator:local",
+      "terminate:terminate",
+      "summarizer:cli"
+    ])
+  })
+})

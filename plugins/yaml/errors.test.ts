@@ -1,0 +1,227 @@
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Term } from "lambdagent"
+import { describe, expect, it } from "vitest"
+import { compileConfig, fromConfig, loadConfig } from "./compile.ts"
+import { ConfigError, formatFieldPath, isYamlError, SchemaError, SemanticError, type YamlError } from "./errors.ts"
+import { maxNesting, parseSource } from "./source.ts"
+
+const failure = (f: () => unknown): YamlError => {
+  try {
+    f()
+  } catch (e) {
+    if (isYamlError(e)) return e
+    throw e
+  }
+  throw new Error("expected an error")
+}
+
+const schemaFailure = (yaml: string): SchemaError => {
+  const e = failure(() => fromConfig({ text: yaml, file: "agent.yml" }))
+  expect(e).toBeInstanceOf(SchemaError)
+  return e as SchemaError
+}
+
+describe("malformed YAML", () => {
+  it("reports a syntax error with its line and column", () => {
+    const e = failure(() => fromConfig({ text: "type: simple\nmodel: [gpt, 4\nsystemPrompt: hi\n", file: "bad.yml" }))
+    expect(e).toBeInstanceOf(ConfigError)
+    const c = e as ConfigError
+    expect(c.reason).toBe("Syntax")
+    expect([c.file, c.line, c.column]).toEqual(["bad.yml", 3, 1])
+    expect(c.message).toMatch(/^bad\.yml:3:1: /)
+  })
+
+  it("rejects duplicate keys at the second one", () => {
+    const e = failure(() => fromConfig("type: simple\nsystemPrompt: a\nsystemPrompt: b\n")) as ConfigError
+    expect([e.reason, e.line, e.column]).toEqual(["Syntax", 3, 1])
+    expect(e.message).toMatch(/unique/)
+  })
+
+  it("rejects tabs used for indentation, several documents and unknown tags", () => {
+    expect((failure(() => fromConfig("type: simple\nmodel:\n\tname: x\n")) as ConfigError).line).toBe(3)
+    expect(failure(() => fromConfig("type: simple\n---\ntype: react\n")).message).toMatch(/multiple documents/)
+    const tag = failure(() => fromConfig("type: simple\nsystemPrompt: !!python/object/apply:os.system ['ls']\n")) as ConfigError
+    expect([tag.reason, tag.line]).toEqual(["Syntax", 2])
+    expect(tag.message).toMatch(/Unresolved tag/)
+  })
+
+  it("refuses alias bombs", () => {
+    const rows = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for (const [name, prev] of [["b", "a"], ["c", "b"], ["d", "c"], ["e", "d"], ["f", "e"], ["g", "f"]]) {
+      rows.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(", ")}]`)
+    }
+    const e = failure(() => fromConfig(`${rows.join("\n")}\ntype: simple\n`)) as ConfigError
+    expect(e).toBeInstanceOf(ConfigError)
+    expect(e.message).toMatch(/alias/i)
+  })
+
+  it("reports a missing file as NotFound", () => {
+    const e = failure(() => loadConfig("no/such/agent.yml")) as ConfigError
+    expect([e.reason, e.file]).toEqual(["NotFound", "no/such/agent.yml"])
+  })
+})
+
+describe("huge and deeply nested YAML", () => {
+  it("does not crash on 100 000 nested brackets: a clear error with a position", () => {
+    const e = failure(() => fromConfig(`type: simple\nsystemPrompt: ${"[".repeat(100_000)}${"]".repeat(100_000)}\n`)) as ConfigError
+    expect(e).toBeInstanceOf(ConfigError)
+    expect(e.reason).toBe("TooDeep")
+    expect(e.line).toBe(2)
+  })
+
+  it("refuses nesting deeper than maxNesting even when the parser copes", () => {
+    const deep = `${"[".repeat(maxNesting + 5)}${"]".repeat(maxNesting + 5)}`
+    const e = failure(() => parseSource(`a: ${deep}\n`))
+    expect((e as ConfigError).reason).toBe("TooDeep")
+  })
+
+  it("compiles routers nested 40 levels deep", () => {
+    let agent: Record<string, unknown> = { type: "simple", systemPrompt: "leaf" }
+    for (let i = 0; i < 40; i++) agent = { type: "router", router: { classifier: { prompt: `level ${i}` }, routes: { down: agent }, default: "stop" } }
+    let term = compileConfig(agent).term
+    let depth = 0
+    while (term._tag === "Route") {
+      term = term.routes[0]![1]
+      depth++
+    }
+    expect(depth).toBe(40)
+    expect(term).toMatchObject({ _tag: "Llm", system: "leaf" })
+  })
+
+  it("compiles a router with 5000 routes", () => {
+    const routes = Array.from({ length: 5000 }, (_, i) => `    r${i}: answer ${i}`).join("\n")
+    const term = fromConfig(`type: router\nrouter:\n  classifier:\n    prompt: pick\n  routes:\n${routes}\n`) as Term.Of<"Route">
+    expect(term.routes).toHaveLength(5000)
+    expect(term.routes[4999]![0]).toBe("r4999")
+  })
+
+  it("refuses text larger than 16 MiB", () => {
+    const e = failure(() => parseSource(`a: "${"x".repeat(16 * 1024 * 1024)}"`)) as ConfigError
+    expect(e.reason).toBe("TooLarge")
+  })
+})
+
+describe("schema errors", () => {
+  it("name the unknown key, its position and the nearest valid key", () => {
+    const e = schemaFailure("type: simple\nsystemPromt: Hi\n")
+    expect([e.field, e.line, e.column, e.suggestion, e.actual]).toEqual(["systemPromt", 2, 1, "systemPrompt", "systemPromt"])
+    expect(e.expected).toMatch(/^one of type, agentId, name, description, systemPrompt/)
+    expect(e.message).toBe("agent.yml:2:1: systemPromt: unknown key \"systemPromt\" (did you mean \"systemPrompt\"?)")
+  })
+
+  it("suggest keys at every depth", () => {
+    const e = schemaFailure([
+      "type: router",
+      "model:",
+      "  temprature: 0.2",
+      "router:",
+      "  classifier:",
+      "    prompt: which?",
+      "  routes:",
+      "    code:",
+      "      type: react",
+      "      systemPrompt: Code.",
+      "      react:",
+      "        maxStep: 5",
+      ""
+    ].join("\n"))
+    expect(e.issues.map((i) => [i.field, i.line, i.column, i.suggestion])).toEqual([
+      ["model.temprature", 3, 3, "temperature"],
+      ["router.routes.code.react.maxStep", 12, 9, "maxSteps"]
+    ])
+  })
+
+  it("explain top-level-only and unsupported keys", () => {
+    const e = schemaFailure("type: parallel\nparallel:\n  agents:\n    - systemPrompt: a\n      runtime: {maxSteps: 3}\ngroupchat: {maxRounds: 3}\n")
+    expect(e.issues.map((i) => i.message)).toEqual([
+      "\"runtime\" is only allowed at the top level of the file",
+      "\"groupchat\" is not supported: multi-agent group chats are not compiled by lambdagent/yaml"
+    ])
+    expect(e.issues.map((i) => formatFieldPath(i.path))).toEqual(["parallel.agents[0].runtime", "groupchat"])
+  })
+
+  it("say what type was expected and what was found", () => {
+    const e = schemaFailure("type: simple\nsystemPrompt: Hi\nmodel:\n  temperature: hot\nreact:\n  maxSteps: 1.5\nmemory:\n  enabled: yes\n  size: \"10\"\n")
+    expect(e.issues.map((i) => [i.field, i.line, i.column, i.expected, i.actual, i.suggestion])).toEqual([
+      ["model.temperature", 4, 16, "a number", "the string \"hot\"", undefined],
+      ["react.maxSteps", 6, 13, "an integer", "the number 1.5", undefined],
+      ["memory.enabled", 8, 12, "true or false", "the string \"yes\"", "true"],
+      ["memory.size", 9, 9, "a number", "the string \"10\"", "10"]
+    ])
+  })
+
+  it("give ranges, enums with the nearest value, URLs and missing fields", () => {
+    expect(schemaFailure("type: simple\nsystemPrompt: x\nmodel: {temperature: 3}\n").issues[0]).toMatchObject({
+      field: "model.temperature",
+      expected: "a number ≤ 2",
+      actual: "the number 3"
+    })
+    const type = schemaFailure("type: reactt\n")
+    expect([type.expected, type.suggestion, type.line, type.column]).toEqual(["one of simple, react, chain, router, parallel", "react", 1, 7])
+    expect(schemaFailure("type: groupchat\n").message).toMatch(/multi-agent group chats are not compiled/)
+    expect(schemaFailure("type: simple\nsystemPrompt: x\nmodel: {baseUrl: not a url}\n").expected).toBe("a URL (https://…)")
+    const missing = schemaFailure("type: router\nrouter:\n  routes: {a: A}\n")
+    expect([missing.field, missing.expected, missing.actual, missing.line]).toEqual(["router.classifier", "a mapping", "missing", 2])
+    expect(schemaFailure("systemPrompt: Hi\n").message).toMatch(/missing required field "type"/)
+  })
+
+  it("report a route that is neither a sub-agent nor an answer", () => {
+    const e = schemaFailure("type: router\nrouter:\n  classifier: {prompt: p}\n  routes:\n    a: 42\n")
+    expect([e.field, e.expected, e.actual, e.line, e.column]).toEqual(["router.routes.a", "a string or a mapping", "the number 42", 5, 8])
+  })
+
+  it("report an empty file and a file that is not a mapping", () => {
+    expect(schemaFailure("").message).toMatch(/the file is empty/)
+    expect(schemaFailure("# only a comment\n").message).toMatch(/the file is empty/)
+    expect(schemaFailure("- type: simple\n").actual).toBe("a list of 1 item")
+  })
+
+  it("check what the schema alone cannot", () => {
+    expect(schemaFailure("type: chain\n").message).toMatch(/type chain needs a chain: block/)
+    expect(schemaFailure("type: chain\nchain:\n  steps:\n    - prompt: a\n      tool: b\n").issues[0]).toMatchObject({ field: "chain.steps[0].tool", line: 5 })
+    expect(schemaFailure("type: chain\nchain:\n  steps:\n    - name: nothing\n").message).toMatch(/needs a prompt .* or a tool/)
+    expect(schemaFailure("type: parallel\nparallel:\n  agents: [{systemPrompt: a}]\n  merge: custom\n").field).toBe("parallel.merge")
+    expect(schemaFailure("type: simple\nsystemPrompt: x\nguard: {retry: 2}\n").message).toMatch(/a guard needs a validator or maxOutputLength/)
+    expect(schemaFailure("type: simple\nsystemPrompt: x\nmcpServers:\n  - {name: s, transport: http}\n").message).toMatch(/transport http needs a url/)
+    expect(schemaFailure("type: simple\nsystemPrompt: x\nmcpServers:\n  - {name: s, transport: stdio, command: a}\n  - {name: s, transport: stdio, command: b}\n").message).toMatch(/a second server named "s"/)
+    const provider = schemaFailure("type: simple\nsystemPrompt: x\nmodel:\n  provider: anthropc\n")
+    expect([provider.field, provider.suggestion, provider.line, provider.column]).toEqual(["model.provider", "anthropic", 4, 13])
+  })
+
+  it("locate validator problems inside the expression", () => {
+    const plain = schemaFailure("type: simple\nsystemPrompt: x\nguard:\n  validator: len(x) > 0 and y\n")
+    expect([plain.field, plain.line, plain.column]).toEqual(["guard.validator", 4, 29])
+    expect(plain.message).toMatch(/unknown name y: the output is x/)
+    const quoted = schemaFailure("type: simple\nsystemPrompt: x\nguard:\n  validator: \"__import__('os')\"\n")
+    expect([quoted.line, quoted.column]).toEqual([4, 15])
+    const block = schemaFailure("type: simple\nsystemPrompt: x\nguard:\n  validator: >\n    len(x) > 0 and x.foo()\n")
+    expect([block.line, block.column]).toEqual([5, 22])
+  })
+
+  it("report every problem at once, in file order", () => {
+    const e = schemaFailure("type: simple\nsystemPromt: a\nmodel:\n  nme: b\n  temperature: x\n")
+    expect(e.issues.map((i) => i.line)).toEqual([2, 4, 5])
+    expect(e.message.split("\n")).toHaveLength(3)
+  })
+})
+
+describe("error values", () => {
+  it("are tagged and carry structured fields", () => {
+    const schema = failure(() => fromConfig("type: simple\nsystemPromt: Hi\n"))
+    expect(schema._tag).toBe("SchemaError")
+    const semantic = failure(() => fromConfig("type: react\nsystemPrompt: x\nreact: {maxSteps: 0}\n")) as SemanticError
+    expect([semantic._tag, semantic.rule, semantic.field, semantic.expected, semantic.actual]).toEqual(["SemanticError", "L003", "react.maxSteps", "maxSteps ≥ 1", "0"])
+    expect(isYamlError(new Error("x"))).toBe(false)
+  })
+
+  it("name the file in messages when the file is read from disk", () => {
+    const dir = mkdtempSync(join(tmpdir(), "lambdagent-yaml-"))
+    const file = join(dir, "typo.yml")
+    writeFileSync(file, "type: simple\nsystemPrompt: x\nmodel:\n  temprature: 1\n")
+    const e = failure(() => loadConfig(file)) as SchemaError
+    expect(e.file).toBe(file)
+    expect(e.message).toBe(`${file}:4:3: model.temprature: unknown key "temprature" (did you mean "temperature"?)`)
+  })
+})

@@ -1,0 +1,76 @@
+import { readdirSync, readFileSync } from "node:fs"
+import { Ajv2020 } from "ajv/dist/2020.js"
+import { describe, expect, it } from "vitest"
+import { parse } from "yaml"
+import { schemaFileText } from "./generate-schema.ts"
+import { lint } from "./lint.ts"
+import { lintReportJsonSchema } from "./report.ts"
+import { lintRules } from "./rules.ts"
+import { AgentFileSchema, jsonSchema } from "./schema.ts"
+
+const examples = readdirSync("examples/agents").filter((f) => f.endsWith(".yml")).sort()
+
+describe("the JSON Schema for editors", () => {
+  it("is committed as generated (run npm run yaml:schema after changing schema.ts)", () => {
+    expect(readFileSync("plugins/yaml/schema.json", "utf8")).toBe(schemaFileText())
+  })
+
+  it("is a valid draft 2020-12 schema", () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true })
+    expect(() => ajv.compile(jsonSchema())).not.toThrow()
+  })
+
+  it("accepts every example and rejects a typo at any depth", () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true })
+    const validate = ajv.compile(jsonSchema())
+    for (const file of examples) {
+      const value = parse(readFileSync(`examples/agents/${file}`, "utf8"))
+      expect(validate(value), `${file}: ${JSON.stringify(validate.errors)}`).toBe(true)
+      expect(AgentFileSchema.safeParse(value).success).toBe(true)
+    }
+    expect(validate({ type: "simple", systemPromt: "x" })).toBe(false)
+    expect(validate({ type: "router", router: { classifier: { prompt: "p" }, routes: { a: { systemPrompt: "a", modle: {} } } } })).toBe(false)
+    expect(validate({ type: "simple", model: { temperature: 5 } })).toBe(false)
+    expect(validate({ systemPrompt: "no type" })).toBe(false)
+  })
+
+  it("describes fields, for hover help", () => {
+    const schema = jsonSchema() as { properties: Record<string, { description?: string }>; $defs: Record<string, { properties: Record<string, { description?: string }> }> }
+    expect(schema.properties.systemPrompt!.description).toMatch(/λ body/)
+    expect(schema.$defs.Model!.properties.temperature!.description).toMatch(/0 to 2/)
+  })
+})
+
+describe("the examples", () => {
+  it.each(examples)("%s points editors at the schema and lints clean", (file) => {
+    const text = readFileSync(`examples/agents/${file}`, "utf8")
+    expect(text.split("\n")[0]).toBe("# yaml-language-server: $schema=../../plugins/yaml/schema.json")
+    const result = lint(`examples/agents/${file}`)
+    expect(result.error).toBeUndefined()
+    expect(result.findings.filter((f) => f.level !== "info")).toEqual([])
+  })
+})
+
+describe("the documentation", () => {
+  const lintDoc = readFileSync("docs/lint.md", "utf8")
+  const yamlDoc = readFileSync("docs/yaml.md", "utf8")
+
+  it("prints the current JSON Schema of the lint report", () => {
+    expect(lintDoc).toContain(`\`\`\`json\n${JSON.stringify(lintReportJsonSchema(), null, 2)}\n\`\`\``)
+  })
+
+  it("describes every rule, with its level and lambda meaning", () => {
+    for (const rule of lintRules) {
+      const row = lintDoc.split("\n").find((l) => l.startsWith(`| ${rule.id} |`))
+      expect(row, rule.id).toBeDefined()
+      expect(row).toContain(`| ${rule.level} |`)
+      expect(row).toContain(rule.lambda.replace(/\|/g, "\\|"))
+      expect(row!.trimEnd().endsWith(rule.blocksCompile ? "| yes |" : "| |")).toBe(true)
+    }
+  })
+
+  it("mentions every field of the agent file", () => {
+    const keys = Object.keys((AgentFileSchema as unknown as { shape: Record<string, unknown> }).shape)
+    for (const key of keys) expect(yamlDoc, key).toContain(`\`${key}\``)
+  })
+})
