@@ -3,6 +3,7 @@
  */
 import { Command, CommanderError } from "commander"
 import { registerEval } from "./eval.ts"
+import { registerMcp } from "./mcp.ts"
 import { registerRag } from "./rag.ts"
 import { registerRun } from "./run.ts"
 import { registerServe } from "./serve.ts"
@@ -34,6 +35,7 @@ export const buildProgram = (): Command => {
   registerYaml(program, runAction)
   registerServe(program, runAction)
   registerRag(program, runAction)
+  registerMcp(program, runAction)
   registerTrace(program, runAction)
   return program
 }
