@@ -22,7 +22,22 @@ export interface LoadedAgent {
 export interface AgentOverrides {
   readonly temperature?: number
   readonly maxSteps?: number
+  /** Tools given on the command line: they join a top-level ReAct agent's tool list. */
+  readonly tools?: ReadonlyArray<Tools.ToolDefinition>
 }
+
+/** `--tool NAME=CMD` specs as shell tools (a dangerous or malformed spec is a usage error). */
+export const shellTools = (specs: ReadonlyArray<string>, options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Array<Tools.ToolDefinition> =>
+  specs.map((spec) => {
+    try {
+      return ShellTool.fromSpec(spec, {
+        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+        ...(options.env !== undefined ? { env: options.env } : {})
+      })
+    } catch (error) {
+      throw new CliError((error as Error).message, ExitCode.failed, (error as { _tag?: string })._tag ?? "InvalidToolSpec")
+    }
+  })
 
 const isYamlError = (e: unknown): e is { _tag: string; message: string } =>
   typeof e === "object" && e !== null && "_tag" in e && ["ConfigError", "SchemaError", "SemanticError"].includes(String(e._tag))
@@ -45,7 +60,8 @@ export const loadAgent = async (file: string, overrides: AgentOverrides = {}): P
   try {
     const compiled = yaml.loadConfig({ path: file }, {
       ...(overrides.temperature !== undefined ? { temperature: overrides.temperature } : {}),
-      ...(overrides.maxSteps !== undefined ? { maxSteps: overrides.maxSteps } : {})
+      ...(overrides.maxSteps !== undefined ? { maxSteps: overrides.maxSteps } : {}),
+      ...(overrides.tools !== undefined && overrides.tools.length > 0 ? { tools: overrides.tools } : {})
     })
     return { term: compiled.term, name: compiled.name, type: compiled.type, file, baseDir: compiled.baseDir ?? baseDir, compiled }
   } catch (error) {
@@ -84,9 +100,8 @@ export interface RuntimeChoice {
 export interface RuntimeSettings {
   /** `--model`: every LLM call goes to this spec. */
   readonly model?: string
-  /** `--tool NAME=CMD` specs. */
-  readonly shellTools?: ReadonlyArray<string>
-  readonly toolTimeoutMs?: number
+  /** Tools from the command line (`--tool`). */
+  readonly extraTools?: ReadonlyArray<Tools.ToolDefinition>
   readonly env?: NodeJS.ProcessEnv
   readonly trace?: Runtime.RuntimeOptions["trace"]
   readonly budgets?: Runtime.RuntimeOptions["budgets"]
@@ -158,17 +173,7 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
       }
     }
   }
-  const tools: Array<Tools.ToolDefinition> = await referencedTools(agent, settings)
-  for (const spec of settings.shellTools ?? []) {
-    try {
-      tools.push(ShellTool.fromSpec(spec, {
-        ...(settings.toolTimeoutMs !== undefined ? { timeoutMs: settings.toolTimeoutMs } : {}),
-        ...(settings.env !== undefined ? { env: settings.env } : {})
-      }))
-    } catch (error) {
-      throw new CliError((error as Error).message, ExitCode.failed, (error as { _tag?: string })._tag ?? "InvalidToolSpec")
-    }
-  }
+  const tools: Array<Tools.ToolDefinition> = [...await referencedTools(agent, settings), ...(settings.extraTools ?? [])]
   const memory = agent.compiled?.memory[0]
   const strategy = memory?.strategy === "redis" || memory?.strategy === "sqlite" ? memory.strategy : "local"
   const runtime = createRuntime({

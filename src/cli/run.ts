@@ -4,7 +4,7 @@
 import { writeFile } from "node:fs/promises"
 import type { Command } from "commander"
 import { Value } from "lambdagent"
-import { buildRuntime, loadAgent } from "./agent.ts"
+import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
 import { CliError, ExitCode, onInterrupt, readStdin, readTextFile } from "./io.ts"
 import { startStatus } from "./status.ts"
 import { formatEventLine, summaryLine } from "./trace.ts"
@@ -60,15 +60,19 @@ export const runCommand = async (config: string, positional: string | undefined,
   const extraEnv = parseEnv(options.env)
   const env = Object.keys(extraEnv).length > 0 ? { ...process.env, ...extraEnv } : undefined
   if (env !== undefined) Object.assign(process.env, extraEnv)
+  const extraTools = shellTools(options.tool, {
+    ...(toolTimeout !== undefined ? { timeoutMs: toolTimeout * 1000 } : {}),
+    ...(env !== undefined ? { env } : {})
+  })
   const agent = await loadAgent(config, {
     ...(temperature !== undefined ? { temperature } : {}),
-    ...(maxSteps !== undefined ? { maxSteps } : {})
+    ...(maxSteps !== undefined ? { maxSteps } : {}),
+    tools: extraTools
   })
   const input = await readRunInput(positional, options)
   const { notices, runtime } = await buildRuntime(agent, {
     ...(options.model !== undefined ? { model: options.model } : {}),
-    shellTools: options.tool,
-    ...(toolTimeout !== undefined ? { toolTimeoutMs: toolTimeout * 1000 } : {}),
+    extraTools,
     ...(env !== undefined ? { env } : {}),
     trace: options.verbose === true ? "beta" : "agent",
     budgets: { ...agent.compiled?.budget, ...(timeout !== undefined ? { timeMs: timeout * 1000 } : {}) }

@@ -4,7 +4,7 @@
  */
 import type { Command } from "commander"
 import { Term } from "lambdagent"
-import { buildRuntime, loadAgent } from "./agent.ts"
+import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
 import { CliError, ExitCode, onInterrupt } from "./io.ts"
 
 interface ServeOptions {
@@ -26,10 +26,11 @@ const port = (text: string | undefined, flag: string): number | undefined => {
 }
 
 export const serveCommand = async (config: string, options: ServeOptions): Promise<void> => {
-  const agent = await loadAgent(config)
+  const extraTools = shellTools(options.tool)
+  const agent = await loadAgent(config, { tools: extraTools })
   const { notices, runtime } = await buildRuntime(agent, {
     ...(options.model !== undefined ? { model: options.model } : {}),
-    shellTools: options.tool,
+    extraTools,
     ...(agent.compiled !== undefined ? { budgets: agent.compiled.budget } : {})
   })
   for (const notice of notices) process.stderr.write(`${notice}\n`)

@@ -1,0 +1,157 @@
+import { spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { describe, expect, it } from "vitest"
+import { cliPath, runCli } from "./helpers.ts"
+
+const dir = mkdtempSync(join(tmpdir(), "lambdagent-commands-"))
+const write = (name: string, text: string) => {
+  const path = join(dir, name)
+  writeFileSync(path, text)
+  return path
+}
+
+describe("lambdagent run", () => {
+  it("runs a YAML agent offline on the scripted model and says so", async () => {
+    const r = await runCli(["run", "examples/agents/simple.yml", "Lambda terms are data."])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toBe("Lambda terms are data.\n")
+    expect(r.stderr).toContain("no ANTHROPIC_API_KEY is set; running on the offline scripted model")
+    expect(r.stderr).toMatch(/\(1 β-reductions, \d+\.\ds, ~\d+ tokens\)/)
+  })
+
+  it("--format json prints exactly {result, trace, stats}; --quiet only the result", async () => {
+    const json = await runCli(["run", "examples/agents/chain.yml", "facts", "--format", "json"])
+    const parsed = JSON.parse(json.stdout)
+    expect(Object.keys(parsed)).toEqual(["result", "trace", "stats"])
+    expect(parsed.stats.llmCalls).toBeGreaterThanOrEqual(3)
+    const quiet = await runCli(["run", "--quiet", "examples/agents/chain.yml", "-"], { stdin: "from stdin\n" })
+    expect(quiet).toMatchObject({ code: 0, stdout: "from stdin\n", stderr: "" })
+  })
+
+  it("composes through pipes: the quiet output of one run is the input of the next", async () => {
+    const first = await runCli(["run", "examples/agents/simple.yml", "--quiet", "piped text"])
+    const second = await runCli(["run", "examples/agents/chain.yml", "-", "--quiet"], { stdin: first.stdout })
+    expect(second.stdout).toBe("piped text\n")
+  })
+
+  it("--tool adds a shell command a ReAct agent can call; --model picks the scripted model", async () => {
+    const agent = write("react.yml", [
+      "type: react",
+      "name: shell-user",
+      "systemPrompt: Use the tools.",
+      "model: {provider: openai, name: gpt-4o-mini}",
+      "react: {maxSteps: 3}",
+      "mcp:",
+      "  localTools: [terminate]"
+    ].join("\n"))
+    const script = JSON.stringify(["{\"tool\":\"shout\",\"args\":\"hello\"}", "{\"tool\":\"terminate\",\"args\":\"done\"}"])
+    const r = await runCli(["run", agent, "go", "--tool", "shout=printf '%s' {} | tr a-z A-Z", "--model", `scripted:sequence:${script}`, "--trace"])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toBe("done\n")
+    expect(r.stderr).toContain("Tool:shout")
+    expect(r.stderr).toContain("\"HELLO\"")
+  })
+
+  it("refuses a dangerous --tool, with exit code 1", async () => {
+    const r = await runCli(["run", "examples/agents/simple.yml", "x", "--tool", "wipe=rm -rf /"])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain("dangerous command refused (recursive delete)")
+  })
+
+  it("writes a trace file that lambdagent trace reads", async () => {
+    const traceFile = join(dir, "trace.json")
+    await runCli(["run", "examples/agents/chain.yml", "x", "--trace-file", traceFile, "--quiet"])
+    expect(JSON.parse(readFileSync(traceFile, "utf8")).trace.length).toBeGreaterThan(0)
+    const shown = await runCli(["trace", traceFile])
+    expect(shown.stdout).toMatch(/^β\[0\]/)
+    expect(shown.stdout).toContain("Total:")
+    const step = await runCli(["trace", traceFile, "--step", "0"])
+    expect(step.stdout).toContain("Kind:     llm")
+    expect((await runCli(["trace", traceFile, "--step", "99"])).stderr).toContain("Step 99 not found")
+    const timeline = await runCli(["trace", traceFile, "--timeline"])
+    expect(timeline.stdout).toContain("┤ END")
+    const svg = join(dir, "flame.svg")
+    await runCli(["trace", traceFile, "--flamegraph", svg])
+    expect(readFileSync(svg, "utf8")).toMatch(/^<svg/)
+  })
+
+  it("exit codes: 4 file not found, 2 compile error, 1 bad options", async () => {
+    expect((await runCli(["run", "missing.yml", "x"])).code).toBe(4)
+    const bad = write("bad.yml", "type: simple\nsystemPromt: typo\n")
+    const compile = await runCli(["run", bad, "x"])
+    expect(compile.code).toBe(2)
+    expect(compile.stderr).toContain("systemPrompt")
+    const broken = write("broken.yml", "type: [simple\n")
+    expect((await runCli(["run", broken, "x"])).code).toBe(2)
+    expect((await runCli(["run", "examples/agents/simple.yml", "x", "--temperature", "hot"])).code).toBe(1)
+  })
+})
+
+describe("compile, lint, lambda", () => {
+  it("compile prints the lambda structure; lint a directory exits 0; lambda prints the expression", async () => {
+    const compile = await runCli(["compile", "examples/agents/react.yml"])
+    expect(compile.code).toBe(0)
+    expect(compile.stdout).toContain("Y₁₂(λself. λstate.")
+    const lint = await runCli(["lint", "examples/agents", "--format", "json"])
+    expect(lint.code).toBe(0)
+    expect(JSON.parse(lint.stdout)).toBeTruthy()
+    const lambda = await runCli(["lambda", "examples/agents/router.yml"])
+    expect(lambda.stdout).toContain("CASE")
+  })
+
+  it("lint fails above an LLM-call budget with exit code 3", async () => {
+    const r = await runCli(["lint", "examples/agents/react.yml", "--max-llm-calls", "2"])
+    expect(r.code).toBe(3)
+  })
+})
+
+describe("servers", () => {
+  it("serve answers POST /run and stops on SIGTERM", async () => {
+    const child = spawn(process.execPath, [cliPath, "serve", "examples/agents/simple.yml", "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] })
+    let out = ""
+    child.stdout.on("data", (d) => (out += d))
+    child.stderr.on("data", (d) => (out += d))
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no URL in: ${out}`)), 20_000)
+      const check = setInterval(() => {
+        const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out)
+        if (m !== null) {
+          clearTimeout(timer)
+          clearInterval(check)
+          resolve(m[0])
+        }
+      }, 50)
+    })
+    const response = await fetch(`${url}/run`, { method: "POST", body: JSON.stringify({ input: "over http" }) })
+    expect(response.status).toBe(200)
+    expect(((await response.json()) as { result: unknown }).result).toBe("over http")
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve))
+    child.kill("SIGTERM")
+    expect(await exited).toBe(0)
+  })
+
+  it("serve --mcp offers the agent as one MCP tool, with progress", async () => {
+    const client = new Client({ name: "test", version: "1" })
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [cliPath, "serve", "examples/agents/chain.yml", "--mcp"], stderr: "ignore" }))
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name)).toEqual(["Report_writer"])
+    const progress: Array<number> = []
+    const result = await client.callTool({ name: "Report_writer", arguments: { input: "mcp input" } }, undefined, { onprogress: (p) => progress.push(p.progress) })
+    expect((result.content as Array<{ text: string }>)[0]!.text).toBe("mcp input")
+    expect(progress.length).toBeGreaterThan(0)
+    await client.close()
+  })
+
+  it("mcp serves the tool-evolving calculus", async () => {
+    const client = new Client({ name: "test", version: "1" })
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [cliPath, "mcp", "--store", ":memory:"], stderr: "ignore" }))
+    await client.callTool({ name: "evolve", arguments: { name: "square", description: "x²", code: { lam: "x", body: { mul: [{ var: "x" }, { var: "x" }] } } } })
+    const result = await client.callTool({ name: "square", arguments: { input: 7 } })
+    expect((result.content as Array<{ text: string }>)[0]!.text).toBe("49")
+    await client.close()
+  })
+})
