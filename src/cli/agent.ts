@@ -93,8 +93,10 @@ const unreachable = (provider: string): string | undefined => {
 export interface RuntimeChoice {
   readonly runtime: Runtime.Runtime
   readonly tools: ReadonlyArray<Tools.ToolDefinition>
-  /** Lines to tell the user (on stderr) about the model the run uses. */
+  /** Lines to tell the user (on stderr) about the model and tools the run uses. */
   readonly notices: ReadonlyArray<string>
+  /** Close the runtime and the connections to MCP servers. */
+  readonly close: () => Promise<void>
 }
 
 export interface RuntimeSettings {
@@ -113,10 +115,59 @@ const memoryPlugins = async (strategy: string): Promise<ReadonlyArray<Plugin.Plu
   return []
 }
 
+/** A tool that answers with a fixed observation (an MCP server that is not configured or not reachable). */
+const unavailableTool = (name: string, observation: string): Tools.ToolDefinition<string> => ({
+  name,
+  kind: "mcp",
+  description: `Unavailable: ${observation}`,
+  run: () => observation
+})
+
+type YamlToolReference = import("lambdagent/yaml").ToolReference
+
+/** MCP tool references as tools: one connection per server; an unreachable server's tools answer with an error observation. */
+const mcpReferencedTools = async (refs: ReadonlyArray<YamlToolReference>, notices: Array<string>): Promise<{ tools: Array<Tools.ToolDefinition>; close: () => Promise<void> }> => {
+  const byServer = new Map<string, Array<YamlToolReference>>()
+  for (const ref of refs) byServer.set(ref.server ?? "mcp", [...(byServer.get(ref.server ?? "mcp") ?? []), ref])
+  const tools: Array<Tools.ToolDefinition> = []
+  const closers: Array<() => Promise<void>> = []
+  for (const [server, serverRefs] of byServer) {
+    const connection = serverRefs.find((r) => r.connection !== undefined)?.connection
+    if (connection === undefined) {
+      for (const ref of serverRefs) tools.push(unavailableTool(ref.name, `[MCP_NOT_CONFIGURED: ${server}/${ref.name}]`))
+      notices.push(`[MCP server ${server} has no connection in the config (app.mcp.custom.nodes or mcpServers); its tools answer [MCP_NOT_CONFIGURED]]`)
+      continue
+    }
+    const policy = serverRefs.find((r) => r.policy !== undefined)?.policy as { retryOnFail?: number } | undefined
+    const common = {
+      tools: serverRefs.map((r) => r.name),
+      ...(connection.timeout !== undefined ? { timeout: connection.timeout } : {}),
+      ...(policy?.retryOnFail !== undefined ? { retryOnFail: policy.retryOnFail } : {})
+    }
+    const config = connection.transport === "stdio"
+      ? { command: connection.command ?? "", ...(connection.args !== undefined ? { args: connection.args } : {}), ...(connection.env !== undefined ? { env: connection.env } : {}), ...common }
+      : { url: `${connection.url ?? ""}${connection.endpoint ?? ""}`, ...(connection.headers !== undefined ? { headers: connection.headers } : {}), ...common }
+    try {
+      const mcp = await import("lambdagent/mcp")
+      const toolset = await mcp.mcpTools({ [server]: config })
+      closers.push(() => toolset.close())
+      for (const ref of serverRefs) {
+        const found = toolset.find((t) => t.name === `${server}/${ref.name}`)
+        tools.push(found !== undefined ? { ...found, name: ref.name } : unavailableTool(ref.name, `[MCP_ERROR: ${server}/${ref.name}: the server has no such tool]`))
+      }
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error)
+      for (const ref of serverRefs) tools.push(unavailableTool(ref.name, `[MCP_ERROR: ${server}/${ref.name}: ${message}]`))
+      notices.push(`[MCP server ${server} is not reachable (${message}); its tools answer [MCP_ERROR]]`)
+    }
+  }
+  return { tools, close: async () => void (await Promise.allSettled(closers.map((c) => c()))) }
+}
+
 /** The tools an agent's config references, made real. */
-const referencedTools = async (agent: LoadedAgent, settings: RuntimeSettings): Promise<Array<Tools.ToolDefinition>> => {
+const referencedTools = async (agent: LoadedAgent, settings: RuntimeSettings, notices: Array<string>): Promise<{ tools: Array<Tools.ToolDefinition>; close: () => Promise<void> }> => {
   const compiled = agent.compiled
-  if (compiled === undefined) return []
+  if (compiled === undefined) return { tools: [], close: async () => {} }
   const yaml = await import("lambdagent/yaml")
   const tools: Array<Tools.ToolDefinition> = []
   const builtins = compiled.tools.filter((t) => t.kind === "builtin")
@@ -144,7 +195,9 @@ const referencedTools = async (agent: LoadedAgent, settings: RuntimeSettings): P
       run: (input: string, { signal }) => retrieval.retrieve(input, { signal })
     })
   }
-  return tools
+  const mcp = await mcpReferencedTools(compiled.tools.filter((t) => t.kind === "mcp"), notices)
+  tools.push(...mcp.tools)
+  return { tools, close: mcp.close }
 }
 
 /** Build the runtime for an agent: model choice (with the offline fallback), tools, memory. */
@@ -173,7 +226,8 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
       }
     }
   }
-  const tools: Array<Tools.ToolDefinition> = [...await referencedTools(agent, settings), ...(settings.extraTools ?? [])]
+  const referenced = await referencedTools(agent, settings, notices)
+  const tools: Array<Tools.ToolDefinition> = [...referenced.tools, ...(settings.extraTools ?? [])]
   const memory = agent.compiled?.memory[0]
   const strategy = memory?.strategy === "redis" || memory?.strategy === "sqlite" ? memory.strategy : "local"
   const runtime = createRuntime({
@@ -186,5 +240,13 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
     ...(settings.trace !== undefined ? { trace: settings.trace } : {}),
     ...(settings.budgets !== undefined ? { budgets: settings.budgets } : {})
   })
-  return { runtime, tools, notices }
+  return {
+    runtime,
+    tools,
+    notices,
+    close: async () => {
+      await runtime.close()
+      await referenced.close()
+    }
+  }
 }

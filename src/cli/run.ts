@@ -70,7 +70,7 @@ export const runCommand = async (config: string, positional: string | undefined,
     tools: extraTools
   })
   const input = await readRunInput(positional, options)
-  const { notices, runtime } = await buildRuntime(agent, {
+  const { close, notices, runtime } = await buildRuntime(agent, {
     ...(options.model !== undefined ? { model: options.model } : {}),
     extraTools,
     ...(env !== undefined ? { env } : {}),
@@ -112,7 +112,7 @@ export const runCommand = async (config: string, positional: string | undefined,
     if (options.traceFile !== undefined && options.quiet !== true) process.stderr.write(`[trace saved to ${options.traceFile}]\n`)
   } finally {
     onInterrupt(undefined)
-    await runtime.close()
+    await close()
   }
 }
 

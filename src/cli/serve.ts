@@ -28,7 +28,7 @@ const port = (text: string | undefined, flag: string): number | undefined => {
 export const serveCommand = async (config: string, options: ServeOptions): Promise<void> => {
   const extraTools = shellTools(options.tool)
   const agent = await loadAgent(config, { tools: extraTools })
-  const { notices, runtime } = await buildRuntime(agent, {
+  const { close, notices, runtime } = await buildRuntime(agent, {
     ...(options.model !== undefined ? { model: options.model } : {}),
     extraTools,
     ...(agent.compiled !== undefined ? { budgets: agent.compiled.budget } : {})
@@ -46,6 +46,7 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
       ...(options.http !== undefined ? { http: port(options.http, "--http")! } : {}),
       ...(options.host !== undefined ? { host: options.host } : {})
     })
+    await close()
     return
   }
   const http = await import("lambdagent/http")
@@ -61,7 +62,7 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
     ...(options.token !== undefined ? { token: options.token } : process.env.LAMBDAGENT_TOKEN !== undefined ? { token: process.env.LAMBDAGENT_TOKEN } : {}),
     ...(timeout !== undefined && Number.isFinite(timeout) ? { timeoutMs: timeout } : {})
   })
-  await runtime.close()
+  await close()
 }
 
 const collect = (value: string, previous: Array<string>) => [...previous, value]
