@@ -509,7 +509,7 @@ describe("inputs and determinism", () => {
   const examples = readdirSync("examples/agents").filter((f) => f.endsWith(".yml")).sort()
 
   it("has an example of every kind", () => {
-    expect(examples).toEqual(["chain.yml", "guard.yml", "memory.yml", "parallel.yml", "react.yml", "router.yml", "simple.yml"])
+    expect(examples).toEqual(["calculator.yml", "chain.yml", "guard.yml", "memory.yml", "parallel.yml", "react.yml", "router.yml", "simple.yml"])
   })
 
   it.each(examples)("compiles %s to the same bytes every time, and the term parses back to itself", (file) => {

@@ -5,7 +5,9 @@
  */
 import { existsSync, statSync } from "node:fs"
 import { dirname, resolve } from "node:path"
-import { CliAgent, createRuntime, type LanguageModel, OpenAI, type Plugin, Providers, type Runtime, ShellTool, Term, type Tools } from "lambdagent"
+import * as Effect from "effect/Effect"
+import { CliAgent, createRuntime, type LanguageModel, OpenAI, type Plugin, Providers, type Runtime, ShellTool, Term, Tools } from "lambdagent"
+import { z } from "zod"
 import { CliError, ExitCode, readTextFile } from "./io.ts"
 
 /** An agent ready to run. */
@@ -125,12 +127,16 @@ const unavailableTool = (name: string, observation: string): Tools.ToolDefinitio
 
 type YamlToolReference = import("lambdagent/yaml").ToolReference
 
-/** MCP tool references as tools: one connection per server; an unreachable server's tools answer with an error observation. */
-const mcpReferencedTools = async (refs: ReadonlyArray<YamlToolReference>, notices: Array<string>): Promise<{ tools: Array<Tools.ToolDefinition>; close: () => Promise<void> }> => {
+/**
+ * MCP tool references as tools. A server is connected on the first call of one of its tools (so a
+ * run that never calls it never reaches it); one that is not configured or not reachable answers
+ * with an error observation.
+ */
+const mcpReferencedTools = (refs: ReadonlyArray<YamlToolReference>, notices: Array<string>): { tools: Array<Tools.ToolDefinition>; close: () => Promise<void> } => {
   const byServer = new Map<string, Array<YamlToolReference>>()
   for (const ref of refs) byServer.set(ref.server ?? "mcp", [...(byServer.get(ref.server ?? "mcp") ?? []), ref])
   const tools: Array<Tools.ToolDefinition> = []
-  const closers: Array<() => Promise<void>> = []
+  const connections: Array<Promise<{ close: () => Promise<void> } | undefined>> = []
   for (const [server, serverRefs] of byServer) {
     const connection = serverRefs.find((r) => r.connection !== undefined)?.connection
     if (connection === undefined) {
@@ -147,21 +153,41 @@ const mcpReferencedTools = async (refs: ReadonlyArray<YamlToolReference>, notice
     const config = connection.transport === "stdio"
       ? { command: connection.command ?? "", ...(connection.args !== undefined ? { args: connection.args } : {}), ...(connection.env !== undefined ? { env: connection.env } : {}), ...common }
       : { url: `${connection.url ?? ""}${connection.endpoint ?? ""}`, ...(connection.headers !== undefined ? { headers: connection.headers } : {}), ...common }
-    try {
-      const mcp = await import("lambdagent/mcp")
-      const toolset = await mcp.mcpTools({ [server]: config })
-      closers.push(() => toolset.close())
-      for (const ref of serverRefs) {
-        const found = toolset.find((t) => t.name === `${server}/${ref.name}`)
-        tools.push(found !== undefined ? { ...found, name: ref.name } : unavailableTool(ref.name, `[MCP_ERROR: ${server}/${ref.name}: the server has no such tool]`))
+    let toolset: Promise<Awaited<ReturnType<typeof import("lambdagent/mcp").mcpTools>>> | undefined
+    const connect = () => {
+      if (toolset === undefined) {
+        toolset = import("lambdagent/mcp").then((mcp) => mcp.mcpTools({ [server]: config }))
+        connections.push(toolset.then((t) => t, () => undefined))
       }
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error)
-      for (const ref of serverRefs) tools.push(unavailableTool(ref.name, `[MCP_ERROR: ${server}/${ref.name}: ${message}]`))
-      notices.push(`[MCP server ${server} is not reachable (${message}); its tools answer [MCP_ERROR]]`)
+      return toolset
+    }
+    for (const ref of serverRefs) {
+      tools.push({
+        name: ref.name,
+        kind: "mcp",
+        description: `The tool ${ref.name} of the MCP server ${server}.`,
+        source: connection.transport === "stdio" ? `${connection.command ?? ""} ${(connection.args ?? []).join(" ")}`.trim() : `${connection.url ?? ""}${connection.endpoint ?? ""}`,
+        input: z.any(),
+        timeoutMs: ((connection.timeout ?? 30) + 30) * 1000,
+        run: async (input: unknown, { signal }) => {
+          let found: Tools.ToolDefinition | undefined
+          try {
+            found = (await connect()).find((t) => t.name === `${server}/${ref.name}`)
+          } catch (error) {
+            return `[MCP_ERROR: ${server}/${ref.name}: ${error instanceof Error ? error.message : String(error)}]`
+          }
+          if (found === undefined) return `[MCP_ERROR: ${server}/${ref.name}: the server has no such tool]`
+          return Effect.runPromise(Tools.call(found, input), { signal })
+        }
+      })
     }
   }
-  return { tools, close: async () => void (await Promise.allSettled(closers.map((c) => c()))) }
+  return {
+    tools,
+    close: async () => {
+      for (const c of await Promise.all(connections)) await c?.close()
+    }
+  }
 }
 
 /** The tools an agent's config references, made real. */
@@ -195,7 +221,7 @@ const referencedTools = async (agent: LoadedAgent, settings: RuntimeSettings, no
       run: (input: string, { signal }) => retrieval.retrieve(input, { signal })
     })
   }
-  const mcp = await mcpReferencedTools(compiled.tools.filter((t) => t.kind === "mcp"), notices)
+  const mcp = mcpReferencedTools(compiled.tools.filter((t) => t.kind === "mcp"), notices)
   tools.push(...mcp.tools)
   return { tools, close: mcp.close }
 }

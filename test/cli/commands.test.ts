@@ -56,6 +56,14 @@ describe("lambdagent run", () => {
     expect(r.stderr).toContain("\"HELLO\"")
   })
 
+  it("a ReAct agent calls a tool of a local MCP server (lambdagent's own, over stdio)", async () => {
+    const script = JSON.stringify(["{\"tool\":\"run\",\"args\":{\"code\":{\"mul\":[6,7]},\"input\":null}}", "{\"tool\":\"terminate\",\"args\":\"42\"}"])
+    const r = await runCli(["run", "examples/agents/calculator.yml", "6 times 7?", "--model", `scripted:sequence:${script}`, "--format", "json"])
+    const out = JSON.parse(r.stdout)
+    expect(out.result).toBe("42")
+    expect(out.trace.find((e: { kind: string }) => e.kind === "tool")).toMatchObject({ name: "run", output: "42" })
+  })
+
   it("refuses a dangerous --tool, with exit code 1", async () => {
     const r = await runCli(["run", "examples/agents/simple.yml", "x", "--tool", "wipe=rm -rf /"])
     expect(r.code).toBe(1)
