@@ -56,7 +56,20 @@ export type BinaryOp =
  * const op: Term.UnaryOp = "head"
  * ```
  */
-export type UnaryOp = "not" | "head" | "tail" | "isEmpty" | "length" | "fst" | "snd" | "trim" | "lower" | "upper" | "isJson"
+export type UnaryOp =
+  | "not"
+  | "head"
+  | "tail"
+  | "isEmpty"
+  | "length"
+  | "fst"
+  | "snd"
+  | "trim"
+  | "trimStart"
+  | "trimEnd"
+  | "lower"
+  | "upper"
+  | "isJson"
 
 /**
  * A literal: integer, string, boolean or null (unit). Integers outside the safe range of a
@@ -549,6 +562,24 @@ export const snd = (arg: Term): Term => unary("snd", arg)
  * ```
  */
 export const trim = (arg: Term): Term => unary("trim", arg)
+/**
+ * A string without leading whitespace. @since 0.1.0 @category constructors
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.trimStart(Term.lit("  x"))
+ * ```
+ */
+export const trimStart = (arg: Term): Term => unary("trimStart", arg)
+/**
+ * A string without trailing whitespace. @since 0.1.0 @category constructors
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.trimEnd(Term.lit("x  "))
+ * ```
+ */
+export const trimEnd = (arg: Term): Term => unary("trimEnd", arg)
 /**
  * A string in lower case. @since 0.1.0 @category constructors
  * @example
@@ -1060,7 +1091,7 @@ const BINARY_OPS: ReadonlyArray<BinaryOp> = [
   "startsWith",
   "endsWith"
 ]
-const UNARY_OPS: ReadonlyArray<UnaryOp> = ["not", "head", "tail", "isEmpty", "length", "fst", "snd", "trim", "lower", "upper", "isJson"]
+const UNARY_OPS: ReadonlyArray<UnaryOp> = ["not", "head", "tail", "isEmpty", "length", "fst", "snd", "trim", "trimStart", "trimEnd", "lower", "upper", "isJson"]
 const BINARY_SET: ReadonlySet<string> = new Set(BINARY_OPS)
 const UNARY_SET: ReadonlySet<string> = new Set(UNARY_OPS)
 

@@ -28,7 +28,7 @@ const { term } = fc.letrec<{ term: Term.Term }>((tie) => {
       fc.tuple(t(), t()).map(([f, a]) => Term.app(f, a)),
       fc.tuple(fc.constantFrom<Term.BinaryOp>("add", "sub", "mul", "div", "mod", "eq", "lt", "gt", "lte", "gte", "and", "or", "concat", "contains", "startsWith", "endsWith"), t(), t())
         .map(([op, a, b]) => Term.binary(op, a, b)),
-      fc.tuple(fc.constantFrom<Term.UnaryOp>("not", "head", "tail", "isEmpty", "length", "fst", "snd", "trim", "lower", "upper", "isJson"), t()).map(([op, a]) => Term.unary(op, a)),
+      fc.tuple(fc.constantFrom<Term.UnaryOp>("not", "head", "tail", "isEmpty", "length", "fst", "snd", "trim", "trimStart", "trimEnd", "lower", "upper", "isJson"), t()).map(([op, a]) => Term.unary(op, a)),
       fc.tuple(t(), t(), t()).map(([c, a, b]) => Term.if(c, a, b)),
       fc.tuple(t(), t()).map(([h, tl]) => Term.cons(h, tl)),
       fc.array(t(), { maxLength: 3 }).map(Term.list),

@@ -91,8 +91,8 @@ describe("lintCommand", () => {
   it("exits 0 for the examples and prints one block per file", () => {
     const r = lintCommand("examples/agents")
     expect(r.exitCode).toBe(0)
-    expect(r.stdout.match(/^lambdagent lint: /gm)).toHaveLength(7)
-    expect(r.stdout).toMatch(/7 file\(s\): 0 error\(s\), 0 warning\(s\), \d+ info\(s\)\n$/)
+    expect(r.stdout.match(/^lambdagent lint: /gm)).toHaveLength(8)
+    expect(r.stdout).toMatch(/8 file\(s\): 0 error\(s\), 0 warning\(s\), \d+ info\(s\)\n$/)
   })
 
   it("exits 3 on error findings, 2 on invalid files, 4 on a missing path", () => {

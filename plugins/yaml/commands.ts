@@ -42,7 +42,7 @@ export interface CommandResult {
  * @example
  * ```ts
  * import { agentFiles } from "lambdagent/yaml"
- * agentFiles("examples/agents")?.length // 7
+ * agentFiles("examples/agents")?.length // 8
  * ```
  */
 export const agentFiles = (target: string): ReadonlyArray<string> | undefined => {

@@ -6,9 +6,9 @@
  * Integers, strings, `True`/`False`/`None`, list literals, `and`/`or`/`not`, comparisons (chained
  * as in Python), `in`/`not in`, `is`/`is not`, `+ - * // %`, `a if c else b`, the functions `len`,
  * `is_json`, `bool`, `abs`, `min`, `max`, and the string methods `startswith`, `endswith`, `strip`,
- * `lstrip`, `rstrip`, `lower`, `upper`. Operations the core language has no primitive for (the
- * string methods, `in` on strings, `is_json`) compile to calls of the `__builtin_*` tools of
- * `builtins.ts`; everything else compiles to pure forms. See `docs/yaml.md#validators`.
+ * `lstrip`, `rstrip`, `lower`, `upper`. Everything compiles to pure forms of the core (the string
+ * methods, `in` on strings and `is_json` to its string primitives), so a validator is a pure term
+ * any evaluator can run. See `docs/yaml.md#validators`.
  *
  * @since 0.1.0
  * @module
@@ -578,7 +578,14 @@ const tyName: Readonly<Record<Ty, string>> = {
   any: "a value"
 }
 
-const call = (name: string, arg: Term.Term): Term.Term => Term.app(Term.tool(name), arg)
+/** Python's string methods as the core's pure string primitives. */
+const STRING_METHODS = {
+  strip: Term.trim,
+  lstrip: Term.trimStart,
+  rstrip: Term.trimEnd,
+  lower: Term.lower,
+  upper: Term.upper
+} as const
 
 class Compiler {
   private fresh = 0
@@ -717,7 +724,7 @@ class Compiler {
         } else {
           this.need(r, right, ["str", "list"], "in")
           if (right.ty === "str") this.need(l, left, ["str"], "the left side of in a string")
-          test = call(builtinToolNames.contains, Term.list([right.term, left.term]))
+          test = Term.contains(right.term, left.term)
         }
         return op === "in" ? test : Term.not(test)
       }
@@ -760,7 +767,7 @@ class Compiler {
       case "is_json": {
         this.arity(e, "is_json()", 1, 1)
         const arg = this.need(e.args[0]!, this.value(e.args[0]!), ["str"], "is_json()")
-        return { term: call(builtinToolNames.is_json, arg.term), ty: "bool" }
+        return { term: Term.isJson(arg.term), ty: "bool" }
       }
       case "bool":
         this.arity(e, "bool()", 1, 1)
@@ -790,11 +797,11 @@ class Compiler {
       case "endswith": {
         this.arity(e, `.${e.name}()`, 1, 1)
         const arg = this.need(e.args[0]!, this.value(e.args[0]!), ["str"], `.${e.name}()`)
-        return { term: call(builtinToolNames[e.name], Term.list([target.term, arg.term])), ty: "bool" }
+        return { term: (e.name === "startswith" ? Term.startsWith : Term.endsWith)(target.term, arg.term), ty: "bool" }
       }
       default: {
         this.arity(e, `.${e.name}()`, 0, 0)
-        return { term: call(builtinToolNames[e.name as "strip" | "lstrip" | "rstrip" | "lower" | "upper"], target.term), ty: "str" }
+        return { term: STRING_METHODS[e.name as keyof typeof STRING_METHODS](target.term), ty: "str" }
       }
     }
   }

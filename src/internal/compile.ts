@@ -66,6 +66,8 @@ export const enum UnOp {
   Fst,
   Snd,
   Trim,
+  TrimStart,
+  TrimEnd,
   Lower,
   Upper,
   IsJson
@@ -99,6 +101,8 @@ const UN_OPS: Record<Term.UnaryOp, UnOp> = {
   fst: UnOp.Fst,
   snd: UnOp.Snd,
   trim: UnOp.Trim,
+  trimStart: UnOp.TrimStart,
+  trimEnd: UnOp.TrimEnd,
   lower: UnOp.Lower,
   upper: UnOp.Upper,
   isJson: UnOp.IsJson

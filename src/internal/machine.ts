@@ -247,11 +247,15 @@ const unary = (op: UnOp, v: Value.Value): Value.Value => {
       if (v instanceof Value.Pair) return v.snd
       throw typeError(`snd expects a pair, got ${Value.typeName(v)}`)
     case UnOp.Trim:
+    case UnOp.TrimStart:
+    case UnOp.TrimEnd:
     case UnOp.Lower:
     case UnOp.Upper:
     case UnOp.IsJson: {
-      if (typeof v !== "string") throw typeError(`${["trim", "lower", "upper", "isJson"][op - UnOp.Trim]} expects a string, got ${Value.typeName(v)}`)
+      if (typeof v !== "string") throw typeError(`${["trim", "trimStart", "trimEnd", "lower", "upper", "isJson"][op - UnOp.Trim]} expects a string, got ${Value.typeName(v)}`)
       if (op === UnOp.Trim) return v.trim()
+      if (op === UnOp.TrimStart) return v.trimStart()
+      if (op === UnOp.TrimEnd) return v.trimEnd()
       if (op === UnOp.Lower) return v.toLowerCase()
       if (op === UnOp.Upper) return v.toUpperCase()
       try {
