@@ -6,6 +6,8 @@ import { registerEval } from "./eval.ts"
 import { registerRun } from "./run.ts"
 import { registerYaml } from "./yaml.ts"
 import { registerTrace } from "./trace.ts"
+import { registerTools } from "./tools.ts"
+import { registerRepl } from "./repl.ts"
 import { exitCodeOf, ExitCode, installInterrupt, reportError } from "./io.ts"
 
 export const VERSION = "0.1.0"
@@ -31,6 +33,8 @@ export const buildProgram = (): Command => {
   registerRun(program, runAction)
   registerYaml(program, runAction)
   registerTrace(program, runAction)
+  registerRepl(program, runAction)
+  registerTools(program, runAction)
   return program
 }
 
