@@ -222,8 +222,8 @@ export const formatToolTable = (agentName: string, entries: ReadonlyArray<ToolEn
     for (const [server, e] of servers) {
       lines.push(`  ${server}: ${describeConnection(e.connection)}`)
       if (e.reachability !== undefined) lines.push(`    Status: ${mark(e.reachability)}`)
-      if (!e.callable) lines.push("    (no MCP client in this build: the agent cannot call these tools here)")
     }
+    if ([...servers.values()].some((e) => !e.callable)) lines.push("  (this build has no MCP client: the agent cannot call MCP tools here)")
   }
   return lines.join("\n") + "\n"
 }
