@@ -395,6 +395,8 @@ export const replCommand = async (config: string, options: ReplOptions, version:
     if (rl.line.length > 0) {
       rl.write(null, { ctrl: true, name: "e" })
       rl.write(null, { ctrl: true, name: "u" })
+      // a dumb terminal has no editing keys: empty the line buffer directly
+      if (rl.line.length > 0) Object.assign(rl, { line: "", cursor: 0 })
     } else process.stdout.write("\n(To exit, press Ctrl+D or type :quit)")
     process.stdout.write("\n")
     rl.prompt()
