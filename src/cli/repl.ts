@@ -13,6 +13,7 @@ import { CliError, describeError, ExitCode, onInterrupt, reportError } from "./i
 import { callTool, formatToolTable, listTools, toolOutputText } from "./tools.ts"
 import { eventLabel, formatEventDetail, formatEventLine, summaryLine } from "./trace.ts"
 
+/** The options of `lambdagent repl`, as commander parses them. */
 export interface ReplOptions {
   readonly model?: string
   readonly temperature?: string
@@ -340,7 +341,9 @@ export const replCommand = async (config: string, options: ReplOptions, version:
             out(model !== undefined ? `model: ${model}` : `model: as the config says${agent.compiled !== undefined && agent.compiled.providers.length > 0 ? ` (${agent.compiled.providers.join(", ")})` : ""}`)
             for (const notice of notices) out(notice)
           } else {
-            await rebuild({ model: rest })
+            await rebuild({ model: rest }).catch((error: unknown) => {
+              throw error instanceof CliError ? new CliError(error.message.replace(/^--model /, ":model "), error.exitCode, error.kind) : error
+            })
             out(`[model: ${rest}]`)
           }
           break
