@@ -106,6 +106,30 @@ export type RunOutput = Agent.RunResult
 export type StreamEvent = Agent.RunEvent | { readonly type: "result"; readonly output: RunOutput }
 
 /**
+ * One memory namespace of a runtime's store, read and cleared from Promise code.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import { createRuntime } from "lambdagent"
+ * const runtime = createRuntime()
+ * const view = runtime.memory("alice")
+ * console.log(view.namespace) // "session:alice"
+ * console.log(await view.list()) // []
+ * await runtime.close()
+ * ```
+ */
+export interface MemoryView {
+  /** The store namespace: `session:<id>`, `user:<id>` or `global`. */
+  readonly namespace: string
+  /** The most recent entries, newest first (at most `limit`, default 100). */
+  readonly list: (limit?: number) => Promise<ReadonlyArray<MemoryStore.MemoryEntry>>
+  /** Remove every entry of the namespace. */
+  readonly clear: () => Promise<void>
+}
+
+/**
  * A runtime.
  *
  * @since 0.1.0
@@ -128,6 +152,11 @@ export interface Runtime extends AsyncDisposable {
   readonly resetConversation: (session?: string) => void
   /** The tools this runtime offers. */
   readonly tools: Tools.ToolsShape
+  /**
+   * The memory a session's runs read and write: a session id (the namespace of `session`-scoped
+   * memory, default `default`) or an explicit scope (`user` and `global` memory).
+   */
+  readonly memory: (scope?: string | MemoryStore.MemoryScope) => MemoryView
   /** Release the model, store and sink. */
   readonly close: () => Promise<void>
 }
@@ -271,6 +300,15 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
     }
   })
 
+  const memory = (scope: string | MemoryStore.MemoryScope = "default"): MemoryView => {
+    const namespace = MemoryStore.namespace(typeof scope === "string" ? { kind: "session", id: scope } : scope)
+    return {
+      namespace,
+      list: (limit = 100) => runtime.runPromise(MemoryStore.MemoryStore.use((store) => store.listRecent(namespace, limit))),
+      clear: () => runtime.runPromise(MemoryStore.MemoryStore.use((store) => store.clear(namespace)))
+    }
+  }
+
   const close = () => runtime.dispose()
   return {
     run: (term, input, call = {}) => runWith(term, input, call),
@@ -280,6 +318,7 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
       else sessions.delete(session)
     },
     tools,
+    memory,
     close,
     [Symbol.asyncDispose]: close
   }

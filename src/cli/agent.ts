@@ -6,7 +6,7 @@
 import { existsSync, statSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import * as Effect from "effect/Effect"
-import { CliAgent, createRuntime, type LanguageModel, OpenAI, type Plugin, Providers, type Runtime, ShellTool, Term, Tools } from "lambdagent"
+import { CliAgent, createRuntime, type LanguageModel, type MemoryStore, OpenAI, type Plugin, Providers, type Runtime, ShellTool, Term, Tools } from "lambdagent"
 import { z } from "zod"
 import { CliError, ExitCode, readTextFile } from "./io.ts"
 
@@ -109,6 +109,11 @@ export interface RuntimeSettings {
   readonly env?: NodeJS.ProcessEnv
   readonly trace?: Runtime.RuntimeOptions["trace"]
   readonly budgets?: Runtime.RuntimeOptions["budgets"]
+  /**
+   * A store to use instead of a fresh local one when the config asks for `local` memory, so that
+   * runtimes rebuilt in one session (the REPL's `:model`, `:temp`, `:reload`) share their memory.
+   */
+  readonly localStore?: MemoryStore.MemoryStoreShape
 }
 
 const memoryPlugins = async (strategy: string): Promise<ReadonlyArray<Plugin.Plugin>> => {
@@ -261,7 +266,7 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
     ...(resolveModel !== undefined ? { resolveModel } : {}),
     tools,
     plugins: await memoryPlugins(strategy),
-    memory: strategy,
+    memory: strategy === "local" && settings.localStore !== undefined ? settings.localStore : strategy,
     memoryOptions: strategy === "sqlite" ? { path: resolve(agent.baseDir, ".lambdagent", "memory.db") } : {},
     ...(settings.trace !== undefined ? { trace: settings.trace } : {}),
     ...(settings.budgets !== undefined ? { budgets: settings.budgets } : {})

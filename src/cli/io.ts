@@ -90,10 +90,13 @@ let interruptHandler: (() => void) | undefined
  */
 export const onInterrupt = (handler: (() => void) | undefined): void => {
   interruptHandler = handler
+  // a new handler starts afresh: a second Ctrl+C before the next onInterrupt call exits at once
+  interrupted = false
 }
 
+let interrupted = false
+
 export const installInterrupt = (): void => {
-  let interrupted = false
   process.on("SIGINT", () => {
     if (interruptHandler !== undefined && !interrupted) {
       interrupted = true

@@ -9,6 +9,8 @@ import { registerRun } from "./run.ts"
 import { registerServe } from "./serve.ts"
 import { registerYaml } from "./yaml.ts"
 import { registerTrace } from "./trace.ts"
+import { registerTools } from "./tools.ts"
+import { registerRepl } from "./repl.ts"
 import { exitCodeOf, ExitCode, installInterrupt, reportError } from "./io.ts"
 
 export const VERSION = "0.1.0"
@@ -37,6 +39,8 @@ export const buildProgram = (): Command => {
   registerRag(program, runAction)
   registerMcp(program, runAction)
   registerTrace(program, runAction)
+  registerRepl(program, runAction)
+  registerTools(program, runAction)
   return program
 }
 

@@ -39,14 +39,15 @@ const short = (text: string | undefined, max = 60) => {
   const flat = text.replace(/\s+/g, " ")
   return flat.length > max ? flat.slice(0, max) + "…" : flat
 }
-const label = (e: Trace.TraceEvent) => (e.kind === "tool" ? `Tool:${e.name}` : e.kind === "llm" ? e.name : `${e.kind}:${e.name}`)
+/** How an event is named in step lines: `Tool:name` for tools, the LLM's name, else `kind:name`. */
+export const eventLabel = (e: Trace.TraceEvent): string => (e.kind === "tool" ? `Tool:${e.name}` : e.kind === "llm" ? e.name : `${e.kind}:${e.name}`)
 
 /** One line per event, as `run --trace` prints them. */
 export const formatEventLine = (event: Trace.TraceEvent, index: number): string => {
   const io = event.input !== undefined || event.output !== undefined
     ? `  ${event.input !== undefined ? `"${short(event.input, 40)}" ` : ""}→ ${event.output !== undefined ? `"${short(event.output)}"` : ""}`
     : ""
-  return `β[${index}]  ${label(event).padEnd(14)} (${seconds(event.durationMs)})${io}${event.branch !== undefined ? `  [branch ${event.branch}]` : ""}`
+  return `β[${index}]  ${eventLabel(event).padEnd(14)} (${seconds(event.durationMs)})${io}${event.branch !== undefined ? `  [branch ${event.branch}]` : ""}`
 }
 
 export const summaryLine = (events: ReadonlyArray<Trace.TraceEvent>): string => {
@@ -55,9 +56,10 @@ export const summaryLine = (events: ReadonlyArray<Trace.TraceEvent>): string => 
   return `Total: ${events.length} β-reductions, ${seconds(ms)}${tokens > 0 ? `, ~${tokens} tokens` : ""}`
 }
 
-const detail = (event: Trace.TraceEvent, index: number): string =>
+/** Every field of one event, one per line, as `trace --step N` prints it. */
+export const formatEventDetail = (event: Trace.TraceEvent, index: number): string =>
   [
-    `β[${index}] ${label(event)}`,
+    `β[${index}] ${eventLabel(event)}`,
     `  Kind:     ${event.kind}`,
     `  Step:     ${event.step}`,
     `  Duration: ${event.durationMs === undefined ? "n/a" : `${event.durationMs.toFixed(1)} ms`}`,
@@ -77,7 +79,7 @@ export const timeline = (events: ReadonlyArray<Trace.TraceEvent>): string => {
   const lines = events.map((e, i) => {
     const start = total === 0 ? 0 : Math.round((at / total) * width)
     const length = total === 0 ? 1 : Math.max(1, Math.round(((e.durationMs ?? 0) / total) * width))
-    const line = `${seconds(at).padStart(7)} │${" ".repeat(start)}${"█".repeat(length)} ${label(e)} (${(e.durationMs ?? 0).toFixed(0)}ms) β[${i}]`
+    const line = `${seconds(at).padStart(7)} │${" ".repeat(start)}${"█".repeat(length)} ${eventLabel(e)} (${(e.durationMs ?? 0).toFixed(0)}ms) β[${i}]`
     at += e.durationMs ?? 0
     return line
   })
@@ -100,9 +102,9 @@ export const flamegraph = (events: ReadonlyArray<Trace.TraceEvent>): string => {
     const w = Math.max(1, ((e.durationMs ?? 0) / total) * (width - 20))
     const y = rows.indexOf(e.branch ?? "") * (rowHeight + 4) + 30
     at += e.durationMs ?? 0
-    const title = `β[${i}] ${label(e)} ${(e.durationMs ?? 0).toFixed(1)}ms`
+    const title = `β[${i}] ${eventLabel(e)} ${(e.durationMs ?? 0).toFixed(1)}ms`
     return `<g><title>${escapeXml(title)}</title><rect x="${x.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${rowHeight}" fill="${colors[e.kind] ?? "#999"}" stroke="#fff"/>` +
-      (w > 40 ? `<text x="${(x + 3).toFixed(1)}" y="${y + 15}" font-size="11" font-family="monospace">${escapeXml(label(e).slice(0, Math.floor(w / 7)))}</text>` : "") + "</g>"
+      (w > 40 ? `<text x="${(x + 3).toFixed(1)}" y="${y + 15}" font-size="11" font-family="monospace">${escapeXml(eventLabel(e).slice(0, Math.floor(w / 7)))}</text>` : "") + "</g>"
   })
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">` +
     `<text x="10" y="18" font-size="13" font-family="sans-serif">${escapeXml(summaryLine(events))}</text>${rects.join("")}</svg>\n`
@@ -113,13 +115,13 @@ export const traceCommand = async (path: string, options: TraceOptions): Promise
   const indexed = events.map((event, index) => ({ event, index }))
   const selected = options.filter === undefined
     ? indexed
-    : indexed.filter(({ event }) => event.name.includes(options.filter!) || event.kind === options.filter || label(event).includes(options.filter!))
+    : indexed.filter(({ event }) => event.name.includes(options.filter!) || event.kind === options.filter || eventLabel(event).includes(options.filter!))
   events = selected.map((s) => s.event)
   if (options.step !== undefined) {
     const n = Number(options.step)
     const found = indexed.find((s) => s.index === n)
     if (found === undefined) throw new CliError(`Step ${options.step} not found (total: ${indexed.length})`, ExitCode.failed, "StepNotFound")
-    process.stdout.write((options.format === "json" ? JSON.stringify(found.event) : detail(found.event, found.index)) + "\n")
+    process.stdout.write((options.format === "json" ? JSON.stringify(found.event) : formatEventDetail(found.event, found.index)) + "\n")
     return
   }
   if (options.flamegraph !== undefined) {
