@@ -5,7 +5,8 @@ const suites: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   core: () => import("./core.ts"),
   agents: () => import("./agents.ts"),
   memory: () => import("./memory.ts"),
-  rag: () => import("./rag.ts")
+  rag: () => import("./rag.ts"),
+  mcp: () => import("./mcp.ts")
 }
 
 const wanted = process.argv.slice(2)
