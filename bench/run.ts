@@ -7,7 +7,8 @@ const suites: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   memory: () => import("./memory.ts"),
   rag: () => import("./rag.ts"),
   yaml: () => import("./yaml.ts"),
-  cli: () => import("./cli.ts")
+  cli: () => import("./cli.ts"),
+  mcp: () => import("./mcp.ts")
 }
 
 const wanted = process.argv.slice(2)

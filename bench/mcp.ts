@@ -1,0 +1,191 @@
+/**
+ * The MCP server (`lambdagent mcp`) under load: tools/call throughput and latency of `run` on a small
+ * term over stdio and Streamable HTTP, next to a server built from the MCP SDK alone with one `echo`
+ * tool (the floor) on the same transport, in the same run; and `run` of a self-recursive fib(25).
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { fmt, table } from "./harness.ts"
+
+const CLI = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url))
+const ECHO = fileURLToPath(new URL("./fixtures/echo-server.mjs", import.meta.url))
+const CALLS = 2_000
+const WARMUP = 200
+const CONCURRENCY = 8
+const SMALL = { code: { add: [1, 2] }, input: null }
+const FIB = {
+  lam: "n",
+  body: {
+    if: {
+      cond: { lt: [{ var: "n" }, 2] },
+      then: { var: "n" },
+      else: {
+        add: [
+          { app: { func: { self: true }, arg: { sub: [{ var: "n" }, 1] } } },
+          { app: { func: { self: true }, arg: { sub: [{ var: "n" }, 2] } } }
+        ]
+      }
+    }
+  }
+}
+
+interface Server {
+  readonly name: string
+  readonly args: ReadonlyArray<string>
+  readonly tool: string
+}
+const servers: ReadonlyArray<Server> = [
+  { name: "lambdagent", args: [CLI, "mcp", "--store", ":memory:"], tool: "run" },
+  { name: "SDK echo (floor)", args: [ECHO], tool: "echo" }
+]
+
+const children = new Set<ChildProcess>()
+const clients = new Set<Client>()
+
+const connectStdio = async (server: Server): Promise<Client> => {
+  const client = new Client({ name: "bench", version: "1.0.0" })
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [...server.args], stderr: "ignore" }))
+  clients.add(client)
+  return client
+}
+
+/** Start an HTTP server on a free port; resolves with its endpoint once it prints it on standard error. */
+const startHttp = (server: Server): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...server.args, "--http", "0"], { stdio: ["ignore", "ignore", "pipe"] })
+    children.add(child)
+    let seen = ""
+    const timer = setTimeout(() => reject(new Error(`${server.name}: no URL within 10 s: ${seen}`)), 10_000)
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+      seen += chunk
+      const match = /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen)
+      if (match !== null) {
+        clearTimeout(timer)
+        resolve(match[1]!)
+      }
+    })
+    child.once("exit", (code) => reject(new Error(`${server.name} exited with ${code}: ${seen}`)))
+  })
+
+const connectHttp = async (url: string): Promise<Client> => {
+  const client = new Client({ name: "bench", version: "1.0.0" })
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  clients.add(client)
+  return client
+}
+
+const call = async (client: Client, tool: string, args: Record<string, unknown> = SMALL): Promise<void> => {
+  const result = await client.callTool({ name: tool, arguments: args })
+  if (result.isError === true) throw new Error(`${tool} failed: ${JSON.stringify(result.content)}`)
+}
+
+interface Load {
+  readonly perSecond: number
+  readonly p50Ms: number
+  readonly p99Ms: number
+}
+
+/** Sequential calls from one client: throughput and latency percentiles. */
+const sequential = async (client: Client, tool: string): Promise<Load> => {
+  for (let i = 0; i < WARMUP; i++) await call(client, tool)
+  const times = new Array<number>(CALLS)
+  const start = performance.now()
+  for (let i = 0; i < CALLS; i++) {
+    const t = performance.now()
+    await call(client, tool)
+    times[i] = performance.now() - t
+  }
+  const total = performance.now() - start
+  times.sort((a, b) => a - b)
+  return { perSecond: (CALLS * 1000) / total, p50Ms: times[Math.floor(CALLS * 0.5)]!, p99Ms: times[Math.floor(CALLS * 0.99)]! }
+}
+
+/** Calls/s with several loops calling at once, each on its own client (or sharing one). */
+const concurrent = async (loops: ReadonlyArray<Client>, tool: string): Promise<number> => {
+  const per = Math.ceil(CALLS / loops.length)
+  await Promise.all(loops.map(async (c) => { for (let i = 0; i < WARMUP / loops.length; i++) await call(c, tool) }))
+  const start = performance.now()
+  await Promise.all(loops.map(async (c) => { for (let i = 0; i < per; i++) await call(c, tool) }))
+  return (per * loops.length * 1000) / (performance.now() - start)
+}
+
+const loadRows = (transport: string, lambda: Load, floor: Load): Array<Array<string>> => [
+  [`${transport}: lambdagent run {add:[1,2]}`, fmt(lambda.perSecond, 0), fmt(lambda.p50Ms, 3), fmt(lambda.p99Ms, 3), `${fmt(floor.perSecond / lambda.perSecond, 2)}×`],
+  [`${transport}: SDK echo (floor)`, fmt(floor.perSecond, 0), fmt(floor.p50Ms, 3), fmt(floor.p99Ms, 3), "1.00×"]
+]
+
+export async function run(): Promise<void> {
+  const [lambdagent, echo] = servers as [Server, Server]
+  try {
+    // stdio: each client spawns its own server process
+    const stdioLambda = await connectStdio(lambdagent)
+    const stdioEcho = await connectStdio(echo)
+    const sl = await sequential(stdioLambda, lambdagent.tool)
+    const se = await sequential(stdioEcho, echo.tool)
+    const slConc = await concurrent(Array.from({ length: CONCURRENCY }, () => stdioLambda), lambdagent.tool)
+    const seConc = await concurrent(Array.from({ length: CONCURRENCY }, () => stdioEcho), echo.tool)
+
+    // Streamable HTTP: one server process each, on a free port
+    const [lambdaUrl, echoUrl] = await Promise.all([startHttp(lambdagent), startHttp(echo)])
+    const httpLambda = await connectHttp(lambdaUrl)
+    const httpEcho = await connectHttp(echoUrl)
+    const hl = await sequential(httpLambda, lambdagent.tool)
+    const he = await sequential(httpEcho, echo.tool)
+    const lambdaClients = [httpLambda, ...(await Promise.all(Array.from({ length: CONCURRENCY - 1 }, () => connectHttp(lambdaUrl))))]
+    const echoClients = [httpEcho, ...(await Promise.all(Array.from({ length: CONCURRENCY - 1 }, () => connectHttp(echoUrl))))]
+    const hlConc = await concurrent(lambdaClients, lambdagent.tool)
+    const heConc = await concurrent(echoClients, echo.tool)
+
+    table(
+      `tools/call, one client, ${fmt(CALLS, 0)} sequential calls after ${WARMUP} warm-up (reference Haskell server: small run ≈ 0.045 ms p50 over stdio)`,
+      ["workload", "calls/s", "p50 ms", "p99 ms", "time lambdagent/floor"],
+      [...loadRows("stdio", sl, se), ...loadRows("HTTP", hl, he)]
+    )
+    table(
+      `tools/call throughput, ${CONCURRENCY} concurrent callers (stdio: ${CONCURRENCY} in flight on one connection; HTTP: ${CONCURRENCY} clients/sessions)`,
+      ["workload", "lambdagent calls/s", "SDK echo calls/s", "time lambdagent/floor"],
+      [
+        ["stdio", fmt(slConc, 0), fmt(seConc, 0), `${fmt(seConc / slConc, 2)}×`],
+        ["HTTP", fmt(hlConc, 0), fmt(heConc, 0), `${fmt(heConc / hlConc, 2)}×`]
+      ]
+    )
+
+    // fib(25): a self-recursive evolved tool, called by name
+    const evolved = await stdioLambda.callTool({ name: "evolve", arguments: { name: "fib", description: "Fibonacci, naively.", code: FIB } })
+    if (evolved.isError === true) throw new Error(`evolve failed: ${JSON.stringify(evolved.content)}`)
+    const fibArgs = { code: "fib", input: 25, fuel: 10_000_000 }
+    const check = await stdioLambda.callTool({ name: "run", arguments: fibArgs })
+    const text = (check.content as Array<{ type: string; text?: string }>)[0]?.text ?? ""
+    if (check.isError === true || text.trim() !== "75025") throw new Error(`fib(25) answered ${text}`)
+    const fibTimes: Array<number> = []
+    for (let i = 0; i < 5; i++) {
+      const t = performance.now()
+      await call(stdioLambda, "run", fibArgs)
+      fibTimes.push(performance.now() - t)
+    }
+    fibTimes.sort((a, b) => a - b)
+    table(
+      "run of an evolved self-recursive fib(25) over stdio (median of 5 after 1 warm-up)",
+      ["workload", "median ms", "min ms"],
+      [["run fib 25 → 75025", fmt(fibTimes[2]!, 1), fmt(fibTimes[0]!, 1)]]
+    )
+  } finally {
+    await Promise.allSettled([...clients].map((c) => c.close()))
+    for (const child of children) if (child.exitCode === null) child.kill("SIGTERM")
+    await Promise.all(
+      [...children].map((child) =>
+        child.exitCode !== null || child.signalCode !== null
+          ? undefined
+          : new Promise<void>((resolve) => {
+            const force = setTimeout(() => child.kill("SIGKILL"), 2_000)
+            child.once("exit", () => (clearTimeout(force), resolve()))
+          })
+      )
+    )
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run()
