@@ -3,9 +3,9 @@
  */
 import { writeFile } from "node:fs/promises"
 import type { Command } from "commander"
-import { Value } from "lambdagent"
+import { type Trace, Value } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
-import { CliError, ExitCode, onInterrupt, readStdin, readTextFile } from "./io.ts"
+import { CliError, describeError, ExitCode, onInterrupt, readStdin, readTextFile } from "./io.ts"
 import { startStatus } from "./status.ts"
 import { formatEventLine, summaryLine } from "./trace.ts"
 
@@ -81,16 +81,26 @@ export const runCommand = async (config: string, positional: string | undefined,
   const controller = new AbortController()
   onInterrupt(() => controller.abort(new CliError("interrupted", ExitCode.interrupted, "Interrupted")))
   const status = options.quiet === true || options.format === "json" ? undefined : startStatus(`${agent.name}`)
+  const seen: Array<Trace.TraceEvent> = []
   try {
     const output = await (async () => {
-      if (status === undefined) return runtime.run(agent.term, input, { signal: controller.signal })
+      if (status === undefined && options.traceFile === undefined) return runtime.run(agent.term, input, { signal: controller.signal })
       let result: Awaited<ReturnType<typeof runtime.run>> | undefined
       for await (const event of runtime.stream(agent.term, input, { signal: controller.signal })) {
         if (event.type === "result") result = event.output
-        else status.update(event)
+        else {
+          if (event.type === "trace") seen.push(event.event)
+          status?.update(event)
+        }
       }
       return result!
-    })().finally(() => status?.stop())
+    })().catch(async (error: unknown) => {
+      // an interrupted or failed run still leaves its partial trace where one was asked for
+      if (options.traceFile !== undefined) {
+        await writeFile(options.traceFile, JSON.stringify({ result: null, trace: seen, stats: null, error: describeError(error) }, null, 2) + "\n")
+      }
+      throw error
+    }).finally(() => status?.stop())
     const resultText = Value.toText(output.value)
     const record = { result: output.result, trace: output.trace, stats: output.stats }
     if (options.traceFile !== undefined) await writeFile(options.traceFile, JSON.stringify(record, null, 2) + "\n")

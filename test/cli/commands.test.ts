@@ -64,6 +64,24 @@ describe("lambdagent run", () => {
     expect(out.trace.find((e: { kind: string }) => e.kind === "tool")).toMatchObject({ name: "run", output: "42" })
   })
 
+  it("Ctrl+C cancels the run, exits 130 and writes the partial trace", async () => {
+    const agent = write("slow.yml", "type: react\nsystemPrompt: Wait.\nmodel: {provider: openai, name: gpt-4o-mini}\nreact: {maxSteps: 2}\nmcp:\n  localTools: [terminate]\n")
+    const traceFile = join(dir, "partial.json")
+    const child = spawn(process.execPath, [cliPath, "run", agent, "go", "--tool", "wait=sleep 30", "--model", "scripted:fixed:{\"tool\":\"wait\",\"args\":\"x\"}", "--trace-file", traceFile], { stdio: ["ignore", "pipe", "pipe"] })
+    let err = ""
+    child.stderr.on("data", (d) => (err += d))
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    const started = Date.now()
+    child.kill("SIGINT")
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
+    expect(code).toBe(130)
+    expect(Date.now() - started).toBeLessThan(10_000)
+    const partial = JSON.parse(readFileSync(traceFile, "utf8"))
+    expect(partial.result).toBeNull()
+    expect(partial.trace.map((e: { kind: string }) => e.kind)).toContain("llm")
+    expect(err).toContain("Interrupted")
+  })
+
   it("refuses a dangerous --tool, with exit code 1", async () => {
     const r = await runCli(["run", "examples/agents/simple.yml", "x", "--tool", "wipe=rm -rf /"])
     expect(r.code).toBe(1)
