@@ -344,3 +344,24 @@ describe("plugins and the Effect API", () => {
     expect(Term.bounds(T.lam("x", T.add(T.var("x"), T.lit(1))))).toEqual({ llmCalls: 0, toolCalls: 0 })
   })
 })
+
+describe("OpenTelemetry-style spans", () => {
+  it("TraceSink.layerSpans opens a span per LLM and tool call on the host's tracer", async () => {
+    const { Tracer } = await import("effect")
+    const names: Array<string> = []
+    const tracer = Tracer.make({
+      span: (options) => {
+        names.push(options.name)
+        return new Tracer.NativeSpan(options)
+      }
+    })
+    const layer = Layer.mergeAll(
+      Layer.succeed(LanguageModel.LanguageModel, Scripted.fixed("{\"tool\":\"add\",\"args\":{\"a\":1,\"b\":2}}")),
+      Tools.layer([add]),
+      TraceSink.layerSpans
+    )
+    const agent = T.react({ think: T.llm({ system: "s" }), tools: ["add"], maxSteps: 2 })
+    await Effect.runPromise(Agent.run(agent, "x").pipe(Effect.provide(layer), Effect.provideService(Tracer.Tracer, tracer)))
+    expect(names.filter((n) => n.startsWith("lambdagent."))).toEqual(["lambdagent.llm", "lambdagent.tool", "lambdagent.llm", "lambdagent.tool"])
+  })
+})
