@@ -89,7 +89,9 @@ export interface History {
  * ```
  */
 export interface Conversations {
+  /** The history of one `llm` term (created empty on first use). */
   readonly get: (term: Term.Term) => History
+  /** Forget every history. */
   readonly clear: () => void
 }
 

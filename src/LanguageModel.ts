@@ -212,7 +212,9 @@ export class ProviderError extends Data.TaggedError("ProviderError")<{
 export interface LanguageModelShape {
   /** Provider name used in traces and errors (`openai`, `anthropic`, `scripted`, …). */
   readonly name: string
+  /** Answer a chat request with the whole response. */
   readonly chat: (request: ChatRequest) => Effect.Effect<ChatResponse, ProviderError>
+  /** Answer a chat request as a stream of text deltas, tool-call deltas and one final chunk. */
   readonly stream: (request: ChatRequest) => Stream.Stream<ChatChunk, ProviderError>
 }
 

@@ -78,6 +78,7 @@ export type StoreFactory = (
 export interface PluginCommand {
   readonly name: string
   readonly description: string
+  /** Run the command with the arguments after its name; resolve with the exit code. */
   readonly run: (args: ReadonlyArray<string>) => Promise<number>
 }
 

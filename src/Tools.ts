@@ -72,6 +72,7 @@ export interface ToolDefinition<I = any> {
   readonly timeoutMs?: number
   /** Where it comes from (a command, an MCP server, a file), for listings. */
   readonly source?: string
+  /** Do the work: return a value, a Promise or an Effect; throw or fail to report an error. */
   readonly run: (input: I, context: ToolContext) => unknown
 }
 
@@ -136,7 +137,9 @@ export const define = <I = string>(
  * ```
  */
 export interface ToolsShape {
+  /** The tool of that name, if there is one. */
   readonly get: (name: string) => ToolDefinition | undefined
+  /** Every tool, in registration order. */
   readonly list: () => ReadonlyArray<ToolDefinition>
 }
 

@@ -146,18 +146,6 @@ export interface LambdaServer {
   readonly close: () => Promise<void>
 }
 
-/**
- * A JSON-RPC error the server answers with (unknown tool, unknown prompt, missing resource): the
- * SDK sends `code` and `message` as they are.
- *
- * @since 0.1.0
- * @category errors
- * @example
- * ```ts
- * import { ProtocolError } from "lambdagent/mcp"
- * const e = new ProtocolError(-32602, "Unknown tool: sqare")
- * ```
- */
 /** When the client asked for progress (a `progressToken`), a function that sends it. */
 const progressOf = (
   token: string | number | undefined,
@@ -173,6 +161,18 @@ const progressOf = (
         }).catch(() => undefined)
     }
 
+/**
+ * A JSON-RPC error the server answers with (unknown tool, unknown prompt, missing resource): the
+ * SDK sends `code` and `message` as they are.
+ *
+ * @since 0.1.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { ProtocolError } from "lambdagent/mcp"
+ * const e = new ProtocolError(-32602, "Unknown tool: sqare")
+ * ```
+ */
 export class ProtocolError extends Error {
   constructor(
     readonly code: number,
