@@ -69,12 +69,15 @@ export const agentModule = (options: AgentServeOptions): ServerModule => {
         if (typeof args.input !== "string") return errorResult({ kind: "InvalidArguments", message: "input must be a string" })
         const session = typeof args.session === "string" ? args.session : undefined
         let steps = 0
+        // progress goes out before the result, so a client sees every step while the call is open
+        const sent: Array<Promise<void>> = []
         try {
           let output: Runtime.RunOutput | undefined
           for await (const event of options.runtime.stream(options.agent, args.input, { signal: context.signal, ...(session !== undefined ? { session } : {}) })) {
             if (event.type === "result") output = event.output
-            else if (event.type === "trace") context.progress?.(++steps, `${event.event.kind} ${event.event.name}`)
+            else if (event.type === "trace" && context.progress !== undefined) sent.push(context.progress(++steps, `${event.event.kind} ${event.event.name}`))
           }
+          await Promise.all(sent)
           const result = output!
           const text = Value.toText(result.value)
           return {

@@ -28,7 +28,7 @@ export interface ToolCallContext {
   /** The session the call arrived on (HTTP transport). */
   readonly sessionId?: string
   /** Report progress to the client, when it asked for it (`_meta.progressToken`). */
-  readonly progress?: (progress: number, message?: string) => void
+  readonly progress?: (progress: number, message?: string) => Promise<void>
 }
 
 /**

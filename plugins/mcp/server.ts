@@ -150,12 +150,12 @@ export interface LambdaServer {
 const progressOf = (
   token: string | number | undefined,
   extra: RequestExtra
-): { progress?: (progress: number, message?: string) => void } =>
+): { progress?: (progress: number, message?: string) => Promise<void> } =>
   token === undefined
     ? {}
     : {
       progress: (progress, message) =>
-        void extra.sendNotification({
+        extra.sendNotification({
           method: "notifications/progress",
           params: { progressToken: token, progress, ...(message !== undefined ? { message } : {}) }
         }).catch(() => undefined)

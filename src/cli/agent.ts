@@ -137,7 +137,11 @@ type YamlToolReference = import("lambdagent/yaml").ToolReference
  * run that never calls it never reaches it); one that is not configured or not reachable answers
  * with an error observation.
  */
-const mcpReferencedTools = (refs: ReadonlyArray<YamlToolReference>, notices: Array<string>): { tools: Array<Tools.ToolDefinition>; close: () => Promise<void> } => {
+const mcpReferencedTools = (
+  refs: ReadonlyArray<YamlToolReference>,
+  baseDir: string,
+  notices: Array<string>
+): { tools: Array<Tools.ToolDefinition>; close: () => Promise<void> } => {
   const byServer = new Map<string, Array<YamlToolReference>>()
   for (const ref of refs) byServer.set(ref.server ?? "mcp", [...(byServer.get(ref.server ?? "mcp") ?? []), ref])
   const tools: Array<Tools.ToolDefinition> = []
@@ -156,7 +160,7 @@ const mcpReferencedTools = (refs: ReadonlyArray<YamlToolReference>, notices: Arr
       ...(policy?.retryOnFail !== undefined ? { retryOnFail: policy.retryOnFail } : {})
     }
     const config = connection.transport === "stdio"
-      ? { command: connection.command ?? "", ...(connection.args !== undefined ? { args: connection.args } : {}), ...(connection.env !== undefined ? { env: connection.env } : {}), ...common }
+      ? { command: connection.command ?? "", ...(connection.args !== undefined ? { args: connection.args } : {}), ...(connection.env !== undefined ? { env: connection.env } : {}), cwd: baseDir, ...common }
       : { url: `${connection.url ?? ""}${connection.endpoint ?? ""}`, ...(connection.headers !== undefined ? { headers: connection.headers } : {}), ...common }
     let toolset: Promise<Awaited<ReturnType<typeof import("lambdagent/mcp").mcpTools>>> | undefined
     const connect = () => {
@@ -226,7 +230,7 @@ const referencedTools = async (agent: LoadedAgent, settings: RuntimeSettings, no
       run: (input: string, { signal }) => retrieval.retrieve(input, { signal })
     })
   }
-  const mcp = mcpReferencedTools(compiled.tools.filter((t) => t.kind === "mcp"), notices)
+  const mcp = mcpReferencedTools(compiled.tools.filter((t) => t.kind === "mcp"), agent.baseDir, notices)
   tools.push(...mcp.tools)
   return { tools, close: mcp.close }
 }
