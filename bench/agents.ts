@@ -38,7 +38,7 @@ export async function run(): Promise<void> {
   const runtime = createRuntime({ model: Scripted.fixed(callText), tools: [add], trace: "agent" })
   const react = Term.react({ think: Term.llm({ system: "Use tools." }), tools: ["add"], maxSteps: STEPS })
   const chainRuntime = createRuntime({ model: Scripted.echo(), trace: "agent" })
-  const chain = Term.compose([Term.llm({ system: "extract" }), Term.llm({ system: "analyze" }), Term.llm({ system: "draft" })])
+  const chain = Term.compose(["extract", "analyze", "draft"].map((system) => Term.llm({ system, conversation: false })))
   // the plain baseline calls a function with the same cost as the scripted model's own work
   const fixedModel = () => callText
   const echoModel = (messages: ReadonlyArray<{ role: string; content: string }>) => messages[messages.length - 1]!.content
