@@ -6,7 +6,7 @@
 import { existsSync, statSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import * as Effect from "effect/Effect"
-import { CliAgent, createRuntime, type LanguageModel, type MemoryStore, OpenAI, type Plugin, Providers, type Runtime, ShellTool, Term, Tools } from "lambdagent"
+import { Agent, CliAgent, createRuntime, type LanguageModel, type MemoryStore, OpenAI, type Plugin, Providers, type Runtime, ShellTool, Term, Tools } from "lambdagent"
 import { z } from "zod"
 import { CliError, ExitCode, readTextFile } from "./io.ts"
 
@@ -154,10 +154,16 @@ const mcpReferencedTools = (
       continue
     }
     const policy = serverRefs.find((r) => r.policy !== undefined)?.policy as { retryOnFail?: number } | undefined
+    const envNumber = (name: string) => {
+      const n = Number(process.env[name])
+      return process.env[name] !== undefined && Number.isFinite(n) && n >= 0 ? n : undefined
+    }
+    const timeout = connection.timeout ?? envNumber("LAMBDAGENT_MCP_TIMEOUT")
+    const retryOnFail = policy?.retryOnFail ?? envNumber("LAMBDAGENT_MCP_RETRY")
     const common = {
       tools: serverRefs.map((r) => r.name),
-      ...(connection.timeout !== undefined ? { timeout: connection.timeout } : {}),
-      ...(policy?.retryOnFail !== undefined ? { retryOnFail: policy.retryOnFail } : {})
+      ...(timeout !== undefined ? { timeout } : {}),
+      ...(retryOnFail !== undefined ? { retryOnFail } : {})
     }
     const config = connection.transport === "stdio"
       ? { command: connection.command ?? "", ...(connection.args !== undefined ? { args: connection.args } : {}), ...(connection.env !== undefined ? { env: connection.env } : {}), cwd: baseDir, ...common }
@@ -263,6 +269,22 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
   }
   const referenced = await referencedTools(agent, settings, notices)
   const tools: Array<Tools.ToolDefinition> = [...referenced.tools, ...(settings.extraTools ?? [])]
+  const maxTokens = Number(process.env.LAMBDAGENT_MAX_TOKENS)
+  if (process.env.LAMBDAGENT_MAX_TOKENS !== undefined && Number.isInteger(maxTokens) && maxTokens > 0) {
+    // every LLM call answers in at most $LAMBDAGENT_MAX_TOKENS tokens
+    const cap = (m: LanguageModel.LanguageModelShape): LanguageModel.LanguageModelShape => ({
+      name: m.name,
+      chat: (request) => m.chat({ ...request, maxTokens }),
+      stream: (request) => m.stream({ ...request, maxTokens })
+    })
+    const base = model ?? Providers.fromSpec("scripted:echo")
+    const chooser = resolveModel
+    model = cap(base)
+    resolveModel = (settings) => {
+      const chosen = chooser?.(settings) ?? Agent.defaultModels(settings)
+      return chosen === undefined ? undefined : cap(chosen)
+    }
+  }
   const memory = agent.compiled?.memory[0]
   const strategy = memory?.strategy === "redis" || memory?.strategy === "sqlite" ? memory.strategy : "local"
   const runtime = createRuntime({

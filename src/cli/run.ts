@@ -52,7 +52,21 @@ const readRunInput = async (positional: string | undefined, options: RunOptions)
   return ""
 }
 
-export const runCommand = async (config: string, positional: string | undefined, options: RunOptions): Promise<void> => {
+/** Defaults from the environment (seed §15.6): flags win over them. */
+const withEnvironment = (options: RunOptions): RunOptions => {
+  const env = process.env
+  const traceOn = env.LAMBDAGENT_TRACE !== undefined && !["", "0", "false"].includes(env.LAMBDAGENT_TRACE.toLowerCase())
+  return {
+    ...options,
+    ...(options.model === undefined && env.LAMBDAGENT_MODEL ? { model: env.LAMBDAGENT_MODEL } : {}),
+    ...(options.temperature === undefined && env.LAMBDAGENT_TEMPERATURE ? { temperature: env.LAMBDAGENT_TEMPERATURE } : {}),
+    ...(options.traceFile === undefined && env.LAMBDAGENT_TRACE_FILE ? { traceFile: env.LAMBDAGENT_TRACE_FILE } : {}),
+    ...(options.trace === undefined && traceOn ? { trace: true } : {})
+  }
+}
+
+export const runCommand = async (config: string, positional: string | undefined, flags: RunOptions): Promise<void> => {
+  const options = withEnvironment(flags)
   const maxSteps = number(options.maxSteps, "--max-steps", (n) => Number.isInteger(n) && n > 0)
   const temperature = number(options.temperature, "--temperature", (n) => n >= 0 && n <= 2)
   const timeout = number(options.timeout, "--timeout", (n) => n > 0)

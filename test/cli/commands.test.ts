@@ -82,6 +82,32 @@ describe("lambdagent run", () => {
     expect(err).toContain("Interrupted")
   })
 
+  it("reads defaults from the environment: LAMBDAGENT_MODEL, LAMBDAGENT_TRACE_FILE, LAMBDAGENT_MAX_TOKENS", async () => {
+    const traceFile = join(dir, "env-trace.json")
+    const r = await runCli(["run", "examples/agents/simple.yml", "x", "--quiet"], {
+      env: { LAMBDAGENT_MODEL: "scripted:fixed:from the environment", LAMBDAGENT_TRACE_FILE: traceFile, LAMBDAGENT_MAX_TOKENS: "64" }
+    })
+    expect(r.stdout).toBe("from the environment\n")
+    expect(JSON.parse(readFileSync(traceFile, "utf8")).result).toBe("from the environment")
+  })
+
+  it("a config with rag: answers from the user's documents, offline, on the default backend", async () => {
+    const docs = join(process.cwd(), "examples", "rag", "docs")
+    const agent = write("rag.yml", [
+      "type: simple",
+      "systemPrompt: Answer from the context.",
+      "model: {provider: openai, name: gpt-4o-mini}",
+      "rag:",
+      `  source: ${JSON.stringify(docs)}`,
+      `  persistDirectory: ${JSON.stringify(join(dir, "rag-index"))}`,
+      "  topK: 2"
+    ].join("\n"))
+    const r = await runCli(["run", agent, "How does the evaluator bound recursion?", "--quiet"])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain("[Retrieved Context]")
+    expect(r.stdout).toContain("[Question]\nHow does the evaluator bound recursion?")
+  })
+
   it("refuses a dangerous --tool, with exit code 1", async () => {
     const r = await runCli(["run", "examples/agents/simple.yml", "x", "--tool", "wipe=rm -rf /"])
     expect(r.code).toBe(1)
