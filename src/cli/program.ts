@@ -32,6 +32,12 @@ export const buildProgram = (): Command => {
     .version(VERSION, "-v, --version")
     .showHelpAfterError()
     .exitOverride()
+  program
+    .command("version")
+    .description("print the version of lambdagent and of Node.js")
+    .action(() => {
+      process.stdout.write(`lambdagent ${VERSION}\nnode ${process.version}\n`)
+    })
   registerEval(program, runAction)
   registerRun(program, runAction)
   registerYaml(program, runAction)

@@ -143,6 +143,27 @@ describe("lambdagent run", () => {
   })
 })
 
+describe("a provider that never answers", () => {
+  it("the run's --timeout stops it with exit code 1 instead of hanging", async () => {
+    const { createServer } = await import("node:http")
+    const server = createServer(() => {}) // accepts requests and never answers
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const port = (server.address() as { port: number }).port
+    const agent = write("silent.yml", `type: simple\nsystemPrompt: Hi.\nmodel: {provider: openai, name: m, baseUrl: "http://127.0.0.1:${port}/v1"}\n`)
+    const started = Date.now()
+    const r = await runCli(["run", agent, "hello", "--timeout", "1"], { env: { OPENAI_API_KEY: "test-key" } })
+    server.closeAllConnections()
+    server.close()
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain("BudgetExceeded")
+    expect(Date.now() - started).toBeLessThan(20_000)
+  })
+
+  it("version prints the version", async () => {
+    expect((await runCli(["version"])).stdout).toMatch(/^lambdagent 0\.1\.0\nnode v/)
+  })
+})
+
 describe("compile, lint, lambda", () => {
   it("compile prints the lambda structure; lint a directory exits 0; lambda prints the expression", async () => {
     const compile = await runCli(["compile", "examples/agents/react.yml"])
