@@ -132,4 +132,17 @@ describe("composable modules", () => {
     expect((await call(client, "echo", { message: 5 })).structuredContent).toMatchObject({ kind: "InvalidArguments", path: ["message"] })
     expect((await call(client, "evolve", { name: "echo", description: "", code: 1 })).structuredContent).toMatchObject({ kind: "InvalidToolName" })
   })
+
+  it("a stored tool whose name a module now uses is not published under it, but run still reaches it", async () => {
+    const { ToolRegistry, memoryRegistryStore } = await import("./index.ts")
+    const registry = await ToolRegistry.open(memoryRegistryStore([
+      { name: "echo", versions: [{ version: 1, description: "old", code: { lam: "x", body: { var: "x" } }, createdAt: "2025-01-01T00:00:00.000Z" }] }
+    ]))
+    const echo = defineTool({ name: "echo", description: "host echo", input: z.object({}), run: () => ({ content: [{ type: "text", text: "host" }] }) })
+    const { client } = await open({ registry, modules: [{ name: "echo", tools: () => [echo] }] })
+    const { tools } = await client.listTools()
+    expect(tools.filter((t) => t.name === "echo").map((t) => t.description)).toEqual(["host echo"])
+    expect(textOf(await call(client, "echo", {}))).toBe("host")
+    expect(valueOf(await call(client, "run", { code: "echo", input: 5 }))).toBe(5)
+  })
 })

@@ -485,13 +485,13 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
 
   return {
     name: "lambda",
-    tools: () => [
-      evolve,
-      run,
-      list,
-      help,
-      ...registry.list().filter((t) => TOOL_NAME_PATTERN.test(t.name) && !SYSTEM_TOOLS.includes(t.name)).map(evolvedTool)
-    ],
+    tools: () => {
+      // A stored tool whose name is now taken by a built-in or another module's tool stays
+      // reachable through run, but is not published under that name.
+      const reserved = context.reservedNames()
+      const evolved = registry.list().filter((t) => TOOL_NAME_PATTERN.test(t.name) && !SYSTEM_TOOLS.includes(t.name) && !reserved.has(t.name))
+      return [evolve, run, list, help, ...evolved.map(evolvedTool)]
+    },
     subscribe: (onChange) => registry.subscribe(() => onChange({ tools: true }))
   }
 }
