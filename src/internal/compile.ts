@@ -168,14 +168,6 @@ const childNodes = (node: Node): ReadonlyArray<Node> => {
       return [{ term: term.body, scope: { name: term.param, next: scope } }]
     case "List":
       return term.items.every((t) => t._tag === "Lit") ? [] : term.items.map((t) => ({ term: t, scope }))
-    case "Lit":
-    case "Var":
-    case "Nil":
-    case "CodeOf":
-    case "Self":
-    case "Llm":
-    case "Tool":
-      return []
     default:
       return Term.children(term).map((t) => ({ term: t, scope }))
   }
