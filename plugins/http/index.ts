@@ -18,4 +18,5 @@ export {
   type RunRequest,
   type SocketMessage
 } from "./protocol.ts"
+export { bearerCheck } from "./internal/request.ts"
 export { defaults, type RequestLog, serve, type ServeOptions, type Server } from "./serve.ts"

@@ -11,7 +11,7 @@ import { type Runtime, type Term, Value } from "lambdagent"
 import type { ServerModule } from "./module.ts"
 import { errorInfo, errorResult } from "./results.ts"
 import { createLambdaServer } from "./server.ts"
-import { type ServeHandle, serveHttp, serveStdio } from "./transports.ts"
+import { type HttpSecurityOptions, httpStartupWarnings, type ServeHandle, serveHttp, serveStdio } from "./transports.ts"
 
 /**
  * What to serve.
@@ -100,6 +100,28 @@ export const agentModule = (options: AgentServeOptions): ServerModule => {
 }
 
 /**
+ * Where and how {@link serveAgent} serves: stdio by default, or Streamable HTTP on `http` (a port)
+ * with the HTTP security options (`Host`/`Origin` allow-lists, `authorize`).
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import { bearerCheck } from "lambdagent/http"
+ * import type { AgentTransportOptions } from "lambdagent/mcp"
+ * const o: AgentTransportOptions = { http: 8765, authorize: bearerCheck("s3cret") }
+ * ```
+ */
+export interface AgentTransportOptions extends HttpSecurityOptions {
+  /** Serve Streamable HTTP on this port (0: any free port) instead of stdio. */
+  readonly http?: number
+  /** Interface for HTTP (default 127.0.0.1). */
+  readonly host?: string
+  /** With `http`: close sessions idle this long, in milliseconds (default: one hour). */
+  readonly sessionIdleMs?: number
+}
+
+/**
  * Serve an agent over stdio (default) or Streamable HTTP (`http: port`) until the input ends or
  * the process is told to stop.
  *
@@ -113,11 +135,23 @@ export const agentModule = (options: AgentServeOptions): ServerModule => {
  * await handle.close()
  * ```
  */
-export const serveAgent = async (options: AgentServeOptions & { readonly http?: number; readonly host?: string }): Promise<ServeHandle> => {
+export const serveAgent = async (options: AgentServeOptions & AgentTransportOptions): Promise<ServeHandle> => {
   const server = await createLambdaServer({ system: false, name: `lambdagent agent ${options.name}`, modules: [agentModule(options)], store: ":memory:" })
-  return options.http === undefined
-    ? serveStdio(server)
-    : serveHttp(server, { port: options.http, ...(options.host !== undefined ? { host: options.host } : {}) })
+  if (options.http === undefined) return serveStdio(server)
+  const { allowedHosts, allowedOrigins, authorize, host, sessionIdleMs } = options
+  try {
+    return await serveHttp(server, {
+      port: options.http,
+      ...(host !== undefined ? { host } : {}),
+      ...(allowedHosts !== undefined ? { allowedHosts } : {}),
+      ...(allowedOrigins !== undefined ? { allowedOrigins } : {}),
+      ...(authorize !== undefined ? { authorize } : {}),
+      ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {})
+    })
+  } catch (error) {
+    await server.close()
+    throw error
+  }
 }
 
 /**
@@ -132,9 +166,12 @@ export const serveAgent = async (options: AgentServeOptions & { readonly http?: 
  * await serveAgentCommand({ agent: Term.llm({ system: "Echo." }), runtime: createRuntime(), name: "echo" })
  * ```
  */
-export const serveAgentCommand = async (options: AgentServeOptions & { readonly http?: number; readonly host?: string }): Promise<void> => {
+export const serveAgentCommand = async (options: AgentServeOptions & AgentTransportOptions): Promise<void> => {
   const handle = await serveAgent(options)
-  if (handle.url !== undefined) process.stderr.write(`[lambdagent] agent ${options.name} as an MCP tool at ${handle.url}\n`)
+  if (handle.url !== undefined) {
+    process.stderr.write(`[lambdagent] agent ${options.name} as an MCP tool at ${handle.url}\n`)
+    for (const warning of httpStartupWarnings(options.host ?? "127.0.0.1", options)) process.stderr.write(`[lambdagent] ${warning}\n`)
+  }
   const stop = () => void handle.close()
   process.once("SIGTERM", stop)
   process.once("SIGINT", stop)

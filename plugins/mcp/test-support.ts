@@ -68,8 +68,21 @@ export interface HttpProcess {
 
 /** Start the server over HTTP in a child process (port 0: any free port) and wait for its URL. */
 export const startHttpProcess = (extra: ReadonlyArray<string> = [], port = "0"): Promise<HttpProcess> =>
+  spawnHttpServer(serverArgs(["--http", port, ...extra]))
+
+/** The built `lambdagent` binary (`npx tsup` first), for end-to-end tests. */
+export const cliPath = join(root, "dist", "cli", "main.js")
+
+/**
+ * Start an HTTP server process (`node ARGS`) and wait until its standard error names its URL
+ * (`http://…/mcp`). Provider keys are removed from its environment, so that agents run on the
+ * offline model.
+ */
+export const spawnHttpServer = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}): Promise<HttpProcess> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, serverArgs(["--http", port, ...extra]), { cwd: root, stdio: ["ignore", "pipe", "pipe"] })
+    const environment: Record<string, string | undefined> = { ...process.env, ...env }
+    for (const key of Object.keys(environment)) if (key.endsWith("_API_KEY")) delete environment[key]
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: environment })
     let stderr = ""
     const timer = setTimeout(() => {
       child.kill("SIGKILL")
@@ -78,12 +91,12 @@ export const startHttpProcess = (extra: ReadonlyArray<string> = [], port = "0"):
     const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)))
     child.stderr.on("data", (chunk: Buffer) => {
       stderr += chunk.toString("utf8")
-      const match = /serving (http:\/\/\S+)/.exec(stderr)
+      const match = /(http:\/\/\S+\/mcp)\b/.exec(stderr)
       if (match !== null) {
         clearTimeout(timer)
         resolve({
           child,
-          url: match[1]!.replace(/;$/, ""),
+          url: match[1]!,
           stderr: () => stderr,
           stop: async () => {
             if (child.exitCode === null) child.kill("SIGTERM")

@@ -6,8 +6,9 @@
  *   are not JSON, not JSON-RPC or too long are answered with a JSON-RPC error and skipped. At end
  *   of input the server answers what is in flight, closes, and the process can exit with code 0.
  * - **HTTP**: the Streamable HTTP transport at `/mcp`, bound to 127.0.0.1 by default, one session
- *   per client (`Mcp-Session-Id`), `Host` checked against DNS rebinding on loopback, request
- *   bodies size-limited, idle sessions closed. A request that fails affects no other.
+ *   per client (`Mcp-Session-Id`), `Host` and `Origin` checked against an allow-list (protection
+ *   against DNS rebinding), an optional bearer token, request bodies size-limited, idle sessions
+ *   closed. A request that fails affects no other.
  *
  * @since 0.1.0
  * @module
@@ -49,7 +50,7 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
  */
 export interface ServeHandle {
   readonly server: LambdaServer
-  /** `http://host:port/mcp` for HTTP. */
+  /** `http://host:port/mcp` for HTTP (with 127.0.0.1 or [::1] when the server listens on every interface). */
   readonly url?: string
   /** The bound port for HTTP (useful with port 0). */
   readonly port?: number
@@ -264,7 +265,7 @@ const redirectConsole = (): (() => void) => {
  * const o: HttpServeOptions = { port: 8765, host: "127.0.0.1" }
  * ```
  */
-export interface HttpServeOptions {
+export interface HttpServeOptions extends HttpSecurityOptions {
   /** Port to listen on; 0 (the default) picks a free one (see {@link ServeHandle.port}). */
   readonly port?: number
   /** Interface to bind (default `127.0.0.1`: local clients only). */
@@ -273,17 +274,51 @@ export interface HttpServeOptions {
   readonly path?: string
   /** Largest request body (default {@link DEFAULT_MAX_MESSAGE_BYTES}). */
   readonly maxMessageBytes?: number
-  /** Close sessions idle this long (default: one hour). */
+  /** Close sessions idle this long, in milliseconds (default: one hour). */
   readonly sessionIdleMs?: number
-  /**
-   * Accepted `Host` header values. Default for loopback binds: `127.0.0.1:PORT`, `localhost:PORT`,
-   * `[::1]:PORT` (DNS-rebinding protection); no check otherwise.
-   */
-  readonly allowedHosts?: ReadonlyArray<string>
   /** Where diagnostics go (default: standard error). */
   readonly log?: (line: string) => void
 }
 
+/**
+ * Who may use an HTTP endpoint: the `Host` and `Origin` headers it accepts (protection against
+ * DNS rebinding) and an optional authorization check.
+ *
+ * Every request's `Host` header must be one of `127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`
+ * (PORT being the bound port), the bound address with the port when it is a specific address, or
+ * an entry of `allowedHosts`. A request with an `Origin` header must come from one of those hosts
+ * (any scheme) or from an entry of `allowedOrigins`. Refused requests get `403` with a JSON-RPC
+ * error body, before anything else is read.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import { bearerCheck } from "lambdagent/http"
+ * import type { HttpSecurityOptions } from "lambdagent/mcp"
+ * const security: HttpSecurityOptions = {
+ *   allowedHosts: ["mcp.example.internal"],
+ *   allowedOrigins: ["http://localhost:6274"],
+ *   authorize: bearerCheck(process.env.LAMBDAGENT_TOKEN ?? "change me")
+ * }
+ * ```
+ */
+export interface HttpSecurityOptions {
+  /**
+   * More accepted `Host` values: `name` (any port), `name:port` (that port only), IPv6 addresses
+   * in brackets (`[fd00::1]`). `"*"` accepts any host: only for servers behind a proxy that checks it.
+   */
+  readonly allowedHosts?: ReadonlyArray<string>
+  /** More accepted `Origin` values (`http://localhost:6274`); `"*"` accepts any origin. */
+  readonly allowedOrigins?: ReadonlyArray<string>
+  /**
+   * Checks the `Authorization` header of every request (`undefined` when absent); throwing refuses
+   * the request. The answer is `401` with the error's message in a JSON-RPC error body, and the
+   * error's `status` and `headers` when it has them (such as the `WWW-Authenticate` challenge of
+   * `bearerCheck` from `lambdagent/http`). May be async.
+   */
+  readonly authorize?: (authorization: string | undefined) => void | Promise<void>
+}
 interface HttpSession {
   readonly transport: StreamableHTTPServerTransport
   readonly session: Server
@@ -291,14 +326,95 @@ interface HttpSession {
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"])
+const WILDCARD = new Set(["0.0.0.0", "::", "[::]"])
 
-const sendJsonError = (res: ServerResponse, status: number, code: number, message: string, id: string | number | null = null) => {
+/** Whether `host` (an address to bind) only accepts connections from this machine. */
+const isLoopback = (host: string) => LOOPBACK.has(host) || host.startsWith("127.")
+
+const sendJsonError = (
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  id: string | number | null = null,
+  headers: Readonly<Record<string, string>> = {}
+) => {
   if (res.headersSent) {
     res.end()
     return
   }
-  res.writeHead(status, { "content-type": "application/json" })
+  res.writeHead(status, { ...headers, "content-type": "application/json" })
   res.end(JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }))
+}
+
+const bracketed = (host: string) => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host)
+
+type OriginCheck = (host: string | undefined, origin: string | undefined) => string | undefined
+
+/**
+ * The `Host`/`Origin` check of {@link HttpSecurityOptions}. Validates the options at once (a
+ * `RangeError` for an entry that is no host or origin); given the bound port, returns the check,
+ * which says why a request is refused, or `undefined` when it may proceed.
+ */
+const originGuard = (bound: string, options: HttpSecurityOptions): (port: number) => OriginCheck => {
+  const anyHost = options.allowedHosts?.includes("*") === true
+  const anyOrigin = options.allowedOrigins?.includes("*") === true
+  const withPort: Array<string> = []
+  const anyPort = new Set<string>()
+  for (const entry of options.allowedHosts ?? []) {
+    if (entry === "*") continue
+    const value = entry.trim().toLowerCase()
+    if (value === "" || /[\s/@]/.test(value)) throw new RangeError(`allowed host ${JSON.stringify(entry)} is not a host name or address`)
+    if (/^(\[[^\]]*\]|[^:]+):\d+$/.test(value)) withPort.push(value)
+    else anyPort.add(bracketed(value))
+  }
+  const origins = new Set<string>()
+  for (const entry of options.allowedOrigins ?? []) {
+    if (entry === "*") continue
+    try {
+      origins.add(new URL(entry).origin)
+    } catch {
+      throw new RangeError(`allowed origin ${JSON.stringify(entry)} is not an origin such as http://localhost:6274`)
+    }
+  }
+  return (port) => {
+    const exact = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, ...withPort])
+    if (!LOOPBACK.has(bound) && !WILDCARD.has(bound)) exact.add(`${bracketed(bound).toLowerCase()}:${port}`)
+    const hostAllowed = (value: string) => {
+      const host = value.toLowerCase()
+      return anyHost || exact.has(host) || anyPort.has(host.replace(/:\d+$/, ""))
+    }
+    const shown = [...exact, ...anyPort].join(", ")
+    return (host, origin) => {
+      if (!hostAllowed(host ?? "")) {
+        return `Forbidden: Host ${JSON.stringify(host ?? "")} is not allowed; this server answers to ${shown} ` +
+          "(protection against DNS rebinding; allow more with --allow-host or allowedHosts)"
+      }
+      if (origin === undefined || anyOrigin) return undefined
+      let url: URL | undefined
+      try {
+        url = new URL(origin)
+      } catch {
+        url = undefined
+      }
+      const web = url !== undefined && (url.protocol === "http:" || url.protocol === "https:")
+      if (web && (origins.has(url!.origin) || hostAllowed(url!.host))) return undefined
+      return `Forbidden: Origin ${JSON.stringify(origin)} is not allowed (protection against DNS rebinding; allow more with --allow-origin or allowedOrigins)`
+    }
+  }
+}
+
+/** The status and headers of a refused authorization: those of the error when it has them. */
+const refusal = (error: unknown): { status: number; headers: Record<string, string>; message: string } => {
+  const fields = typeof error === "object" && error !== null ? (error as { status?: unknown; headers?: unknown }) : {}
+  const status = typeof fields.status === "number" && fields.status >= 400 && fields.status < 500 ? fields.status : 401
+  const headers: Record<string, string> = {}
+  if (typeof fields.headers === "object" && fields.headers !== null) {
+    for (const [key, value] of Object.entries(fields.headers)) if (typeof value === "string") headers[key] = value
+  }
+  if (status === 401 && !Object.keys(headers).some((k) => k.toLowerCase() === "www-authenticate")) headers["WWW-Authenticate"] = "Bearer"
+  const message = error instanceof Error && error.message !== "" ? error.message : "the request is not authorized"
+  return { status, headers, message }
 }
 
 class BodyTooLarge extends Error {}
@@ -347,7 +463,8 @@ export const serveHttp = async (server: LambdaServer, options: HttpServeOptions 
   const idleMs = options.sessionIdleMs ?? 60 * 60 * 1000
   const log = options.log ?? ((line: string) => process.stderr.write(`[lambdagent mcp] ${line}\n`))
   const sessions = new Map<string, HttpSession>()
-  let allowedHosts: ReadonlySet<string> | undefined
+  const guardFor = originGuard(host, options)
+  let guard: OriginCheck | undefined
 
   const closeSession = async (id: string) => {
     const entry = sessions.get(id)
@@ -362,9 +479,19 @@ export const serveHttp = async (server: LambdaServer, options: HttpServeOptions 
       sendJsonError(res, 404, -32000, `Not found: the MCP endpoint is ${path}`)
       return
     }
-    if (allowedHosts !== undefined && !allowedHosts.has(req.headers.host ?? "")) {
-      sendJsonError(res, 403, -32000, `Forbidden: Host ${JSON.stringify(req.headers.host ?? "")} is not allowed`)
+    const forbidden = guard!(req.headers.host, req.headers.origin)
+    if (forbidden !== undefined) {
+      sendJsonError(res, 403, -32000, forbidden)
       return
+    }
+    if (options.authorize !== undefined) {
+      try {
+        await options.authorize(req.headers.authorization)
+      } catch (error) {
+        const { headers, message, status } = refusal(error)
+        sendJsonError(res, status, -32000, `Unauthorized: ${message}`, null, headers)
+        return
+      }
     }
     const header = req.headers["mcp-session-id"]
     const sessionId = Array.isArray(header) ? header[0] : header
@@ -447,8 +574,7 @@ export const serveHttp = async (server: LambdaServer, options: HttpServeOptions 
   })
   http.on("error", (error) => log(`HTTP server error: ${error.message}`))
   const port = (http.address() as AddressInfo).port
-  if (options.allowedHosts !== undefined) allowedHosts = new Set(options.allowedHosts)
-  else if (LOOPBACK.has(host)) allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`])
+  guard = guardFor(port)
 
   const sweep = setInterval(() => {
     const now = Date.now()
@@ -471,7 +597,8 @@ export const serveHttp = async (server: LambdaServer, options: HttpServeOptions 
     return closing
   }
 
-  const shownHost = host.includes(":") ? `[${host}]` : host
+  // every interface includes the loopback one, whose names the Host check accepts
+  const shownHost = host === "0.0.0.0" ? "127.0.0.1" : WILDCARD.has(host) ? "[::1]" : bracketed(host)
   return { server, url: `http://${shownHost}:${port}${path}`, port, closed, close }
 }
 
@@ -542,11 +669,37 @@ export const serve = async (options: ServeOptions): Promise<ServeHandle> => {
  * const o: McpCommandOptions = { http: "8765", store: "./tools.json" }
  * ```
  */
-export interface McpCommandOptions extends Omit<ServeOptions, "transport"> {
+export interface McpCommandOptions extends Omit<ServeOptions, "transport">, HttpSecurityOptions {
   /** Serve Streamable HTTP on this port instead of stdio. */
   readonly http?: number | string
   /** Interface for HTTP (default 127.0.0.1). */
   readonly host?: string
+  /** With `http`: close sessions idle this long, in milliseconds (default: one hour). */
+  readonly sessionIdleMs?: number
+}
+
+/**
+ * Warnings worth printing when an HTTP server starts: an address other machines can reach
+ * without authorization, and a wildcard address whose names the `Host` check does not know.
+ *
+ * @since 0.1.0
+ * @category transports
+ * @example
+ * ```ts
+ * import { httpStartupWarnings } from "lambdagent/mcp"
+ * httpStartupWarnings("127.0.0.1", {}) // []
+ * httpStartupWarnings("0.0.0.0", {}).length // 2: no token, and no names for the Host check
+ * ```
+ */
+export const httpStartupWarnings = (host: string, security: HttpSecurityOptions): Array<string> => {
+  const warnings: Array<string> = []
+  if (!isLoopback(host) && security.authorize === undefined) {
+    warnings.push(`warning: listening on ${host} without a token; anyone who can reach this port can use the server (set --token or $LAMBDAGENT_TOKEN)`)
+  }
+  if (WILDCARD.has(host) && (security.allowedHosts ?? []).length === 0) {
+    warnings.push(`note: listening on ${host}, but only requests addressed to 127.0.0.1, localhost or [::1] are accepted; add the names clients use with --allow-host`)
+  }
+  return warnings
 }
 
 /**
@@ -562,22 +715,30 @@ export interface McpCommandOptions extends Omit<ServeOptions, "transport"> {
  * ```
  */
 export const mcpCommand = async (options: McpCommandOptions = {}): Promise<void> => {
-  const { host, http, ...rest } = options
+  const { allowedHosts, allowedOrigins, authorize, host, http, sessionIdleMs, ...rest } = options
   let port: number | undefined
   if (http !== undefined) {
     port = typeof http === "number" ? http : Number(http)
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`--http expects a port number (0-65535), got ${JSON.stringify(http)}`)
   }
   const log = options.log ?? ((line: string) => process.stderr.write(`[lambdagent mcp] ${line}\n`))
+  const security: HttpSecurityOptions = {
+    ...(allowedHosts !== undefined ? { allowedHosts } : {}),
+    ...(allowedOrigins !== undefined ? { allowedOrigins } : {}),
+    ...(authorize !== undefined ? { authorize } : {})
+  }
   const handle = await serve({
     ...rest,
     log,
-    transport: port === undefined ? "stdio" : { http: port, ...(host !== undefined ? { host } : {}) }
+    transport: port === undefined
+      ? "stdio"
+      : { http: port, ...security, ...(host !== undefined ? { host } : {}), ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}) }
   })
   const { registry } = handle.server
   log(
     `serving ${port === undefined ? "stdio" : handle.url}; ${registry.size} tool${registry.size === 1 ? "" : "s"} from ${registry.store.description}`
   )
+  if (port !== undefined) for (const warning of httpStartupWarnings(host ?? "127.0.0.1", security)) log(warning)
   const stop = () => void handle.close()
   process.once("SIGINT", stop)
   process.once("SIGTERM", stop)

@@ -26,6 +26,22 @@ export class CliError extends Error {
   }
 }
 
+/**
+ * The bearer token an HTTP server requires: `--token`, else `$LAMBDAGENT_TOKEN` (unset or empty:
+ * none). The same for `serve`, `serve --mcp --http` and `mcp --http`.
+ */
+export const bearerToken = (flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined => {
+  if (flag !== undefined) {
+    if (flag === "") throw new CliError("--token must not be empty", ExitCode.failed, "UsageError")
+    return flag
+  }
+  const fromEnv = env.LAMBDAGENT_TOKEN
+  return fromEnv === undefined || fromEnv === "" ? undefined : fromEnv
+}
+
+/** The description of every `--token` option. */
+export const TOKEN_OPTION_HELP = "require Authorization: Bearer <token> (default $LAMBDAGENT_TOKEN)"
+
 export const readStdin = async (): Promise<string> => {
   const chunks: Array<Buffer> = []
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer)

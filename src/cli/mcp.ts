@@ -1,15 +1,41 @@
 /**
- * `lambdagent mcp [--http PORT] [--host H] [--store PATH]`: the tool-evolving lambda server.
+ * `lambdagent mcp [--http PORT] [--host H] [--token T] [--allow-host H] [--allow-origin O] [--store PATH]`:
+ * the tool-evolving lambda server.
  */
 import type { Command } from "commander"
-import { CliError, ExitCode, onInterrupt } from "./io.ts"
+import { bearerToken, CliError, ExitCode, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
 
 interface McpOptions {
   readonly http?: string
   readonly host?: string
   readonly store?: string
   readonly fuel?: string
+  readonly token?: string
+  readonly allowHost: Array<string>
+  readonly allowOrigin: Array<string>
 }
+
+/** The security options of an MCP Streamable HTTP server, from the command line; refused with stdio. */
+export const httpSecurity = async (
+  options: { readonly http?: string; readonly token?: string; readonly allowHost: Array<string>; readonly allowOrigin: Array<string> },
+  httpFlag: string
+) => {
+  if (options.http === undefined) {
+    for (const [flag, given] of [["--token", options.token !== undefined], ["--allow-host", options.allowHost.length > 0], ["--allow-origin", options.allowOrigin.length > 0]] as const) {
+      if (given) throw new CliError(`${flag} applies to Streamable HTTP only: add ${httpFlag} PORT`, ExitCode.failed, "UsageError")
+    }
+    return {}
+  }
+  const token = bearerToken(options.token)
+  const http = token === undefined ? undefined : await import("lambdagent/http")
+  return {
+    ...(options.allowHost.length > 0 ? { allowedHosts: options.allowHost } : {}),
+    ...(options.allowOrigin.length > 0 ? { allowedOrigins: options.allowOrigin } : {}),
+    ...(http !== undefined && token !== undefined ? { authorize: http.bearerCheck(token) } : {})
+  }
+}
+
+export const collect = (value: string, previous: Array<string>) => [...previous, value]
 
 export const registerMcp = (program: Command, run: (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>) => {
   program
@@ -17,21 +43,26 @@ export const registerMcp = (program: Command, run: (action: () => Promise<void>,
     .description("serve the tool-evolving lambda calculus over MCP (stdio by default)")
     .option("--http <port>", "serve Streamable HTTP on this port instead of stdio")
     .option("--host <host>", "address to listen on with --http (default 127.0.0.1)")
+    .option("--token <token>", `with --http: ${TOKEN_OPTION_HELP}`)
+    .option("--allow-host <host>", "with --http: also accept this Host header (name or name:port; repeatable)", collect, [])
+    .option("--allow-origin <origin>", "with --http: also accept this Origin (e.g. http://localhost:6274; repeatable)", collect, [])
     .option("--store <path>", "where evolved tools persist (default ~/.lambdagent/mcp-tools.json; :memory: keeps nothing)")
     .option("--fuel <n>", "the largest step budget a call may ask for")
     .action(async (options: McpOptions) =>
       run(async () => {
-        const mcp = await import("lambdagent/mcp")
         const maxFuel = options.fuel === undefined ? undefined : Number(options.fuel)
         if (maxFuel !== undefined && (!Number.isInteger(maxFuel) || maxFuel <= 0)) {
           throw new CliError(`--fuel expects a positive integer, got ${JSON.stringify(options.fuel)}`, ExitCode.failed, "UsageError")
         }
+        const security = await httpSecurity(options, "--http")
+        const mcp = await import("lambdagent/mcp")
         onInterrupt(() => {})
         await mcp.mcpCommand({
           ...(options.http !== undefined ? { http: options.http } : {}),
           ...(options.host !== undefined ? { host: options.host } : {}),
           ...(options.store !== undefined ? { store: options.store } : {}),
-          ...(maxFuel !== undefined ? { maxFuel } : {})
+          ...(maxFuel !== undefined ? { maxFuel } : {}),
+          ...security
         })
       }, () => "text")
     )

@@ -5,7 +5,8 @@
 import type { Command } from "commander"
 import { Term } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
-import { CliError, ExitCode, onInterrupt } from "./io.ts"
+import { bearerToken, CliError, ExitCode, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
+import { collect, httpSecurity } from "./mcp.ts"
 
 interface ServeOptions {
   readonly port?: string
@@ -16,6 +17,8 @@ interface ServeOptions {
   readonly tool: Array<string>
   readonly mcp?: boolean
   readonly http?: string
+  readonly allowHost: Array<string>
+  readonly allowOrigin: Array<string>
 }
 
 const port = (text: string | undefined, flag: string): number | undefined => {
@@ -26,6 +29,13 @@ const port = (text: string | undefined, flag: string): number | undefined => {
 }
 
 export const serveCommand = async (config: string, options: ServeOptions): Promise<void> => {
+  if (options.mcp !== true) {
+    for (const [flag, given] of [["--http", options.http !== undefined], ["--allow-host", options.allowHost.length > 0], ["--allow-origin", options.allowOrigin.length > 0]] as const) {
+      if (given) throw new CliError(`${flag} applies to --mcp only (plain serve listens with --port)`, ExitCode.failed, "UsageError")
+    }
+  }
+  const mcpSecurity = options.mcp === true ? await httpSecurity(options, "--mcp --http") : {}
+  const token = options.mcp === true ? undefined : bearerToken(options.token)
   const extraTools = shellTools(options.tool)
   const agent = await loadAgent(config, { tools: extraTools })
   const { close, notices, runtime } = await buildRuntime(agent, {
@@ -44,7 +54,8 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
       name: agent.name,
       lambda: Term.pretty(agent.term),
       ...(options.http !== undefined ? { http: port(options.http, "--http")! } : {}),
-      ...(options.host !== undefined ? { host: options.host } : {})
+      ...(options.host !== undefined ? { host: options.host } : {}),
+      ...mcpSecurity
     })
     await close()
     return
@@ -59,13 +70,11 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
     lambda: Term.pretty(agent.term),
     ...(listenPort !== undefined ? { port: listenPort } : {}),
     ...(options.host !== undefined ? { host: options.host } : {}),
-    ...(options.token !== undefined ? { token: options.token } : process.env.LAMBDAGENT_TOKEN !== undefined ? { token: process.env.LAMBDAGENT_TOKEN } : {}),
+    ...(token !== undefined ? { token } : {}),
     ...(timeout !== undefined && Number.isFinite(timeout) ? { timeoutMs: timeout } : {})
   })
   await close()
 }
-
-const collect = (value: string, previous: Array<string>) => [...previous, value]
 
 export const registerServe = (program: Command, run: (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>) => {
   program
@@ -74,11 +83,13 @@ export const registerServe = (program: Command, run: (action: () => Promise<void
     .argument("<config>", "the agent: a .yml/.yaml config or a .json term")
     .option("--port <n>", "HTTP port (default 8080)")
     .option("--host <host>", "address to listen on (default 127.0.0.1)")
-    .option("--token <token>", "require Authorization: Bearer <token> (default $LAMBDAGENT_TOKEN)")
+    .option("--token <token>", `${TOKEN_OPTION_HELP}; with --mcp, for --http only`)
     .option("--timeout <seconds>", "per-request time limit (default 120)")
     .option("--model <spec>", "send every LLM call to this model")
     .option("--tool <NAME=CMD>", "a shell command as a tool (repeatable)", collect, [])
     .option("--mcp", "serve the agent as one MCP tool (stdio, or Streamable HTTP with --http)")
     .option("--http <port>", "with --mcp: listen for Streamable HTTP on this port")
+    .option("--allow-host <host>", "with --mcp --http: also accept this Host header (name or name:port; repeatable)", collect, [])
+    .option("--allow-origin <origin>", "with --mcp --http: also accept this Origin (e.g. http://localhost:6274; repeatable)", collect, [])
     .action(async (config: string, options: ServeOptions) => run(() => serveCommand(config, options), () => "text"))
 }

@@ -18,13 +18,15 @@ const challenge = (error?: string) => ({
 /**
  * A check of `Authorization: Bearer <token>` headers against one token. Both sides are hashed
  * first, so the comparison takes the same time whatever the length or content of the guess.
- * The check fails with a 401 `Unauthorized` {@link HttpFailure}.
+ * The check fails with a 401 `Unauthorized` {@link HttpFailure} carrying a `WWW-Authenticate`
+ * challenge. `serve`'s `token` option uses it; `lambdagent mcp --token` gives it to the MCP HTTP
+ * transport as its `authorize` option.
  *
  * @since 0.1.0
  * @category constructors
  * @example
  * ```ts
- * import { bearerCheck } from "./request.ts"
+ * import { bearerCheck } from "lambdagent/http"
  * const check = bearerCheck("s3cret")
  * check("Bearer s3cret") // passes
  * // check("Bearer guess") throws HttpFailure(401, "Unauthorized", …)
