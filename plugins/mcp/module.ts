@@ -7,9 +7,30 @@
  * @since 0.1.0
  * @module
  */
-import type { CallToolResult, GetPromptResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
+import type { CallToolResult, GetPromptResult, LoggingLevel, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
 import { z } from "zod"
 import { errorResult } from "./results.ts"
+
+/**
+ * A log message for MCP clients, sent as `notifications/message` to the sessions whose level
+ * (`logging/setLevel`; the server's `logLevel` until a client sets one) lets it through. `data`
+ * is any JSON; the server's own messages are objects with a `message` text and details.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { LogMessage } from "lambdagent/mcp"
+ * const m: LogMessage = { level: "warning", logger: "search", data: { message: "index is stale", ageSeconds: 3600 } }
+ * ```
+ */
+export interface LogMessage {
+  /** `debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert` or `emergency`. */
+  readonly level: LoggingLevel
+  /** Who logs (default `lambdagent`). */
+  readonly logger?: string
+  readonly data: unknown
+}
 
 /**
  * What a tool handler receives besides its arguments.
@@ -29,6 +50,8 @@ export interface ToolCallContext {
   readonly sessionId?: string
   /** Report progress to the client, when it asked for it (`_meta.progressToken`). */
   readonly progress?: (progress: number, message?: string) => Promise<void>
+  /** Send a log message to the calling client, before the result (when its level lets it through). */
+  readonly log?: (message: LogMessage) => void
 }
 
 /**

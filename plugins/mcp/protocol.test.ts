@@ -78,14 +78,47 @@ afterEach(() => {
 const callTool = (id: number, name: string, args: object) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } })
 
 describe("stdio protocol handling", () => {
-  it("negotiates the protocol version", async () => {
+  it("negotiates the protocol version: supported versions are echoed, others get the latest", async () => {
     const server = start()
     const old = await server.initialize("2024-11-05")
     expect(old.result.protocolVersion).toBe("2024-11-05")
     expect(old.result.serverInfo).toEqual({ name: "lambdagent", version: "0.1.0" })
-    const other = start()
-    const future = await other.initialize("2099-01-01")
-    expect(future.result.protocolVersion).toBe(LATEST_PROTOCOL_VERSION)
+    for (const version of ["2025-11-25", "2025-06-18", "2025-03-26", "2099-01-01", "draft"]) {
+      const other = start()
+      const answer = await other.initialize(version)
+      expect(answer.result.protocolVersion, version).toBe(["2099-01-01", "draft"].includes(version) ? LATEST_PROTOCOL_VERSION : version)
+      other.kill()
+    }
+    expect(LATEST_PROTOCOL_VERSION).toBe("2025-11-25")
+  })
+
+  it("answers ping before and after initialisation", async () => {
+    const server = start()
+    server.send({ jsonrpc: "2.0", id: "early", method: "ping" })
+    expect(await server.next()).toEqual({ jsonrpc: "2.0", id: "early", result: {} })
+    await server.initialize()
+    server.send({ jsonrpc: "2.0", id: 1, method: "ping" })
+    expect(await server.response(1)).toEqual({ jsonrpc: "2.0", id: 1, result: {} })
+  })
+
+  it("sends notifications/message at the level the client set, before the response they belong to", async () => {
+    const server = start()
+    const init = await server.initialize()
+    expect(init.result.capabilities.logging).toEqual({})
+    server.send({ jsonrpc: "2.0", id: 1, method: "logging/setLevel", params: { level: "debug" } })
+    expect(await server.response(1)).toEqual({ jsonrpc: "2.0", id: 1, result: {} })
+    server.send(callTool(2, "run", { code: { add: [1, 2] }, input: null }))
+    expect(await server.next()).toMatchObject({ method: "notifications/message", params: { level: "debug", logger: "lambdagent", data: { tool: "run" } } })
+    expect(await server.next()).toMatchObject({ id: 2, result: { content: [{ text: "3" }] } })
+    server.send({ jsonrpc: "2.0", id: 3, method: "logging/setLevel", params: { level: "warning" } })
+    await server.response(3)
+    server.send(callTool(4, "run", { code: { add: [1, 2] }, input: null }))
+    expect(await server.next()).toMatchObject({ id: 4 }) // no debug message any more
+    server.send(callTool(5, "run", { code: "no_such_tool", input: 1 }))
+    expect(await server.next()).toMatchObject({ method: "notifications/message", params: { level: "warning", data: { kind: "UnknownTool" } } })
+    expect(await server.next()).toMatchObject({ id: 5, result: { isError: true } })
+    server.send({ jsonrpc: "2.0", id: 6, method: "logging/setLevel", params: { level: "verbose" } })
+    expect(await server.next()).toMatchObject({ id: 6, error: { code: -32602 } })
   })
 
   it("answers malformed lines with JSON-RPC errors and keeps serving", async () => {

@@ -19,7 +19,10 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  type LoggingLevel,
+  LoggingLevelSchema,
   ReadResourceRequestSchema,
+  SetLevelRequestSchema,
   type ServerNotification,
   type ServerRequest,
   type ServerResult
@@ -28,7 +31,7 @@ import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/proto
 import { z } from "zod"
 import type { AgentPolicy } from "./analysis.ts"
 import type { AnswerOracle } from "./execute.ts"
-import type { ModuleChange, PromptSpec, ResourceSpec, ResourceTemplateSpec, ServerModule, ToolCallContext, ToolSpec } from "./module.ts"
+import type { LogMessage, ModuleChange, PromptSpec, ResourceSpec, ResourceTemplateSpec, ServerModule, ToolCallContext, ToolSpec } from "./module.ts"
 import { ToolRegistry } from "./registry.ts"
 import { lambdaResourcesModule } from "./resources.ts"
 import { errorInfo, errorResult } from "./results.ts"
@@ -113,6 +116,11 @@ export interface LambdaServerOptions {
   readonly log?: (line: string) => void
   /** The `instructions` sent to clients at initialisation. */
   readonly instructions?: string
+  /**
+   * The least severe log message sent to a client that has not called `logging/setLevel`
+   * (default `info`: evolved tools, failed calls, store failures; `debug` adds every call's time).
+   */
+  readonly logLevel?: LoggingLevel
 }
 
 /**
@@ -142,6 +150,8 @@ export interface LambdaServer {
   readonly listTools: () => ReadonlyArray<ToolSpec>
   /** Call a tool in process, exactly as `tools/call` does (an unknown tool throws an `McpError`). */
   readonly callTool: (name: string, args?: Record<string, unknown>, context?: Partial<ToolCallContext>) => Promise<CallToolResult>
+  /** Send a log message (`notifications/message`) to every initialised session whose level lets it through. */
+  readonly log: (message: LogMessage) => void
   /** Close every session. */
   readonly close: () => Promise<void>
 }
@@ -196,6 +206,23 @@ const serialQueue = () => {
   }
 }
 
+const SEVERITY: ReadonlyMap<LoggingLevel, number> = new Map(LoggingLevelSchema.options.map((level, index) => [level, index]))
+
+/** Whether a message at `level` passes a session whose threshold is `threshold`. */
+const passes = (level: LoggingLevel, threshold: LoggingLevel) => SEVERITY.get(level)! >= SEVERITY.get(threshold)!
+
+const LOGGER = "lambdagent"
+
+/** The error of an `isError` result, as a log message's data. */
+const failureData = (tool: string, result: CallToolResult) => {
+  const structured = result.structuredContent as { kind?: unknown; message?: unknown } | undefined
+  const kind = typeof structured?.kind === "string" ? structured.kind : "ToolError"
+  const text = typeof structured?.message === "string"
+    ? structured.message
+    : result.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join(" ").slice(0, 1000)
+  return { message: `${tool} failed: ${kind}: ${text}`, tool, kind }
+}
+
 const defaultLog = (line: string) => {
   process.stderr.write(`[lambdagent mcp] ${line}\n`)
 }
@@ -239,6 +266,8 @@ const firstByName = <T extends { readonly name: string }>(items: Iterable<T>): A
  */
 export const createLambdaServer = async (options: LambdaServerOptions = {}): Promise<LambdaServer> => {
   const log = options.log ?? defaultLog
+  const defaultLevel = options.logLevel ?? "info"
+  if (!SEVERITY.has(defaultLevel)) throw new RangeError(`logLevel must be one of ${LoggingLevelSchema.options.join(", ")}, got ${JSON.stringify(defaultLevel)}`)
   const registry = options.registry ?? (await ToolRegistry.open(resolveStore(options.store ?? ":memory:")))
   const maxFuel = positive("maxFuel", options.maxFuel, Math.max(DEFAULT_LIMITS.maxFuel, options.defaultFuel ?? 0))
   const limits: EvaluationLimits = {
@@ -255,7 +284,8 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
       policy: options.allow ?? {},
       ...(options.answerOracle !== undefined ? { oracle: options.answerOracle } : {}),
       reservedNames: () => new Set(extra.flatMap((m) => m.tools?.().map((t) => t.name) ?? [])),
-      log
+      log,
+      broadcast: (message) => broadcast(message)
     }),
     lambdaResourcesModule(registry),
     ...extra
@@ -281,7 +311,8 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
       return await tool.call(args, {
         signal: context.signal ?? new AbortController().signal,
         ...(context.sessionId !== undefined ? { sessionId: context.sessionId } : {}),
-        ...(context.progress !== undefined ? { progress: context.progress } : {})
+        ...(context.progress !== undefined ? { progress: context.progress } : {}),
+        ...(context.log !== undefined ? { log: context.log } : {})
       })
     } catch (error) {
       // Handlers report bad input as results; reaching here is a bug. Keep serving.
@@ -313,6 +344,16 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
 
   const sessions = new Set<Server>()
   const initialized = new WeakSet<Server>()
+  /** Each session's log threshold (`logging/setLevel`). */
+  const levels = new WeakMap<Server, LoggingLevel>()
+  const wants = (session: Server, level: LoggingLevel) => initialized.has(session) && passes(level, levels.get(session) ?? defaultLevel)
+  const logParams = (message: LogMessage) => ({ level: message.level, logger: message.logger ?? LOGGER, data: message.data })
+  const broadcast = (message: LogMessage) => {
+    for (const session of sessions) {
+      if (session.transport === undefined || !wants(session, message.level)) continue
+      session.notification({ method: "notifications/message", params: logParams(message) }).catch(() => undefined)
+    }
+  }
   const notify = (change: ModuleChange) => {
     for (const session of sessions) {
       // Notifications go only to sessions whose client has finished initialising.
@@ -329,7 +370,7 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
     const session = new Server(
       { name: options.name ?? "lambdagent", version: options.version ?? SERVER_VERSION },
       {
-        capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } },
+        capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true }, logging: {} },
         instructions: options.instructions ?? INSTRUCTIONS
       }
     )
@@ -363,16 +404,35 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
         ...(t.annotations !== undefined ? { annotations: t.annotations } : {})
       }))
     })))
+    /** A log message to this session's client, on the stream of the request being answered. */
+    const logTo = (extra: RequestExtra) => (message: LogMessage) => {
+      if (!wants(session, message.level)) return
+      extra.sendNotification({ method: "notifications/message", params: logParams(message) }).catch(() => undefined)
+    }
+    on("logging/setLevel", SetLevelRequestSchema, (request) => {
+      levels.set(session, request.params.level)
+      return {}
+    })
     on("tools/call", CallToolRequestSchema, (request, extra) =>
-      queued(() =>
-        extra.signal.aborted
-          ? errorResult({ kind: "Cancelled", message: "the request was cancelled before it ran" })
-          : callTool(request.params.name, request.params.arguments ?? {}, {
-            signal: extra.signal,
-            ...(extra.sessionId !== undefined ? { sessionId: extra.sessionId } : {}),
-            ...progressOf(request.params._meta?.progressToken, extra)
-          })
-      ))
+      queued(async () => {
+        if (extra.signal.aborted) return errorResult({ kind: "Cancelled", message: "the request was cancelled before it ran" })
+        const name = request.params.name
+        const started = performance.now()
+        const result = await callTool(name, request.params.arguments ?? {}, {
+          signal: extra.signal,
+          ...(extra.sessionId !== undefined ? { sessionId: extra.sessionId } : {}),
+          ...progressOf(request.params._meta?.progressToken, extra),
+          log: logTo(extra)
+        })
+        if (result.isError === true) {
+          const data = failureData(name, result)
+          logTo(extra)({ level: data.kind === "InternalError" ? "error" : "warning", data })
+        } else if (wants(session, "debug")) {
+          const ms = Math.round((performance.now() - started) * 1000) / 1000
+          logTo(extra)({ level: "debug", data: { message: `${name} answered in ${ms} ms`, tool: name, ms } })
+        }
+        return result
+      }))
     on("resources/list", ListResourcesRequestSchema, () => queued(() => ({
       resources: listResources().map((r) => ({
         uri: r.uri,
@@ -439,6 +499,7 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
     },
     listTools,
     callTool,
+    log: broadcast,
     close: async () => {
       for (const unsubscribe of unsubscribers) unsubscribe()
       await Promise.allSettled([...sessions].map((s) => s.close()))

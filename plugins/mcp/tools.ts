@@ -11,7 +11,7 @@ import { Errors, Evaluator, Term, Value } from "lambdagent"
 import { z } from "zod"
 import { type AgentPolicy, analyzeTerm, type Capabilities, policyViolations, recursionOf } from "./analysis.ts"
 import { type AnswerOracle, execute } from "./execute.ts"
-import { defineTool, type ServerModule, type ToolCallContext, type ToolSpec } from "./module.ts"
+import { defineTool, type LogMessage, type ServerModule, type ToolCallContext, type ToolSpec } from "./module.ts"
 import { helpText, HELP_CATEGORIES } from "./reference.ts"
 import { type RegisteredTool, TOOL_NAME_PATTERN, type ToolRegistry, type ToolVersion } from "./registry.ts"
 import { errorInfo, errorResult, type ErrorInfo, valueResult } from "./results.ts"
@@ -70,7 +70,10 @@ export interface LambdaToolsContext {
   readonly oracle?: AnswerOracle
   /** Tool names taken by other modules (evolved tools may not shadow them). */
   readonly reservedNames: () => ReadonlySet<string>
+  /** Diagnostics for the server's operator (standard error). */
   readonly log: (line: string) => void
+  /** Log messages for every connected client: an evolved tool (`info`), a failed save (`error`). */
+  readonly broadcast?: (message: LogMessage) => void
 }
 
 const fuelSchema = (limits: EvaluationLimits) =>
@@ -300,9 +303,18 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
       try {
         version = await registry.add(name, description, term)
       } catch (error) {
-        context.log(`could not save tool ${name}: ${errorInfo(error).message}`)
-        return errorResult({ kind: "StoreError", message: `the tool was not saved: ${errorInfo(error).message}` })
+        const reason = errorInfo(error).message
+        context.log(`could not save tool ${name}: ${reason}`)
+        context.broadcast?.({
+          level: "error",
+          data: { message: `could not save tool ${name} to ${registry.store.description}: ${reason}`, tool: name, store: registry.store.description }
+        })
+        return errorResult({ kind: "StoreError", message: `the tool was not saved: ${reason}` })
       }
+      context.broadcast?.({
+        level: "info",
+        data: { message: `tool ${name} evolved to version ${version.version}`, tool: name, version: version.version, description }
+      })
       const recursion = recursionOf(name, analysis.capabilities, (n) => registry.references(n))
       return jsonResult({
         name,
