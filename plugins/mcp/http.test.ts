@@ -119,6 +119,39 @@ describe("the lambda server over Streamable HTTP", () => {
     expect(await response.json()).toMatchObject({ error: { code: -32001 } })
   })
 
+  it("answers wrong jsonrpc versions, unknown methods, deeply nested params and huge bodies in a session, and keeps serving it", async () => {
+    const init = await post(server.url, initializeBody)
+    const session = init.headers.get("mcp-session-id")!
+    await init.body?.cancel()
+    const headers = { "mcp-session-id": session, "mcp-protocol-version": LATEST_PROTOCOL_VERSION }
+    expect((await post(server.url, JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), headers)).status).toBe(202)
+    /** The JSON-RPC message of a response: JSON, or the data of its one server-sent event. */
+    const messageOf = async (response: Response) => {
+      const text = await response.text()
+      const data = text.split("\n").find((l) => l.startsWith("data: "))
+      return JSON.parse(data !== undefined ? data.slice("data: ".length) : text)
+    }
+    const depth = 90_000 // 180 kB, under this server's 200 kB limit
+    const deep = "[".repeat(depth) + "]".repeat(depth)
+    const bad: Array<[string, number, Record<string, unknown>]> = [
+      [JSON.stringify({ jsonrpc: "1.0", id: 1, method: "ping" }), 400, { id: 1, error: { code: -32600 } }],
+      [JSON.stringify({ jsonrpc: "2.0", id: 11, method: 42 }), 400, { id: 11, error: { code: -32600 } }],
+      ["\"just a string\"", 400, { id: null, error: { code: -32600 } }],
+      [JSON.stringify({ jsonrpc: "2.0", id: 2, method: "no/such/method" }), 200, { id: 2, error: { code: -32601 } }],
+      [`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":${deep}}}`, 200, { id: 3, error: { code: -32602 } }],
+      [`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run","arguments":{"code":1,"input":null},"_meta":{"x":${deep}}}}`, 200, { id: 4, result: { content: [{ text: "1" }] } }],
+      [`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"run","arguments":{"code":{"lam":"x","body":{"var":"x"}},"input":"${"x".repeat(300_000)}"}}}`, 413, { error: { code: -32600 } }],
+      ["{\"jsonrpc\":", 400, { error: { code: -32700 } }]
+    ]
+    for (const [body, status, expected] of bad) {
+      const response = await post(server.url, body, headers)
+      expect(response.status, body.slice(0, 60)).toBe(status)
+      expect(await messageOf(response), body.slice(0, 60)).toMatchObject({ jsonrpc: "2.0", ...expected })
+      const ping = await post(server.url, JSON.stringify({ jsonrpc: "2.0", id: 100, method: "ping" }), headers)
+      expect(await messageOf(ping), `ping after ${body.slice(0, 60)}`).toEqual({ jsonrpc: "2.0", id: 100, result: {} })
+    }
+  })
+
   it("answers bad HTTP requests with JSON-RPC errors and keeps serving", async () => {
     const notJson = await post(server.url, "{ nope")
     expect(notJson.status).toBe(400)

@@ -143,6 +143,35 @@ describe("stdio protocol handling", () => {
     expect(await server.next()).toMatchObject({ id: 13, result: { content: [{ type: "text", text: "42" }] } })
   })
 
+  it("survives wrong jsonrpc versions, wrong shapes, unknown methods and deeply nested params, answering each", async () => {
+    const server = start()
+    await server.initialize()
+    const depth = 200_000
+    const deep = "[".repeat(depth) + "]".repeat(depth)
+    const deepObject = "{\"a\":".repeat(depth) + "1" + "}".repeat(depth)
+    const bad: Array<[string, Record<string, unknown>]> = [
+      [JSON.stringify({ jsonrpc: "1.0", id: 1, method: "ping" }), { id: 1, error: { code: -32600 } }],
+      [JSON.stringify({ id: 2, method: "ping" }), { id: 2, error: { code: -32600 } }],
+      [JSON.stringify({ jsonrpc: "2.0", id: { nested: true }, method: "ping" }), { id: null, error: { code: -32600 } }],
+      [JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/list", params: "not an object" }), { id: 3, error: { code: -32600 } }],
+      [JSON.stringify({ jsonrpc: "2.0", id: 4, method: "resources/nonexistent" }), { id: 4, error: { code: -32601 } }],
+      [`{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"cursor":${deep}}}`, { id: 5, error: { code: -32602 } }],
+      [`{"jsonrpc":"2.0","id":6,"method":"no/such/method","params":{"x":${deepObject}}}`, { id: 6, error: { code: -32601 } }],
+      [`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run","arguments":{"code":1,"input":null},"_meta":{"x":${deep}}}}`, { id: 7, result: { content: [{ text: "1" }] } }],
+      [`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":${deep},"arguments":{}}}`, { id: 8, error: { code: -32602 } }],
+      ["{\"jsonrpc\":\"2.0\",\"id\":9,", { id: null, error: { code: -32700 } }],
+      [deep, { id: null, error: { code: -32600 } }]
+    ]
+    for (const [line, expected] of bad) {
+      server.send(line)
+      expect(await server.next(), line.slice(0, 80)).toMatchObject({ jsonrpc: "2.0", ...expected })
+      server.send({ jsonrpc: "2.0", id: 100, method: "ping" })
+      expect(await server.next(), `ping after ${line.slice(0, 80)}`).toEqual({ jsonrpc: "2.0", id: 100, result: {} })
+    }
+    server.send(callTool(101, "run", { code: { mul: [6, 7] }, input: null }))
+    expect(await server.next()).toMatchObject({ id: 101, result: { content: [{ text: "42" }] } })
+  })
+
   it("rejects an oversized line without reading it into a request", async () => {
     const server = start(["--max-message-bytes", "100000"])
     await server.initialize()

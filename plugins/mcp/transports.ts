@@ -517,6 +517,10 @@ export const serveHttp = async (server: LambdaServer, options: HttpServeOptions 
         else sendJsonError(res, 400, -32600, "Invalid Request: the body could not be read")
         return
       }
+      if (!Array.isArray(body) && !JSONRPCMessageSchema.safeParse(body).success) {
+        sendJsonError(res, 400, -32600, "Invalid Request: not a JSON-RPC 2.0 request, notification or response", idOf(body))
+        return
+      }
       if (existing !== undefined) {
         await existing.transport.handleRequest(req, res, body)
         return
