@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import { Tools } from "lambdagent"
@@ -85,6 +86,100 @@ describe("mcpTools against the lambda server over stdio", () => {
     const found = await discover(serverCommand(["--store", ":memory:"]))
     expect(found.map((t) => t.name)).toEqual(["evolve", "run", "list", "help"])
     expect(found[1]!.inputSchema.required).toEqual(["code", "input"])
+  })
+})
+
+describe("mcpTools against a server that fails", () => {
+  const faulty = (extra: ReadonlyArray<string> = []) => serverCommand(["--store", ":memory:", "--fault-tools", ...extra])
+  const stats = async (tools: ReadonlyArray<Tools.ToolDefinition>, name: string) =>
+    JSON.parse(String(await run(tools, name, {}))) as { sleeps: number; cancelled: number; slowFirst: number }
+
+  it("a server that dies during a call gives [MCP_ERROR: …]; the next call starts a new server", async () => {
+    const tools = await mcpTools({ fx: { ...faulty(), timeout: 10, tools: ["pid", "exit"] } })
+    try {
+      const first = Number(await run(tools, "fx/pid", {}))
+      expect(first).toBeGreaterThan(0)
+      const started = Date.now()
+      expect(await run(tools, "fx/exit", {})).toMatch(/^\[MCP_ERROR: fx\/exit: .*Connection closed/)
+      expect(Date.now() - started).toBeLessThan(5000) // not the 10 s timeout: the exit is noticed at once
+      const second = Number(await run(tools, "fx/pid", {}))
+      expect(second).toBeGreaterThan(0)
+      expect(second).not.toBe(first)
+    } finally {
+      await tools.close()
+    }
+  })
+
+  it("with retryOnFail, a call that kills its server is retried on a new one, then reported", async () => {
+    const dir = await tempDir()
+    const starts = join(dir.path, "starts")
+    const startCount = async () => (await readFile(starts, "utf8")).split("\n").filter((l) => l !== "").length
+    const tools = await mcpTools({ fx: { ...faulty(["--starts", starts]), timeout: 10, retryOnFail: 1, tools: ["exit", "pid"] } }, { backoffMs: 50 })
+    try {
+      expect(await startCount()).toBe(1)
+      expect(await run(tools, "fx/exit", {})).toMatch(/^\[MCP_ERROR: fx\/exit: .*Connection closed/)
+      expect(await startCount()).toBe(2) // the retry ran on a second server, which died too
+      expect(Number(await run(tools, "fx/pid", {}))).toBeGreaterThan(0)
+      expect(await startCount()).toBe(3)
+    } finally {
+      await tools.close()
+      await dir.remove()
+    }
+  })
+
+  it("a server that cannot be restarted fails the next call clearly, with the end of its standard error", async () => {
+    const dir = await tempDir()
+    const tools = await mcpTools({ fx: { ...faulty(["--starts", join(dir.path, "starts"), "--max-starts", "1"]), timeout: 10, tools: ["pid", "exit"] } })
+    try {
+      expect(Number(await run(tools, "fx/pid", {}))).toBeGreaterThan(0)
+      expect(await run(tools, "fx/exit", {})).toMatch(/^\[MCP_ERROR: fx\/exit: /)
+      const output = String(await run(tools, "fx/pid", {}))
+      expect(output).toMatch(/^\[MCP_ERROR: fx\/pid: MCP error -32000: Connection closed \(server stderr: \[bin-for-tests\] refusing to start again \(started 1 times\)\)\]$/)
+    } finally {
+      await tools.close()
+      await dir.remove()
+    }
+  })
+
+  it("a slow server gives [MCP_TIMEOUT: server/tool] after retryOnFail attempts with backoff, each attempt cancelled", async () => {
+    const tools = await mcpTools({ fx: { ...faulty(), timeout: 0.3, retryOnFail: 2, tools: ["sleep", "stats"] } }, { backoffMs: 100 })
+    try {
+      const started = Date.now()
+      expect(await run(tools, "fx/sleep", { ms: 5000 })).toBe("[MCP_TIMEOUT: fx/sleep]")
+      const elapsed = Date.now() - started
+      expect(elapsed).toBeGreaterThanOrEqual(3 * 300 + 100 + 200) // three timeouts, 100 ms and 200 ms of backoff
+      expect(elapsed).toBeLessThan(5000) // the 5 s sleeps were not waited for
+      // the server saw three calls and a cancellation for each (notifications/cancelled)
+      let seen = await stats(tools, "fx/stats")
+      for (let i = 0; i < 50 && seen.cancelled < 3; i++) {
+        await new Promise((r) => setTimeout(r, 20))
+        seen = await stats(tools, "fx/stats")
+      }
+      expect(seen).toMatchObject({ sleeps: 3, cancelled: 3 })
+      // the connection is intact: a quick call answers
+      expect(await run(tools, "fx/sleep", { ms: 1 })).toBe("slept 1 ms")
+    } finally {
+      await tools.close()
+    }
+  })
+
+  it("a server slow only at first answers on a retry", async () => {
+    const tools = await mcpTools({ fx: { ...faulty(), timeout: 0.3, retryOnFail: 2, tools: ["slow_first"] } }, { backoffMs: 100 })
+    try {
+      const started = Date.now()
+      expect(await run(tools, "fx/slow_first", { ms: 5000, times: 1 })).toBe("answered call 2")
+      expect(Date.now() - started).toBeGreaterThanOrEqual(300 + 100)
+      // without retries the same slowness is a timeout
+      const once = await mcpTools({ fx: { ...faulty(), timeout: 0.3, tools: ["slow_first"] } })
+      try {
+        expect(await run(once, "fx/slow_first", { ms: 5000, times: 1 })).toBe("[MCP_TIMEOUT: fx/slow_first]")
+        expect(await run(once, "fx/slow_first", { ms: 5000, times: 1 })).toBe("answered call 2")
+      } finally {
+        await once.close()
+      }
+    } finally {
+      await tools.close()
+    }
   })
 })
 

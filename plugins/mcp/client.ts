@@ -171,6 +171,7 @@ class Connection {
   }
 
   private async open(): Promise<Client> {
+    this.stderrTail = "" // what an earlier server process wrote says nothing about this start
     const transport = this.transport()
     const client = new Client({ name: "lambdagent", version: SERVER_VERSION }, { capabilities: {} })
     client.onclose = () => {
