@@ -154,14 +154,24 @@ export const execute = async (request: ExecuteRequest): Promise<ExecuteResult> =
   })
   const limit = request.budget.timeMs ?? 60_000
   const deadline = Date.now() + limit
-  const controller = new AbortController()
-  const abort = () => controller.abort()
-  request.signal?.addEventListener("abort", abort, { once: true })
-  const context: OracleContext = { ...(request.tool !== undefined ? { tool: request.tool } : {}), signal: controller.signal }
+  // What oracle requests need (a signal of their own, aborted with the call), made on the first
+  // one: most runs never suspend.
+  let oracleState: { readonly controller: AbortController; readonly context: OracleContext; readonly abort: () => void } | undefined
+  const forOracle = () => {
+    if (oracleState === undefined) {
+      const controller = new AbortController()
+      const abort = () => controller.abort()
+      if (request.signal?.aborted === true) controller.abort()
+      else request.signal?.addEventListener("abort", abort, { once: true })
+      oracleState = { controller, abort, context: { ...(request.tool !== undefined ? { tool: request.tool } : {}), signal: controller.signal } }
+    }
+    return oracleState
+  }
 
   const drive = async (execution: Evaluator.Execution): Promise<Value.Value> => {
     let step = execution.next()
     while (step._tag === "Suspended") {
+      const { context, controller } = forOracle()
       const pending = step.request
       const violation = requestViolation(pending, request.policy)
       if (violation !== undefined) throw oracleError(`capability denied: ${violation}`, execution.steps)
@@ -197,6 +207,6 @@ export const execute = async (request: ExecuteRequest): Promise<ExecuteResult> =
     const value = await drive(exec)
     return { value, steps: exec.steps }
   } finally {
-    request.signal?.removeEventListener("abort", abort)
+    if (oracleState !== undefined) request.signal?.removeEventListener("abort", oracleState.abort)
   }
 }

@@ -52,41 +52,37 @@ export const STRUCTURED_DEPTH_LIMIT = 512
 type RawJson = (text: string) => unknown
 const rawJson: RawJson | undefined = (JSON as unknown as { rawJSON?: RawJson }).rawJSON
 
+const TOO_DEEP: unique symbol = Symbol("too deep")
+
 /**
  * JSON ready for `JSON.stringify`: `bigint`s become exact raw numbers (or plain numbers where the
  * runtime has no `JSON.rawJSON`). `undefined` when the value nests deeper than `limit`.
  */
 const wireJson = (json: Term.Json, limit: number): unknown => {
-  interface Frame {
-    readonly source: Term.Json
-    readonly depth: number
-    readonly assign: (value: unknown) => void
-  }
-  let root: unknown
-  const stack: Array<Frame> = [{ source: json, depth: 0, assign: (v) => (root = v) }]
-  while (stack.length > 0) {
-    const { assign, depth, source } = stack.pop()!
-    if (typeof source === "bigint") assign(rawJson !== undefined ? rawJson(source.toString()) : Number(source))
-    else if (source === null || typeof source !== "object") assign(source)
-    else {
-      if (depth >= limit) return undefined
-      if (Array.isArray(source)) {
-        const out: Array<unknown> = new Array(source.length)
-        assign(out)
-        source.forEach((item: Term.Json, i: number) => stack.push({ source: item, depth: depth + 1, assign: (v) => (out[i] = v) }))
-      } else {
-        const out: Record<string, unknown> = {}
-        assign(out)
-        // Pushed in reverse so that keys are assigned (and so ordered) as in the source.
-        const entries = Object.entries(source as Record<string, Term.Json>)
-        for (let i = entries.length - 1; i >= 0; i--) {
-          const [key, item] = entries[i]!
-          stack.push({ source: item, depth: depth + 1, assign: (v) => (out[key] = v) })
-        }
+  // Recursion is bounded by `limit` (512), far below the stack's depth.
+  const convert = (value: Term.Json, depth: number): unknown => {
+    if (typeof value === "bigint") return rawJson !== undefined ? rawJson(value.toString()) : Number(value)
+    if (value === null || typeof value !== "object") return value
+    if (depth >= limit) return TOO_DEEP
+    if (Array.isArray(value)) {
+      const out: Array<unknown> = new Array(value.length)
+      for (let i = 0; i < value.length; i++) {
+        const item = convert(value[i] as Term.Json, depth + 1)
+        if (item === TOO_DEEP) return TOO_DEEP
+        out[i] = item
       }
+      return out
     }
+    const out: Record<string, unknown> = {}
+    for (const key of Object.keys(value)) {
+      const item = convert((value as Record<string, Term.Json>)[key]!, depth + 1)
+      if (item === TOO_DEEP) return TOO_DEEP
+      out[key] = item
+    }
+    return out
   }
-  return root
+  const wire = convert(json, 0)
+  return wire === TOO_DEEP ? undefined : wire
 }
 
 const structured = (json: Term.Json): Record<string, unknown> | undefined => {

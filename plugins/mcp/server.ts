@@ -297,6 +297,14 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
   }
 
   const listTools = (): ReadonlyArray<ToolSpec> => firstByName(modules.flatMap((m) => m.tools?.() ?? []))
+  /** The tool `tools/call` means by `name`: the first module's of that name, as in {@link listTools}. */
+  const findTool = (name: string): ToolSpec | undefined => {
+    for (const module of modules) {
+      const tool = module.tools?.().find((t) => t.name === name)
+      if (tool !== undefined) return tool
+    }
+    return undefined
+  }
   const listResources = (): ReadonlyArray<ResourceSpec> => {
     const seen = new Set<string>()
     return modules.flatMap((m) => m.resources?.() ?? []).filter((r) => !seen.has(r.uri) && seen.add(r.uri))
@@ -305,7 +313,7 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
   const listPrompts = (): ReadonlyArray<PromptSpec> => firstByName(modules.flatMap((m) => m.prompts?.() ?? []))
 
   const callTool = async (name: string, args: Record<string, unknown> = {}, context: Partial<ToolCallContext> = {}): Promise<CallToolResult> => {
-    const tool = listTools().find((t) => t.name === name)
+    const tool = findTool(name)
     if (tool === undefined) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
     try {
       return await tool.call(args, {
@@ -379,12 +387,15 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
     const queued = serialQueue()
     // Requests are validated here, so that malformed params are answered with -32602 (Invalid
     // params) naming the wrong fields, rather than the SDK's generic internal error.
+    // (The SDK itself checks tools/call requests against CallToolRequestSchema before any handler
+    // runs; those are not checked twice.)
     const on = <S extends z.ZodType>(
       method: string,
       schema: S,
       handler: (request: z.output<S>, extra: RequestExtra) => ServerResult | Promise<ServerResult>
     ) =>
       session.setRequestHandler(z.object({ method: z.literal(method) }).loose(), (request, extra) => {
+        if (method === "tools/call") return handler(request as z.output<S>, extra)
         const parsed = schema.safeParse(request)
         if (!parsed.success) {
           const issues = parsed.error.issues.map((i) => `${i.path.map(String).join(".") || "request"}: ${i.message}`).join("; ")

@@ -93,7 +93,27 @@ const stepSchema = z.int().min(0).optional().describe(
  * messages with `JSON.parse`, so such a number has already lost digits and must not be taken as
  * the integer the client wrote. (Inside a string of JSON text, integers stay exact.)
  */
-const inexactInteger = (json: unknown): { path: Array<string | number>; value: number } | undefined => {
+const inexactInteger = (json: unknown): { path: Array<string | number>; value: number } | undefined =>
+  hasInexactInteger(json) ? inexactIntegerPath(json) : undefined
+
+/** Whether `json` holds such a number: one pass without bookkeeping, for the usual answer, no. */
+const hasInexactInteger = (json: unknown): boolean => {
+  const stack: Array<unknown> = [json]
+  while (stack.length > 0) {
+    const value = stack.pop()
+    if (typeof value === "number") {
+      if (Number.isInteger(value) && !Number.isSafeInteger(value)) return true
+    } else if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) stack.push(value[i])
+    } else if (typeof value === "object" && value !== null) {
+      for (const key of Object.keys(value)) stack.push((value as Record<string, unknown>)[key])
+    }
+  }
+  return false
+}
+
+/** The first such number, in document order, and its path. */
+const inexactIntegerPath = (json: unknown): { path: Array<string | number>; value: number } | undefined => {
   interface Node {
     readonly value: unknown
     readonly key: string | number | undefined

@@ -16,9 +16,9 @@
 import { randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { type Readable, Transform, type TransformCallback, type Writable } from "node:stream"
+import { type Readable, Writable } from "node:stream"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
 import { createLambdaServer, type LambdaServer, type LambdaServerOptions } from "./server.ts"
@@ -69,11 +69,11 @@ const idOf = (json: unknown): string | number | null => {
 }
 
 /**
- * Splits standard input into lines and lets through only well-formed JSON-RPC messages of at most
- * `limit` bytes; everything else is answered through `reject` and dropped. A final line without a
- * newline is processed at end of input.
+ * Splits standard input into lines and hands on only well-formed JSON-RPC messages of at most
+ * `limit` bytes, parsed and checked once; everything else is answered through `reject` and
+ * dropped. A final line without a newline is processed at end of input.
  */
-class LineGuard extends Transform {
+class LineGuard extends Writable {
   private parts: Array<Buffer> = []
   private length = 0
   private discarding = false
@@ -87,7 +87,7 @@ class LineGuard extends Transform {
     super()
   }
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     let start = 0
     for (;;) {
       const newline = chunk.indexOf(10, start)
@@ -109,7 +109,7 @@ class LineGuard extends Transform {
     callback()
   }
 
-  override _flush(callback: TransformCallback): void {
+  override _final(callback: (error?: Error | null) => void): void {
     if (this.discarding || this.length > 0) this.endLine()
     callback()
   }
@@ -121,13 +121,13 @@ class LineGuard extends Transform {
       this.discarded = 0
       return
     }
-    const text = Buffer.concat(this.parts, this.length).toString("utf8").replace(/\r$/, "")
+    const text = (this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.length)).toString("utf8")
     this.parts = []
     this.length = 0
     if (text.trim() === "") return
     let json: unknown
     try {
-      json = JSON.parse(text)
+      json = JSON.parse(text) // JSON.parse ignores a trailing \r, as any whitespace
     } catch (error) {
       this.reject(errorMessage(-32700, `Parse error: ${error instanceof Error ? error.message : String(error)}`))
       return
@@ -142,7 +142,46 @@ class LineGuard extends Transform {
       return
     }
     this.accepted(parsed.data)
-    this.push(text + "\n")
+  }
+}
+
+/**
+ * The stdio side of a session: messages arrive from the {@link LineGuard} already parsed and
+ * checked (so they are not parsed a second time); each message goes out as one line.
+ */
+class LineTransport implements Transport {
+  onmessage?: Transport["onmessage"]
+  onclose?: Transport["onclose"]
+  onerror?: Transport["onerror"]
+  private closed = false
+
+  constructor(
+    private readonly stdout: Writable,
+    /** Called after a message was written (the drain accounting of {@link serveStdio}). */
+    private readonly sent: (message: JSONRPCMessage) => void
+  ) {}
+
+  async start(): Promise<void> {}
+
+  receive(message: JSONRPCMessage): void {
+    if (!this.closed) this.onmessage?.(message)
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.sent(message)
+        resolve()
+      }
+      if (this.closed || this.stdout.write(`${JSON.stringify(message)}\n`)) done()
+      else this.stdout.once("drain", done)
+    })
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    this.onclose?.()
   }
 }
 
@@ -186,10 +225,15 @@ export const serveStdio = async (server: LambdaServer, options: StdioServeOption
   const stdout = options.stdout ?? process.stdout
   const pending = new Set<string | number>()
   let drained: (() => void) | undefined
-  let transport: StdioServerTransport | undefined
+  const transport = new LineTransport(stdout, (message) => {
+    if (!("method" in message) && "id" in message && message.id !== undefined) {
+      pending.delete(message.id)
+      if (pending.size === 0) drained?.()
+    }
+  })
   const guard = new LineGuard(
     options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-    (response) => void transport?.send(response).catch(() => undefined),
+    (response) => void transport.send(response).catch(() => undefined),
     (message) => {
       if ("method" in message && "id" in message) pending.add(message.id)
       else if ("method" in message && message.method === "notifications/cancelled") {
@@ -197,17 +241,9 @@ export const serveStdio = async (server: LambdaServer, options: StdioServeOption
         const id = (message.params as { requestId?: string | number } | undefined)?.requestId
         if (id !== undefined) pending.delete(id)
       }
+      transport.receive(message)
     }
   )
-  transport = new StdioServerTransport(guard, stdout)
-  const send = transport.send.bind(transport)
-  transport.send = async (message, ...rest) => {
-    await send(message, ...rest)
-    if (!("method" in message) && "id" in message && message.id !== undefined) {
-      pending.delete(message.id)
-      if (pending.size === 0) drained?.()
-    }
-  }
 
   const restoreConsole = (options.redirectConsole ?? stdout === process.stdout) ? redirectConsole() : () => undefined
   let session: Server | undefined
@@ -225,7 +261,7 @@ export const serveStdio = async (server: LambdaServer, options: StdioServeOption
     return closing
   }
 
-  guard.on("end", () => {
+  guard.on("finish", () => {
     const waitMs = options.drainTimeoutMs ?? 60_000
     const done = pending.size === 0
       ? Promise.resolve()
@@ -237,8 +273,8 @@ export const serveStdio = async (server: LambdaServer, options: StdioServeOption
   })
   stdout.on("error", () => void close()) // the client went away
   stdin.on("error", () => void close())
-  stdin.pipe(guard)
   session = await server.connect(transport)
+  stdin.pipe(guard) // after connecting: every message finds the session listening
   return { server, closed, close }
 }
 
