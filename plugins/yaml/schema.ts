@@ -10,7 +10,7 @@
  * @since 0.1.0
  * @module
  */
-import { z } from "zod"
+import * as z from "zod"
 
 const text = z.string()
 const name = z.string().min(1)
