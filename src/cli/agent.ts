@@ -7,7 +7,7 @@ import { existsSync, statSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import { Agent, CliAgent, createRuntime, type LanguageModel, type MemoryStore, OpenAI, type Plugin, Providers, type Runtime, ShellTool, Term, Tools } from "lambdagent"
-import { z } from "zod"
+import * as z from "zod"
 import { CliError, ExitCode, readTextFile } from "./io.ts"
 
 /** An agent ready to run. */

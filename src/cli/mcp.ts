@@ -1,7 +1,7 @@
 /**
  * `lambdagent mcp [--http PORT] [--host H] [--store PATH]`: the tool-evolving lambda server.
  */
-import type { Command } from "commander"
+import type { Registration } from "./shell.ts"
 import { CliError, ExitCode, onInterrupt } from "./io.ts"
 
 interface McpOptions {
@@ -11,7 +11,7 @@ interface McpOptions {
   readonly fuel?: string
 }
 
-export const registerMcp = (program: Command, run: (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>) => {
+export const registerMcp: Registration = (program, run) => {
   program
     .command("mcp")
     .description("serve the tool-evolving lambda calculus over MCP (stdio by default)")

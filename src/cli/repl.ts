@@ -6,7 +6,7 @@
  */
 import { writeFile } from "node:fs/promises"
 import { createInterface } from "node:readline"
-import type { Command } from "commander"
+import type { Registration } from "./shell.ts"
 import { MemoryStore, type Runtime, Term, type Trace, Value } from "lambdagent"
 import { buildRuntime, type LoadedAgent, loadAgent, shellTools } from "./agent.ts"
 import { CliError, describeError, ExitCode, onInterrupt, reportError } from "./io.ts"
@@ -425,7 +425,7 @@ export const replCommand = async (config: string, options: ReplOptions, version:
 const collect = (value: string, previous: Array<string>) => [...previous, value]
 
 /** Register `lambdagent repl`. */
-export const registerRepl = (program: Command, run: (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>) => {
+export const registerRepl: Registration = (program, run) => {
   program
     .command("repl")
     .description("talk to an agent: every line is a run in one session (memory and conversation carry over); :help lists the commands")

@@ -4,8 +4,8 @@
  */
 import { existsSync, statSync } from "node:fs"
 import { delimiter, isAbsolute, join, resolve } from "node:path"
-import type { Command } from "commander"
-import { Effect } from "effect"
+import type { Registration } from "./shell.ts"
+import * as Effect from "effect/Effect"
 import { type Tools as ToolsNs, Tools, Value } from "lambdagent"
 import type { McpConnection } from "lambdagent/yaml"
 import { buildRuntime, type LoadedAgent, loadAgent, shellTools } from "./agent.ts"
@@ -346,7 +346,7 @@ export const toolsCommand = async (config: string, positional: string | undefine
 const collect = (value: string, previous: Array<string>) => [...previous, value]
 
 /** Register `lambdagent tools`. */
-export const registerTools = (program: Command, run: (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>) => {
+export const registerTools: Registration = (program, run) => {
   program
     .command("tools")
     .description("list an agent's tools with their source and reachability; call one with --test")
