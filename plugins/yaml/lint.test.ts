@@ -39,6 +39,7 @@ const cases: Readonly<Record<string, Cases>> = {
     fires: [
       { yaml: `type: simple\n${MODEL}\n`, field: "systemPrompt" },
       { yaml: REACT.replace("systemPrompt: Use tools.", "systemPrompt: ' '"), field: "systemPrompt" },
+      { yaml: REACT.replace("react: {maxSteps: 10}", "react: {maxSteps: 10, thinkPrompt: ''}"), field: "react.thinkPrompt" },
       { yaml: CHAIN.replace("prompt: B.", "prompt: ''"), field: "chain.steps[1].prompt" },
       { yaml: ROUTER.replace("prompt: Classify.", "prompt: ''"), field: "router.classifier.prompt" },
       { yaml: `type: parallel\n${MODEL}\nparallel:\n  agents: [{systemPrompt: a}]\n  merge: custom\n  mergePrompt: ' '\n`, field: "parallel.mergePrompt" }
