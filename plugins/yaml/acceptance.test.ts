@@ -115,6 +115,24 @@ describe("12.1 compile correctness", () => {
     expect(fromConfig(`type: simple\nsystemPrompt: Hi.\n${MODEL}\nmemory: {enabled: false}\n`)._tag).toBe("Llm")
   })
 
+  it("T06 (run) being outermost, memory reads before everything and writes the guarded result after everything", async () => {
+    const term = fromConfig(`type: react\nsystemPrompt: Think.\n${MODEL}\nreact: {maxSteps: 5}\nmcp: {localTools: [terminate]}\nguard: {validator: "len(x) > 0", retry: 1}\nmemory: {size: 5, ttl: 60}\n`)
+    const model = Scripted.respond((req) => JSON.stringify({ tool: "terminate", args: `answer to: ${lastUser(req)}` }))
+    const runtime = runtimeWith(model)
+    try {
+      const first = await runtime.run(term, "first question")
+      expect(first.value).toBe("answer to: first question")
+      const second = await runtime.run(term, "second question")
+      expect(second.trace.map((e) => `${e.kind}:${e.name}`)).toEqual(["memory:read", "llm:agent.think", "react:final", "guard:valid", "memory:write"])
+      // The think step of the second run sees the first exchange.
+      expect(second.value).toContain("user: first question")
+      expect(second.value).toContain("assistant: answer to: first question")
+      expect(second.value).toMatch(/\[Current Input\]\nsecond question$/)
+    } finally {
+      await runtime.close()
+    }
+  })
+
   it("T07 guard.validator puts a guard somewhere inside the term, with the validator compiled to λx. …", () => {
     const agentGuard = fromConfig(`type: simple\nsystemPrompt: Hi.\n${MODEL}\nguard: {validator: "len(x) > 3", retry: 2}\nmemory: {ttl: 60}\n`)
     const guards = find(agentGuard, "Guard")
@@ -182,10 +200,11 @@ describe("12.1 compile correctness", () => {
 })
 
 describe("12.2 end to end, with a scripted model", () => {
-  // E01 runs examples/agents/calculator.yml (lambdagent's counterpart of the specification's
-  // calculator config). Its tool `run` belongs to the lambda MCP server, which the file starts as
-  // a child process; here the same server runs in process (createLambdaServer) and the compiled
-  // tool reference is bound to its `run` tool, so nothing is spawned and nothing leaves the machine.
+  // The specification's E01 runs an agent file of its own, which this repository does not have;
+  // examples/agents/calculator.yml stands in for it: a react agent whose tool computes. Its tool
+  // `run` belongs to the lambda MCP server, which the file starts as a child process; here the same
+  // server runs in process (createLambdaServer) and the compiled tool reference is bound to its
+  // `run` tool, so nothing is spawned and nothing leaves the machine.
   it("E01 the calculator config answers \"1+1?\" with a string containing 2, computed by its run tool", async () => {
     const agent = loadConfig("examples/agents/calculator.yml")
     const runRef = agent.tools.find((t) => t.name === "run")
