@@ -444,6 +444,9 @@ describe("semantic errors", () => {
   it("L001: an agent with no behaviour", () => {
     expect(semanticRules(() => compile({ type: "simple" }))).toEqual(["L001"])
     expect(semanticRules(() => compile({ type: "react", systemPrompt: "  " }))).toEqual(["L001"])
+    // thinkPrompt replaces systemPrompt: a blank one would leave the think step without instruction.
+    expect(semanticRules(() => compile({ type: "react", systemPrompt: "Real.", react: { thinkPrompt: "" } }))).toEqual(["L001"])
+    expect((termOf({ type: "react", react: { thinkPrompt: "Think." } }) as Term.Of<"React">).think).toMatchObject({ system: "Think." })
     expect(semanticRules(() => compile({ type: "chain", chain: { steps: [{ prompt: "" }] } }))).toEqual(["L001"])
     expect(semanticRules(() => compile({ type: "router", router: { classifier: { prompt: "" }, routes: { a: "A" } } }))).toEqual(["L001"])
   })

@@ -282,7 +282,10 @@ export const semanticIssues = (
     if (type === "simple" && blank(agent.systemPrompt)) {
       add("L001", [...path, "systemPrompt"], "a simple agent needs a systemPrompt: without one it has no behaviour", "a non-empty systemPrompt", agent.systemPrompt === undefined ? "missing" : "an empty string")
     }
-    if (type === "react" && blank(agent.react?.thinkPrompt) && blank(agent.systemPrompt)) {
+    if (type === "react" && agent.react?.thinkPrompt !== undefined) {
+      // thinkPrompt replaces systemPrompt, so a blank one leaves the think step without instruction.
+      if (blank(agent.react.thinkPrompt)) add("L001", [...path, "react", "thinkPrompt"], "react.thinkPrompt is empty: it replaces systemPrompt, so the think step has no instruction", "a non-empty thinkPrompt", "an empty string")
+    } else if (type === "react" && blank(agent.systemPrompt)) {
       add("L001", [...path, "systemPrompt"], "a react agent needs a systemPrompt (or react.thinkPrompt) for its think step", "a non-empty systemPrompt", agent.systemPrompt === undefined ? "missing" : "an empty string")
     }
     agent.chain?.steps.forEach((step, i) => {
