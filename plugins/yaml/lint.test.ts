@@ -46,7 +46,10 @@ const table: ReadonlyArray<readonly [string, string, string]> = [
   ["L030", `${CHAIN}systemPrompt: Ignored.\n`, CHAIN],
   ["L033", REACT.replace("localTools: [search, terminate]", "onlineTool: {srv: [search]}\n  localTools: [terminate]"), `${REACT.replace("localTools: [search, terminate]", "onlineTool: {srv: [search]}\n  localTools: [terminate]")}app:\n  mcp:\n    custom:\n      nodes:\n        srv: {url: "https://mcp.example.com"}\n`],
   ["L034", `${REACT}mcpServers:\n  - {name: s, transport: stdio, command: srv, tools: [search]}\ncli:\n  agents:\n    search: {command: grep}\n`, REACT],
-  ["L035", `${SIMPLE}memory: {strategy: custom, ttl: 60}\n`, `${SIMPLE}memory: {strategy: custom, customStore: crm, ttl: 60}\n`]
+  ["L035", `${SIMPLE}memory: {strategy: custom, ttl: 60}\n`, `${SIMPLE}memory: {strategy: custom, customStore: crm, ttl: 60}\n`],
+  ["L036", `${SIMPLE}sharedMemory: {strategy: custom}\n`, `${SIMPLE}sharedMemory: {strategy: custom, customStore: team}\n`],
+  ["L037", `${SIMPLE}sharedMemory: {strategy: local}\n`, `${SIMPLE}sharedMemory: {enabled: false}\n`],
+  ["L038", `${SIMPLE}sharedMemory: {inject: false}\n`, `${SIMPLE}sharedMemory: {inject: false, publish: true}\n`]
 ]
 
 describe("every rule fires when it should and not otherwise", () => {
@@ -98,6 +101,23 @@ describe("rule details", () => {
       ["L007", "chain.steps[0].model.temperature", 6],
       ["L014", "chain.steps[1].model.temperature", 8]
     ])
+  })
+
+  it("shared memory: L037 sums it up, L038 sees react agents' tools, L030 flags fields of another strategy, L034 a tool name clash", () => {
+    expect(finding(`${SIMPLE}sharedMemory: {strategy: sqlite, appendOnly: true}\n`, "L037")?.message).toBe(
+      "shared memory enabled: strategy=sqlite (.lambdagent/shared-memory.db), namespace=shared, appendOnly=true, size=1000, shown to agents=true, answers recorded=false"
+    )
+    // a react agent gets the tools even when nothing is shown to it
+    expect(ids(`${REACT}sharedMemory: {inject: false}\n`)).not.toContain("L038")
+    const disabled = REACT.replace("localTools: [search, terminate]", "localTools: [search, terminate]\n  policy: {mode: disable}")
+    expect(ids(`${disabled}sharedMemory: {inject: false}\n`)).toContain("L038")
+    // a router shows nothing itself, but its simple routes do
+    expect(ids(`${ROUTER}sharedMemory: {}\n`)).not.toContain("L038")
+    const misplaced = lint(`${SIMPLE}sharedMemory:\n  strategy: redis\n  path: team.db\n  customStore: crm\n`).findings.filter((f) => f.rule === "L030")
+    expect(misplaced.map((f) => [f.field, f.line])).toEqual([["sharedMemory.path", 6], ["sharedMemory.customStore", 7]])
+    expect(finding(`${SIMPLE}sharedMemory: {enabled: false, appendOnly: true}\n`, "L030")?.message).toBe("sharedMemory is disabled (enabled: false): its other fields have no effect")
+    const clash = `${REACT}sharedMemory: {}\ncli:\n  agents:\n    shared_read: {command: cat}\n`
+    expect(finding(clash, "L034")?.message).toBe("tool \"shared_read\" is declared by cli.agents and by sharedMemory; a tool name must have one source")
   })
 
   it("L027 checks local tools against the runtime's tools when given", () => {
