@@ -302,8 +302,9 @@ export const toolNames = {
 
 /**
  * The input an agent sees when the bindings are shown to it: a `[Shared Memory]` block with the
- * newest value of each key (in key order), then the input. With no bindings the input is
- * unchanged. `counts` (versions per key) adds how many versions a key has when it has several.
+ * newest value of each key (in key order; the lines of a multi-line value indented under it),
+ * then the input. With no bindings the input is unchanged. `counts` (versions per key) adds how
+ * many versions a key has when it has several.
  *
  * @since 0.1.0
  * @category constructors
@@ -323,7 +324,7 @@ export const withContext = (
   if (keys.length === 0) return input
   const lines = keys.map((k) => {
     const n = counts[k] ?? 1
-    return `- ${k}: ${bindings[k]}${n > 1 ? ` (${n} versions)` : ""}`
+    return `- ${k}: ${bindings[k]!.replace(/\n/g, "\n  ")}${n > 1 ? ` (${n} versions)` : ""}`
   })
   return `[Shared Memory]\n${lines.join("\n")}\n\n[Current Input]\n${input}`
 }

@@ -154,6 +154,7 @@ describe("SharedMemory", () => {
       SharedMemory.withContext("task", { notes: "n3", goal: "ship" }, { notes: 3 }),
       "[Shared Memory]\n- goal: ship\n- notes: n3 (3 versions)\n\n[Current Input]\ntask"
     )
+    assert.strictEqual(SharedMemory.withContext("x", { plan: "1. read\n2. write" }), "[Shared Memory]\n- plan: 1. read\n  2. write\n\n[Current Input]\nx")
   })
 })
 
