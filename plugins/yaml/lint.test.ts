@@ -201,9 +201,11 @@ const cases: Readonly<Record<string, Cases>> = {
       { yaml: `${CHAIN}systemPrompt: Ignored.\n`, field: "systemPrompt" },
       { yaml: `${SIMPLE}react: {maxSteps: 3}\n`, field: "react" },
       { yaml: `${SIMPLE}mcp: {localTools: [a]}\n`, field: "mcp" },
-      { yaml: REACT.replace("react: {maxSteps: 10}", "react: {maxSteps: 10, earlyStop: done}"), field: "react.earlyStop" }
+      { yaml: REACT.replace("react: {maxSteps: 10}", "react: {maxSteps: 10, earlyStop: done}"), field: "react.earlyStop" },
+      { yaml: `${SIMPLE}sharedMemory: {strategy: redis, path: team.db}\n`, field: "sharedMemory.path" },
+      { yaml: `${SIMPLE}sharedMemory: {enabled: false, appendOnly: true}\n`, field: "sharedMemory" }
     ],
-    quiet: [{ yaml: CHAIN }, { yaml: REACT }, { yaml: SIMPLE }]
+    quiet: [{ yaml: CHAIN }, { yaml: REACT }, { yaml: SIMPLE }, { yaml: `${SIMPLE}sharedMemory: {strategy: sqlite, path: team.db}\n` }]
   },
   L031: {
     fires: [{ yaml: REACT, options: { maxLlmCalls: 5 }, field: "type" }, { yaml: REACT, options: { maxToolCalls: 3 }, field: "type" }],
@@ -234,6 +236,18 @@ const cases: Readonly<Record<string, Cases>> = {
       { yaml: ROUTER.replace("code: {systemPrompt: Code.}", "code: {systemPrompt: Code., memory: {strategy: custom, ttl: 60}}"), field: "router.routes.code.memory.strategy" }
     ],
     quiet: [{ yaml: `${SIMPLE}memory: {strategy: custom, customStore: crm, ttl: 60}\n` }, { yaml: `${SIMPLE}memory: {strategy: custom, ttl: 60}\n`, options: { overrides: { memoryStore: {} as never } } }]
+  },
+  L036: {
+    fires: [{ yaml: `${SIMPLE}sharedMemory: {strategy: custom}\n`, field: "sharedMemory.strategy" }],
+    quiet: [{ yaml: `${SIMPLE}sharedMemory: {strategy: custom, customStore: team}\n` }, { yaml: `${SIMPLE}sharedMemory: {strategy: local}\n` }]
+  },
+  L037: {
+    fires: [{ yaml: `${SIMPLE}sharedMemory: {strategy: local}\n`, field: "sharedMemory" }, { yaml: `${REACT}sharedMemory: {}\n`, field: "sharedMemory" }],
+    quiet: [{ yaml: `${SIMPLE}sharedMemory: {enabled: false}\n` }, { yaml: SIMPLE }]
+  },
+  L038: {
+    fires: [{ yaml: `${SIMPLE}sharedMemory: {inject: false}\n`, field: "sharedMemory.inject" }],
+    quiet: [{ yaml: `${SIMPLE}sharedMemory: {inject: false, publish: true}\n` }, { yaml: `${REACT}sharedMemory: {inject: false}\n` }]
   }
 }
 
@@ -299,6 +313,23 @@ describe("rule details", () => {
       ["L007", "chain.steps[0].model.temperature", 6],
       ["L014", "chain.steps[1].model.temperature", 8]
     ])
+  })
+
+  it("shared memory: L037 sums it up, L038 sees react agents' tools, L030 flags fields of another strategy, L034 a tool name clash", () => {
+    expect(finding(`${SIMPLE}sharedMemory: {strategy: sqlite, appendOnly: true}\n`, "L037")?.message).toBe(
+      "shared memory enabled: strategy=sqlite (.lambdagent/shared-memory.db), namespace=shared, appendOnly=true, size=1000, shown to agents=true, answers recorded=false"
+    )
+    // a react agent gets the tools even when nothing is shown to it
+    expect(ids(`${REACT}sharedMemory: {inject: false}\n`)).not.toContain("L038")
+    const disabled = REACT.replace("localTools: [search, terminate]", "localTools: [search, terminate]\n  policy: {mode: disable}")
+    expect(ids(`${disabled}sharedMemory: {inject: false}\n`)).toContain("L038")
+    // a router shows nothing itself, but its simple routes do
+    expect(ids(`${ROUTER}sharedMemory: {}\n`)).not.toContain("L038")
+    const misplaced = lint(`${SIMPLE}sharedMemory:\n  strategy: redis\n  path: team.db\n  customStore: crm\n`).findings.filter((f) => f.rule === "L030")
+    expect(misplaced.map((f) => [f.field, f.line])).toEqual([["sharedMemory.path", 6], ["sharedMemory.customStore", 7]])
+    expect(finding(`${SIMPLE}sharedMemory: {enabled: false, appendOnly: true}\n`, "L030")?.message).toBe("sharedMemory is disabled (enabled: false): its other fields have no effect")
+    const clash = `${REACT}sharedMemory: {}\ncli:\n  agents:\n    shared_read: {command: cat}\n`
+    expect(finding(clash, "L034")?.message).toBe("tool \"shared_read\" is declared by cli.agents and by sharedMemory; a tool name must have one source")
   })
 
   it("L027 checks local tools against the runtime's tools when given", () => {

@@ -205,6 +205,35 @@ const MemorySchema = z
   })
   .meta({ id: "Memory", title: "Memory" })
 
+const SharedMemorySchema = z
+  .strictObject({
+    enabled: z.boolean().describe("Share the memory (default true when the block is present).").optional(),
+    strategy: z.enum(["local", "redis", "sqlite", "custom"]).describe("The store: local (this process), redis or sqlite (shared by every process that uses the same server or file), custom (default local).").optional(),
+    namespace: name.describe("The store namespace of the bindings; configs that name the same store and namespace share them (default shared).").optional(),
+    appendOnly: z.boolean().describe("Σ' ⊇ Σ: a bound key is never rebound or dropped; shared_append adds versions (default false).").optional(),
+    store: z.record(z.string(), z.union([text, z.number(), z.boolean()])).describe("Initial bindings, written where a key has no value yet.").optional(),
+    size: positive.describe("Most entries kept; append-only memory refuses a write past it instead of dropping one (default 1000).").optional(),
+    inject: z.boolean().describe("Show the bindings before the input of every simple, react and chain agent (default true).").optional(),
+    publish: z.boolean().describe("Record every agent's answer under its name (default false).").optional(),
+    path: name.describe("For strategy sqlite: the database file, relative to the agent file (default .lambdagent/shared-memory.db).").optional(),
+    url: z.string().regex(/^rediss?:\/\//, "a redis:// or rediss:// URL").describe("For strategy redis: the server (default LAMBDAGENT_REDIS_URL, else redis://127.0.0.1:6379).").optional(),
+    customStore: name.describe("For strategy custom: the name of the store the runtime provides.").optional()
+  })
+  .meta({ id: "SharedMemory", title: "Shared memory" })
+
+/**
+ * The parsed `sharedMemory:` block.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { SharedMemoryConfig } from "lambdagent/yaml"
+ * const s: SharedMemoryConfig = { strategy: "sqlite", appendOnly: true, store: { goal: "a report" } }
+ * ```
+ */
+export type SharedMemoryConfig = z.output<typeof SharedMemorySchema>
+
 const RagSchema = z
   .strictObject({
     enabled: z.boolean().describe("Give the agent retrieval (default true when the block is present).").optional(),
@@ -358,7 +387,8 @@ const RuntimeSchema = z
 
 /**
  * A whole agent file: an agent (with `type` required) plus the top-level-only blocks that
- * describe the world around it (`runtime`, `app`, `mcpServers`, `cli`, `a2a`, `checkpoint`).
+ * describe the world around it (`runtime`, `app`, `mcpServers`, `sharedMemory`, `cli`, `a2a`,
+ * `checkpoint`).
  *
  * @since 0.1.0
  * @category schemas
@@ -385,6 +415,7 @@ export const AgentFileSchema = AgentSchema.extend({
     .describe("External services.")
     .optional(),
   mcpServers: z.array(McpServerSchema).describe("MCP servers (http or stdio) and the tools used from each.").optional(),
+  sharedMemory: SharedMemorySchema.describe("Bindings shared by every agent of the file (and by other processes, with redis or sqlite).").optional(),
   cli: z
     .strictObject({
       server: z
@@ -495,7 +526,7 @@ export type StepConfig = z.output<typeof StepSchema>
  * console.log(topLevelOnlyKeys.includes("runtime")) // true
  * ```
  */
-export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "cli", "a2a", "checkpoint"] as const
+export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory", "cli", "a2a", "checkpoint"] as const
 
 /**
  * Keys of the reference format that this compiler deliberately does not support, with why.
@@ -510,7 +541,6 @@ export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "cli", "a2a", "
  */
 export const unsupportedKeys: Readonly<Record<string, string>> = {
   groupchat: "multi-agent group chats are not compiled by lambdagent/yaml",
-  sharedMemory: "shared memory between agents is configured in code, not in agent files",
   channels: "channels are configured in code, not in agent files",
   handoff: "handoff is not compiled; a router with sub-agents expresses the same dispatch",
   skills: "skills are not compiled by lambdagent/yaml",

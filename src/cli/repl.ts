@@ -141,14 +141,20 @@ export const replCommand = async (config: string, options: ReplOptions, version:
 
   const extraTools = shellTools(options.tool)
   const load = (t: number | undefined) => loadAgent(config, { ...(t !== undefined ? { temperature: t } : {}), tools: extraTools })
-  const build = (agent: LoadedAgent, m: string | undefined) =>
-    buildRuntime(agent, {
+  // likewise one local shared memory, made when a config first asks for one
+  let localSharedStore: MemoryStore.MemoryStoreShape | undefined
+  const build = (agent: LoadedAgent, m: string | undefined) => {
+    const sharedSize = agent.compiled?.sharedMemory?.size
+    if (localSharedStore === undefined && sharedSize !== undefined) localSharedStore = MemoryStore.makeLocal({ maxEntries: 2 * sharedSize })
+    return buildRuntime(agent, {
       ...(m !== undefined ? { model: m } : {}),
       extraTools,
       trace: "agent",
       ...(agent.compiled !== undefined ? { budgets: agent.compiled.budget } : {}),
-      localStore
+      localStore,
+      ...(localSharedStore !== undefined ? { localSharedStore } : {})
     })
+  }
 
   let agent = await load(temperature)
   let choice = await build(agent, model)

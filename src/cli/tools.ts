@@ -22,7 +22,7 @@ export interface Reachability {
 /** One tool of an agent, from its config or its runtime. */
 export interface ToolEntry {
   readonly name: string
-  /** `mcp`, `cli`, `shell`, `builtin`, `terminate`, `rag`, `local`, `injected`, `a2a`, or a runtime tool's kind. */
+  /** `mcp`, `cli`, `shell`, `builtin`, `terminate`, `rag`, `local`, `injected`, `a2a`, `shared`, or a runtime tool's kind. */
   readonly kind: string
   /** Where it comes from: a server and its URL, a command, `builtin`, … */
   readonly source: string
@@ -197,7 +197,7 @@ export const checkReachability = async (entry: ToolEntry, baseDir: string, timeo
 }
 
 const kindTag = (kind: string): string => {
-  const tags: Record<string, string> = { mcp: "MCP", cli: "CLI", shell: "Shell", builtin: "Builtin", terminate: "Local", rag: "RAG", local: "Local", injected: "Injected", a2a: "A2A" }
+  const tags: Record<string, string> = { mcp: "MCP", cli: "CLI", shell: "Shell", builtin: "Builtin", terminate: "Local", rag: "RAG", local: "Local", injected: "Injected", a2a: "A2A", shared: "Shared" }
   return `[${tags[kind] ?? kind}]`
 }
 
