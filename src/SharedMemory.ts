@@ -19,7 +19,7 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import { z } from "zod"
+import * as z from "zod"
 import type { MemoryEntry, MemoryError, MemoryStoreShape } from "./MemoryStore.ts"
 import { defaultMaxEntries } from "./MemoryStore.ts"
 import * as Term from "./Term.ts"

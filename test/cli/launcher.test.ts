@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs"
+import { readFileSync, statSync } from "node:fs"
 import { builtinModules } from "node:module"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
@@ -14,6 +14,12 @@ describe("the lambdagent launcher", () => {
     const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]))
     expect(required.filter((name) => !builtins.has(name))).toEqual([])
     expect(source).not.toMatch(/\bimport\(/)
+  })
+
+  it("keeps the lean program small: a size budget that catches a dependency pulled in whole", () => {
+    // ~470 KB today. A named `import { z } from "zod"` anywhere on the YAML path brings in all of
+    // zod (its locales, every schema kind) and takes it past 800 KB; so would the agent runtime.
+    expect(statSync(leanProgram).size).toBeLessThan(600_000)
   })
 
   it("gives the lean commands the same frame as the full CLI: version, help, usage errors", async () => {
