@@ -97,6 +97,8 @@ describe("lambdagent run with sharedMemory", () => {
     copyFileSync("examples/agents/team.yml", team)
     const first = await runCli(["run", team, "Four-day weeks", "--quiet"])
     expect(first.code, first.stderr).toBe(0)
+    // quiet means quiet: not even Node's notice that node:sqlite is experimental
+    expect(first.stderr).toBe("")
     // each branch (echoed by the offline model) saw the initial binding before its input
     expect(first.stdout).toContain("[researcher]:\n[Shared Memory]\n- goal: A short, balanced review of the proposal.")
     const db = join(dir, "team", ".lambdagent", "team-memory.db")
