@@ -1,13 +1,13 @@
+import type { Plugin } from "esbuild"
 import { defineConfig } from "tsup"
 
 /**
- * The single list of build entries: the core, the CLI, the testing kits, and one entry per plugin.
- * Plugins import the core through the public `lambdagent` specifier, kept external so that
- * every entry shares one copy of the core at run time.
+ * The library's entries: the core, the testing kits, and one entry per plugin. Plugins import the
+ * core through the public `lambdagent` specifier, kept external so that every entry shares one
+ * copy of the core at run time.
  */
 export const entries = {
   index: "src/index.ts",
-  "cli/main": "src/cli/main.ts",
   "testing/index": "src/testing/index.ts",
   "plugins/redis/index": "plugins/redis/index.ts",
   "plugins/sqlite/index": "plugins/sqlite/index.ts",
@@ -17,18 +17,50 @@ export const entries = {
   "plugins/mcp/index": "plugins/mcp/index.ts"
 }
 
-export default defineConfig({
-  entry: entries,
-  format: ["esm", "cjs"],
-  dts: true,
+/** The launcher (src/cli/main.ts) loads the two built programs by their output names. */
+const launcherTargets: Plugin = {
+  name: "lambdagent-cli-launcher",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/(program\.js|yaml-main\.cjs)$/ }, (args) => ({ path: args.path, external: true }))
+  }
+}
+
+const common = {
   sourcemap: true,
-  clean: true,
   target: "node22",
   platform: "node",
   splitting: false,
   treeshake: true,
   // keep `node:` specifiers: `node:sqlite` exists only under its prefix (a bare "sqlite" would
   // resolve to an npm package)
-  removeNodeProtocol: false,
-  external: ["lambdagent", /^lambdagent\//]
-})
+  removeNodeProtocol: false
+} as const
+
+export default defineConfig([
+  {
+    ...common,
+    entry: entries,
+    format: ["esm", "cjs"],
+    dts: true,
+    // the three builds run side by side: this one clears everything but the CLI's fixed file names
+    clean: ["**/*", "!cli/**"],
+    external: ["lambdagent", /^lambdagent\//]
+  },
+  {
+    ...common,
+    entry: { "cli/main": "src/cli/main.ts", "cli/program": "src/cli/program.ts" },
+    format: ["esm"],
+    external: ["lambdagent", /^lambdagent\//],
+    esbuildPlugins: [launcherTargets]
+  },
+  {
+    // Self-contained on purpose: the YAML plugin, the few core modules it uses and its
+    // dependencies in one minified file. It shares no objects with other entries, so its private
+    // copy of those modules is harmless.
+    ...common,
+    entry: { "cli/yaml-main": "src/cli/yamlMain.ts" },
+    format: ["cjs"],
+    minify: true,
+    noExternal: [/.*/]
+  }
+])

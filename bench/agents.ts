@@ -2,7 +2,7 @@
  * Orchestration overhead per agent step with a zero-latency scripted model, next to the same loop
  * written as plain TypeScript in the same run; and `par` of 10 branches on a 100 ms model.
  */
-import { z } from "zod"
+import * as z from "zod"
 import { createRuntime, Scripted, Term, Tools } from "lambdagent"
 import { fmt, measureAsync, measure, table } from "./harness.ts"
 

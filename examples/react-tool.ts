@@ -2,7 +2,7 @@
  * A ReAct agent with a host tool: think, call `add`, observe, terminate.
  * Run: npx tsx examples/react-tool.ts
  */
-import { z } from "zod"
+import * as z from "zod"
 import { createRuntime, Scripted, Term, Tools } from "lambdagent"
 
 export const add = Tools.define({

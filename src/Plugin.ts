@@ -89,7 +89,7 @@ export interface PluginCommand {
  * @category models
  * @example
  * ```ts
- * import { z } from "zod"
+ * import * as z from "zod"
  * import { Scripted, Tools, type Plugin } from "lambdagent"
  * const plugin: Plugin.Plugin = {
  *   name: "weather",

@@ -196,7 +196,7 @@ const modelOf = (model: RuntimeOptions["model"]): LanguageModel.LanguageModelSha
  * @category constructors
  * @example
  * ```ts
- * import { z } from "zod"
+ * import * as z from "zod"
  * import { createRuntime, Scripted, Term, Tools } from "lambdagent"
  * const runtime = createRuntime({
  *   model: Scripted.sequence(['{"tool":"add","args":{"a":2,"b":3}}', '{"tool":"terminate","args":"5"}']),

@@ -14,7 +14,7 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { z } from "zod"
+import type * as z from "zod"
 
 /**
  * Where a tool comes from; shown by `lambdagent tools`.
@@ -52,7 +52,7 @@ export interface ToolContext {
  * @category models
  * @example
  * ```ts
- * import { z } from "zod"
+ * import * as z from "zod"
  * import { Tools } from "lambdagent"
  * const add: Tools.ToolDefinition = Tools.define({
  *   name: "add",
@@ -114,7 +114,7 @@ export class ToolError extends Data.TaggedError("ToolError")<{
  * @category constructors
  * @example
  * ```ts
- * import { z } from "zod"
+ * import * as z from "zod"
  * import { Tools } from "lambdagent"
  * const upper = Tools.define({ name: "upper", description: "Upper-case text", run: (s: string) => s.toUpperCase() })
  * const sq = Tools.define({ name: "square", description: "n²", input: z.number(), run: (n) => n * n })

@@ -1,6 +1,6 @@
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import { z } from "zod"
+import * as z from "zod"
 import { Agent, createRuntime, Errors, LanguageModel, MemoryStore, Scripted, Term, Tools, TraceSink, Value } from "lambdagent"
 
 const T = Term

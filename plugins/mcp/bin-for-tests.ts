@@ -12,7 +12,7 @@
  */
 import { appendFileSync, existsSync, readFileSync } from "node:fs"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { z } from "zod"
+import * as z from "zod"
 import { type AnswerOracle, defineTool, mcpCommand, type ServerModule, type ToolCallContext } from "./index.ts"
 
 const args = process.argv.slice(2)

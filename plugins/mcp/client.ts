@@ -16,7 +16,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { type CallToolResult, CallToolResultSchema, ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js"
 import * as Data from "effect/Data"
 import type { Tools } from "lambdagent"
-import { z } from "zod"
+import * as z from "zod"
 import { SERVER_VERSION } from "./server.ts"
 
 /**

@@ -8,7 +8,7 @@
  * @module
  */
 import type { CallToolResult, GetPromptResult, LoggingLevel, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
-import { z } from "zod"
+import * as z from "zod"
 import { errorResult } from "./results.ts"
 
 /**
@@ -84,7 +84,7 @@ export interface ToolSpec {
  * @category constructors
  * @example
  * ```ts
- * import { z } from "zod"
+ * import * as z from "zod"
  * import { defineTool } from "lambdagent/mcp"
  * const echo = defineTool({
  *   name: "echo",
@@ -227,7 +227,7 @@ export interface ModuleChange {
  * @category models
  * @example
  * ```ts
- * import { z } from "zod"
+ * import * as z from "zod"
  * import { defineTool, type ServerModule } from "lambdagent/mcp"
  * const clock: ServerModule = {
  *   name: "clock",

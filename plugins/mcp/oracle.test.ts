@@ -2,7 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { Value } from "lambdagent"
 import { afterAll, describe, expect, it } from "vitest"
-import { z } from "zod"
+import * as z from "zod"
 import { type AnswerOracle, createLambdaServer, defineTool, type LambdaServer, type LambdaServerOptions } from "./index.ts"
 import { call, connectStdio, textOf, valueOf } from "./test-support.ts"
 

@@ -28,7 +28,7 @@ import {
   type ServerResult
 } from "@modelcontextprotocol/sdk/types.js"
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
-import { z } from "zod"
+import * as z from "zod"
 import type { AgentPolicy } from "./analysis.ts"
 import type { AnswerOracle } from "./execute.ts"
 import type { LogMessage, ModuleChange, PromptSpec, ResourceSpec, ResourceTemplateSpec, ServerModule, ToolCallContext, ToolSpec } from "./module.ts"

@@ -8,7 +8,7 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Errors, Evaluator, Term, Value } from "lambdagent"
-import { z } from "zod"
+import * as z from "zod"
 import { type AgentPolicy, analyzeTerm, type Capabilities, policyViolations, recursionOf } from "./analysis.ts"
 import { type AnswerOracle, execute } from "./execute.ts"
 import { defineTool, type LogMessage, type ServerModule, type ToolCallContext, type ToolSpec } from "./module.ts"

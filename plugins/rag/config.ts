@@ -7,7 +7,7 @@
  */
 import * as path from "node:path"
 import type { Tools } from "lambdagent"
-import { z } from "zod"
+import * as z from "zod"
 import { defaultChunkOverlap } from "./chunk.ts"
 import { chunkSource } from "./ingest.ts"
 import { openIndex } from "./open.ts"

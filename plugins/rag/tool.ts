@@ -6,7 +6,7 @@
  * @module
  */
 import { Tools } from "lambdagent"
-import { z } from "zod"
+import * as z from "zod"
 import { contextPrompt, formatHits, type OutputFormat } from "./format.ts"
 import { RagError } from "./RagError.ts"
 import type { RetrievalIndex, SearchHit } from "./RetrievalIndex.ts"

@@ -10,7 +10,7 @@
  * @module
  */
 import { Evaluator, Term, Tools, Value } from "lambdagent"
-import { z } from "zod"
+import * as z from "zod"
 import { builtinToolNames } from "./validators.ts"
 
 /**

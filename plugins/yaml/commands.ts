@@ -123,6 +123,7 @@ const compiledJson = (agent: CompiledAgent) => {
       ...(t.a2a !== undefined ? { a2a: t.a2a } : {})
     })),
     memory: agent.memory,
+    ...(agent.sharedMemory !== undefined ? { sharedMemory: agent.sharedMemory } : {}),
     budget: agent.budget,
     term: Term.encode(agent.term)
   }
@@ -220,7 +221,7 @@ export const lintCommand = (target: string, options: LintCommandOptions = {}): C
   if (files.length === 0) return noFiles(target, format)
   const unknownRules = [...(options.rules ?? []), ...(options.ignore ?? [])].filter((r) => !/^L\d{3}$/i.test(r))
   if (unknownRules.length > 0) {
-    return { stdout: "", stderr: `error: unknown rule id${unknownRules.length > 1 ? "s" : ""} ${unknownRules.join(", ")} (rules are L001…L035)\n`, exitCode: 2 }
+    return { stdout: "", stderr: `error: unknown rule id${unknownRules.length > 1 ? "s" : ""} ${unknownRules.join(", ")} (rules are L001…L038)\n`, exitCode: 2 }
   }
   const results = files.map((file) => lint({ path: file }, options))
   const exitCode = lintExitCode(results)

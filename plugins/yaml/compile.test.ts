@@ -399,6 +399,114 @@ describe("memory, guard, rag and the wrapping order", () => {
   })
 })
 
+describe("sharedMemory", () => {
+  const show = Term.tool("shared_memory_context")
+
+  it("defaults to a local, rebindable memory shown to the agent, and shows it before the core", () => {
+    const agent = compile({ type: "simple", systemPrompt: "x", sharedMemory: {} })
+    expect(agent.sharedMemory).toEqual({
+      strategy: "local",
+      namespace: "shared",
+      appendOnly: false,
+      initial: {},
+      size: 1000,
+      inject: true,
+      publish: false
+    })
+    expect((agent.term as Term.Of<"Compose">).stages).toEqual([show, Term.llm({ system: "x", name: "agent" })])
+    expect(agent.tools.map((t) => `${t.name}:${t.kind}`)).toEqual(["shared_memory_context:shared"])
+    const off = compile({ type: "simple", systemPrompt: "x", sharedMemory: { enabled: false, appendOnly: true } })
+    expect(off.sharedMemory).toBeUndefined()
+    expect(off.term._tag).toBe("Llm")
+  })
+
+  it("keeps the store settings: a sqlite path (default beside the file), a redis URL, a custom store; initial values as text", () => {
+    const of = (block: Record<string, unknown>) => compile({ type: "simple", systemPrompt: "x", sharedMemory: block }).sharedMemory
+    expect(of({ strategy: "sqlite" })).toMatchObject({ strategy: "sqlite", path: ".lambdagent/shared-memory.db" })
+    expect(of({ strategy: "sqlite", path: "team.db", namespace: "team", size: 50 })).toMatchObject({ path: "team.db", namespace: "team", size: 50 })
+    expect(of({ strategy: "redis", url: "redis://127.0.0.1:6379/2" })).toMatchObject({ strategy: "redis", url: "redis://127.0.0.1:6379/2" })
+    expect(of({ strategy: "redis" })).not.toHaveProperty("url")
+    expect(of({ strategy: "custom", customStore: "team" })).toMatchObject({ customStore: "team" })
+    expect(of({ appendOnly: true, store: { goal: "ship", round: 3, draft: false } })).toMatchObject({
+      appendOnly: true,
+      initial: { goal: "ship", round: "3", draft: "false" }
+    })
+  })
+
+  it("gives every react agent the read and write tools, and shared_append when append-only", () => {
+    const agent = compile({
+      type: "router",
+      sharedMemory: { appendOnly: true },
+      router: {
+        classifier: { prompt: "which?" },
+        routes: {
+          work: { type: "react", systemPrompt: "w", mcp: { localTools: ["terminate"] } },
+          idle: { type: "react", systemPrompt: "i", mcp: { localTools: ["terminate"], policy: { mode: "disable" } } }
+        }
+      }
+    })
+    const route = agent.term as Term.Of<"Route">
+    const react = (label: string) => ((route.routes.find(([l]) => l === label)![1]) as Term.Of<"Compose">).stages[1] as Term.Of<"React">
+    expect(react("work").tools).toEqual(["terminate", "shared_read", "shared_write", "shared_append"])
+    expect(react("idle").tools).toEqual(["terminate"])
+    expect((compile({ type: "react", systemPrompt: "x", mcp: { localTools: ["terminate"] }, sharedMemory: {} }).term as Term.Of<"Compose">).stages[1]).toMatchObject({
+      tools: ["terminate", "shared_read", "shared_write"]
+    })
+    expect(agent.tools.filter((t) => t.kind === "shared").map((t) => t.name)).toEqual(["shared_read", "shared_write", "shared_append", "shared_memory_context"])
+  })
+
+  it("publish records each agent's answer under its name and passes the value on unchanged", () => {
+    const agent = compile({
+      type: "parallel",
+      sharedMemory: { publish: true, inject: false },
+      parallel: {
+        agents: [{ name: "researcher", systemPrompt: "r" }, { name: "critic", systemPrompt: "c" }],
+        merge: "custom",
+        mergePrompt: "Merge."
+      }
+    })
+    const par = (agent.term as Term.Of<"Compose">).stages[0] as Term.Of<"Par">
+    const published: Array<unknown> = []
+    const branch = runAgent(par.branches[0]!, "topic", { tool: (name, input) => (published.push([name, input]), "published") })
+    expect(branch.value).toBe("(researcher)")
+    expect(published).toEqual([["shared_publish", ["researcher", "(researcher)"]]])
+    // the branches still yield text, so the merge gets the labelled join
+    expect(((par.merge as Term.Of<"Compose">).stages[1] as Term.Of<"Llm">).name).toBe("agent.merge")
+    // and the whole parallel agent is published too, after its merge
+    const whole = (agent.term as Term.Of<"Compose">).stages[1]!
+    expect(Term.pretty(whole)).toContain("shared_publish")
+    expect(agent.tools.map((t) => t.name)).toEqual(["shared_publish"])
+  })
+
+  it("wraps retrieval → shared memory → core, then guard, publish, memory outermost", () => {
+    const t = termOf({
+      type: "simple",
+      name: "bot",
+      systemPrompt: "x",
+      rag: { source: "docs" },
+      guard: { validator: "len(x) > 0", retry: 1 },
+      memory: { size: 3 },
+      sharedMemory: { publish: true }
+    }) as Term.Of<"Memory">
+    const published = t.agent as Term.Of<"Compose">
+    const guard = published.stages[0] as Term.Of<"Guard">
+    expect((guard.agent as Term.Of<"Compose">).stages).toEqual([Term.tool("rag_retrieve_context"), show, Term.llm({ system: "x", name: "bot" })])
+    const answers: Array<[string, unknown]> = []
+    const run = runAgent(guard, "question", { llm: () => "answer", tool: (name, input) => (answers.push([name, input]), `<${name}>`) })
+    expect(run.value).toBe("answer")
+    expect(run.calls.llm[0]!.input).toBe("<shared_memory_context>")
+    expect(answers.map(([name]) => name)).toEqual(["rag_retrieve_context", "shared_memory_context"])
+    expect(runAgent(published, "q", { llm: () => "answer", tool: (name, input) => (answers.push([name, input]), `<${name}>`) }).value).toBe("answer")
+    expect(answers.at(-1)).toEqual(["shared_publish", ["bot", "answer"]])
+  })
+
+  it("needs a store for strategy custom (L036), which the overrides may give", () => {
+    const custom = { type: "simple", systemPrompt: "x", sharedMemory: { strategy: "custom" } }
+    expect(semanticRules(() => compile(custom))).toEqual(["L036"])
+    expect(compile(custom, { sharedMemoryStore: {} as never }).sharedMemory).toMatchObject({ strategy: "custom" })
+  })
+})
+
 describe("overrides", () => {
   const file = { type: "router", model: { provider: "openai", name: "gpt-4o", baseUrl: "http://127.0.0.1:1/v1", temperature: 0.5 }, router: { classifier: { prompt: "?" }, routes: { a: { type: "react", systemPrompt: "r", react: { maxSteps: 3 } } } } }
 
@@ -444,6 +552,9 @@ describe("semantic errors", () => {
   it("L001: an agent with no behaviour", () => {
     expect(semanticRules(() => compile({ type: "simple" }))).toEqual(["L001"])
     expect(semanticRules(() => compile({ type: "react", systemPrompt: "  " }))).toEqual(["L001"])
+    // thinkPrompt replaces systemPrompt: a blank one would leave the think step without instruction.
+    expect(semanticRules(() => compile({ type: "react", systemPrompt: "Real.", react: { thinkPrompt: "" } }))).toEqual(["L001"])
+    expect((termOf({ type: "react", react: { thinkPrompt: "Think." } }) as Term.Of<"React">).think).toMatchObject({ system: "Think." })
     expect(semanticRules(() => compile({ type: "chain", chain: { steps: [{ prompt: "" }] } }))).toEqual(["L001"])
     expect(semanticRules(() => compile({ type: "router", router: { classifier: { prompt: "" }, routes: { a: "A" } } }))).toEqual(["L001"])
   })
@@ -509,7 +620,7 @@ describe("inputs and determinism", () => {
   const examples = readdirSync("examples/agents").filter((f) => f.endsWith(".yml")).sort()
 
   it("has an example of every kind", () => {
-    expect(examples).toEqual(["calculator.yml", "chain.yml", "guard.yml", "memory.yml", "parallel.yml", "react.yml", "router.yml", "simple.yml"])
+    expect(examples).toEqual(["calculator.yml", "chain.yml", "guard.yml", "memory.yml", "parallel.yml", "react.yml", "router.yml", "simple.yml", "team.yml"])
   })
 
   it.each(examples)("compiles %s to the same bytes every time, and the term parses back to itself", (file) => {

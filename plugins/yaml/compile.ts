@@ -11,6 +11,7 @@
  * | `guard` | `guard` with a compiled validator (wraps the core) |
  * | `memory` | `memory` (wraps everything: core → guard → memory) |
  * | `rag` | a `rag_retrieve` tool (agentic react) or a `rag_retrieve_context` stage first |
+ * | `sharedMemory` | a `shared_memory_context` stage first, `shared_*` tools for react agents, a `shared_publish` call after each agent |
  *
  * Tools are references by name; {@link CompiledAgent.tools} says where each comes from (an MCP
  * server, a CLI agent, a builtin, …) so that a runtime can provide them. The same file always
@@ -21,10 +22,10 @@
  */
 import { dirname } from "node:path"
 import type { Budget, LanguageModel, MemoryStore, Tools } from "lambdagent"
-import { Term } from "lambdagent"
+import { SharedMemory, Term } from "lambdagent"
 import { parserToolNames, isBuiltinTool } from "./builtins.ts"
 import { type FieldPath, formatFieldPath, type Issue, schemaError, semanticError } from "./errors.ts"
-import type { AgentConfig, AgentFile, AgentType, CliAgentConfig, GuardConfig, McpConfig, ModelConfig, StepConfig } from "./schema.ts"
+import type { AgentConfig, AgentFile, AgentType, CliAgentConfig, GuardConfig, McpConfig, ModelConfig, SharedMemoryConfig, StepConfig } from "./schema.ts"
 import { knownProviders } from "./schema.ts"
 import { parseSource, readSource, type Source } from "./source.ts"
 import { agentsOf, validateConfig } from "./validate.ts"
@@ -63,6 +64,8 @@ export interface Overrides {
   readonly tools?: ReadonlyArray<string | Tools.ToolDefinition>
   /** The memory store to use; also satisfies `strategy: custom`. */
   readonly memoryStore?: MemoryStore.MemoryStoreShape
+  /** The store of the shared memory; also satisfies `sharedMemory.strategy: custom`. */
+  readonly sharedMemoryStore?: MemoryStore.MemoryStoreShape
   /** Extra providers by name; `model.provider` may name them. */
   readonly providers?: Readonly<Record<string, LanguageModel.LanguageModelShape>>
 }
@@ -77,6 +80,7 @@ export interface Overrides {
  * - `builtin`: a `__builtin_*` string operation (see `builtinTools`);
  * - `terminate`: the identity λx.x, the ReAct base case;
  * - `injected`: passed in `overrides.tools`, see `definition`;
+ * - `shared`: a tool of the shared memory (`sharedMemory`; see `SharedMemory.tools`);
  * - `local`: provided by the runtime by name (`mcp.localTools`).
  *
  * @since 0.1.0
@@ -87,7 +91,7 @@ export interface Overrides {
  * const k: ToolReferenceKind = "mcp"
  * ```
  */
-export type ToolReferenceKind = "mcp" | "cli" | "a2a" | "rag" | "builtin" | "terminate" | "injected" | "local"
+export type ToolReferenceKind = "mcp" | "cli" | "a2a" | "rag" | "builtin" | "terminate" | "injected" | "shared" | "local"
 
 /**
  * How to reach an MCP server.
@@ -168,6 +172,73 @@ export interface MemoryRequirement {
 }
 
 /**
+ * The shared memory a file asks for (its `sharedMemory:` block with the defaults applied), for
+ * the runtime to open and pass to `SharedMemory.make` and `SharedMemory.tools`.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { SharedMemoryRequirement } from "lambdagent/yaml"
+ * const s: SharedMemoryRequirement = {
+ *   strategy: "sqlite", path: ".lambdagent/shared-memory.db", namespace: "shared", appendOnly: true,
+ *   initial: { goal: "a report" }, size: 1000, inject: true, publish: false
+ * }
+ * ```
+ */
+export interface SharedMemoryRequirement {
+  readonly strategy: "local" | "redis" | "sqlite" | "custom"
+  /** The store namespace of the bindings. */
+  readonly namespace: string
+  readonly appendOnly: boolean
+  /** The `store:` bindings, as text, written where a key has no value yet. */
+  readonly initial: Readonly<Record<string, string>>
+  /** Most entries kept (`SharedMemory` `historyLimit`). */
+  readonly size: number
+  /** Whether every simple, react and chain agent sees the bindings before its input. */
+  readonly inject: boolean
+  /** Whether every agent's answer is recorded under its name. */
+  readonly publish: boolean
+  /** For `sqlite`: the database file, relative to `CompiledAgent.baseDir` unless absolute. */
+  readonly path?: string
+  /** For `redis`: the server URL, when the file gives one. */
+  readonly url?: string
+  /** For `custom`: the store's name. */
+  readonly customStore?: string
+}
+
+/**
+ * The sqlite file of a shared memory whose block gives no `path`, relative to the agent file.
+ *
+ * @since 0.1.0
+ * @category constants
+ * @example
+ * ```ts
+ * import { defaultSharedMemoryPath } from "lambdagent/yaml"
+ * defaultSharedMemoryPath // ".lambdagent/shared-memory.db"
+ * ```
+ */
+export const defaultSharedMemoryPath = ".lambdagent/shared-memory.db"
+
+/** The requirement of an enabled `sharedMemory:` block. */
+const sharedRequirement = (block: SharedMemoryConfig | undefined): SharedMemoryRequirement | undefined => {
+  if (block === undefined || block.enabled === false) return undefined
+  const strategy = block.strategy ?? "local"
+  return {
+    strategy,
+    namespace: block.namespace ?? SharedMemory.defaultNamespace,
+    appendOnly: block.appendOnly ?? false,
+    initial: Object.fromEntries(Object.entries(block.store ?? {}).map(([k, v]) => [k, String(v)])),
+    size: block.size ?? 1000,
+    inject: block.inject ?? true,
+    publish: block.publish ?? false,
+    ...(strategy === "sqlite" ? { path: block.path ?? defaultSharedMemoryPath } : {}),
+    ...(strategy === "redis" && block.url !== undefined ? { url: block.url } : {}),
+    ...(strategy === "custom" && block.customStore !== undefined ? { customStore: block.customStore } : {})
+  }
+}
+
+/**
  * The result of compiling a file: the term and everything a runtime needs around it.
  *
  * @since 0.1.0
@@ -190,6 +261,8 @@ export interface CompiledAgent {
   readonly config: AgentFile
   readonly tools: ReadonlyArray<ToolReference>
   readonly memory: ReadonlyArray<MemoryRequirement>
+  /** The shared memory of the file's agents, when `sharedMemory:` enables one. */
+  readonly sharedMemory?: SharedMemoryRequirement
   /** The run's budget from `runtime:` (only what the file sets). */
   readonly budget: Partial<Budget.Budget>
   /** Runtime settings the term does not carry. */
@@ -213,7 +286,7 @@ export interface CompiledAgent {
 // ---------------------------------------------------------------------------------------------
 
 interface Declaration {
-  readonly kind: "mcp" | "cli" | "a2a" | "injected"
+  readonly kind: "mcp" | "cli" | "a2a" | "injected" | "shared"
   readonly path: FieldPath
   readonly server?: string
 }
@@ -239,18 +312,37 @@ const declarationsOf = (file: AgentFile, overrides: Overrides): Map<string, Arra
   for (const name of Object.keys(file.cli?.agents ?? {})) add(name, { kind: "cli", path: ["cli", "agents", name] })
   file.a2a?.clients?.forEach((c, i) => add(c.name, { kind: "a2a", path: ["a2a", "clients", i, "name"] }))
   overrides.tools?.forEach((t, i) => add(toolName(t), { kind: "injected", path: ["overrides", "tools", i] }))
+  const shared = sharedRequirement(file.sharedMemory)
+  if (shared !== undefined) for (const name of sharedToolsOf(shared)) add(name, { kind: "shared", path: ["sharedMemory"] })
   return out
 }
+
+/** The tools of a shared memory that agents call: read, write and, append-only, append. */
+const sharedToolsOf = (shared: SharedMemoryRequirement): ReadonlyArray<string> =>
+  shared.appendOnly
+    ? [SharedMemory.toolNames.read, SharedMemory.toolNames.write, SharedMemory.toolNames.append]
+    : [SharedMemory.toolNames.read, SharedMemory.toolNames.write]
+
+/** Every tool name of a shared memory, including the ones the compiler inserts. */
+const allSharedTools: ReadonlySet<string> = new Set(Object.values(SharedMemory.toolNames))
 
 const blank = (s: string | undefined) => s === undefined || s.trim() === ""
 
 const describeDeclaration = (d: Declaration) =>
-  d.kind === "mcp" ? `MCP server ${JSON.stringify(d.server)}` : d.kind === "cli" ? "cli.agents" : d.kind === "a2a" ? "a2a.clients" : "the overrides"
+  d.kind === "mcp"
+    ? `MCP server ${JSON.stringify(d.server)}`
+    : d.kind === "cli"
+    ? "cli.agents"
+    : d.kind === "a2a"
+    ? "a2a.clients"
+    : d.kind === "shared"
+    ? "sharedMemory"
+    : "the overrides"
 
 /**
  * The problems that make a file impossible to compile even though its shape is right; each names
- * its lint rule (L001, L003, L005, L006, L023, L034, L035). Lint reports the same problems as
- * errors.
+ * its lint rule (L001, L003, L005, L006, L023, L034, L035, L036). Lint reports the same problems
+ * as errors.
  *
  * @since 0.1.0
  * @category validation
@@ -282,7 +374,10 @@ export const semanticIssues = (
     if (type === "simple" && blank(agent.systemPrompt)) {
       add("L001", [...path, "systemPrompt"], "a simple agent needs a systemPrompt: without one it has no behaviour", "a non-empty systemPrompt", agent.systemPrompt === undefined ? "missing" : "an empty string")
     }
-    if (type === "react" && blank(agent.react?.thinkPrompt) && blank(agent.systemPrompt)) {
+    if (type === "react" && agent.react?.thinkPrompt !== undefined) {
+      // thinkPrompt replaces systemPrompt, so a blank one leaves the think step without instruction.
+      if (blank(agent.react.thinkPrompt)) add("L001", [...path, "react", "thinkPrompt"], "react.thinkPrompt is empty: it replaces systemPrompt, so the think step has no instruction", "a non-empty thinkPrompt", "an empty string")
+    } else if (type === "react" && blank(agent.systemPrompt)) {
       add("L001", [...path, "systemPrompt"], "a react agent needs a systemPrompt (or react.thinkPrompt) for its think step", "a non-empty systemPrompt", agent.systemPrompt === undefined ? "missing" : "an empty string")
     }
     agent.chain?.steps.forEach((step, i) => {
@@ -315,6 +410,10 @@ export const semanticIssues = (
     if (memory !== undefined && memory.enabled !== false && memory.strategy === "custom" && memory.customStore === undefined && overrides.memoryStore === undefined) {
       add("L035", [...path, "memory", "strategy"], "strategy custom needs customStore (or a memory store passed in the overrides)", "customStore", "missing")
     }
+  }
+  const shared = file.sharedMemory
+  if (shared !== undefined && shared.enabled !== false && shared.strategy === "custom" && shared.customStore === undefined && overrides.sharedMemoryStore === undefined) {
+    add("L036", ["sharedMemory", "strategy"], "sharedMemory strategy custom needs customStore (or a shared memory store passed in the overrides)", "customStore", "missing")
   }
   for (const [name, decls] of declarationsOf(file, overrides)) {
     for (const d of decls.slice(1)) {
@@ -354,8 +453,10 @@ const yieldsText = (t: Term.Term): boolean => {
     case "Llm":
     case "React":
       return true
-    case "Compose":
-      return yieldsText(t.stages[t.stages.length - 1]!)
+    case "Compose": {
+      const last = t.stages[t.stages.length - 1]!
+      return isPublisher(last) && t.stages.length > 1 ? yieldsText(t.stages[t.stages.length - 2]!) : yieldsText(last)
+    }
     case "Route":
       return t.routes.every(([, a]) => yieldsText(a)) && (t.default === undefined || yieldsText(t.default))
     case "Guard":
@@ -372,6 +473,15 @@ const yieldsText = (t: Term.Term): boolean => {
       return false
   }
 }
+
+/** `λy. (λpublished. y) (shared_publish [name, y])`: record the output under `name`, pass it on. */
+const publisher = (name: string, tool: Term.Term): Term.Term =>
+  Term.lam("y", Term.app(Term.lam("published", Term.var("y")), Term.app(tool, Term.list([Term.lit(name), Term.var("y")]))))
+
+/** Whether a stage is a {@link publisher}. */
+const isPublisher = (t: Term.Term): boolean =>
+  t._tag === "Lam" && t.body._tag === "App" && t.body.arg._tag === "App" && t.body.arg.func._tag === "Tool" &&
+  t.body.arg.func.name === SharedMemory.toolNames.publish
 
 /** `λrs. "[a]:\n" ++ rs[0] ++ "\n\n---\n\n" ++ "[b]:\n" ++ rs[1] …` */
 const labelledJoin = (names: ReadonlyArray<string>): Term.Term => {
@@ -399,10 +509,12 @@ class Compiler {
   readonly refs = new Map<string, RefBuilder>()
   readonly memory: Array<MemoryRequirement> = []
   readonly providers: Array<string> = []
+  readonly shared: SharedMemoryRequirement | undefined
   private readonly declarations: Map<string, Array<Declaration>>
   private readonly modelOverride: { provider?: string; name: string } | undefined
 
   constructor(private readonly file: AgentFile, private readonly overrides: Overrides) {
+    this.shared = sharedRequirement(file.sharedMemory)
     this.declarations = declarationsOf(file, overrides)
     const providers = new Set<string>([...knownProviders, ...Object.keys(overrides.providers ?? {})])
     this.modelOverride = overrides.model === undefined ? undefined : parseModelOverride(overrides.model, providers)
@@ -427,6 +539,7 @@ class Compiler {
     if (rag !== undefined) return { kind: "rag", declared: true, usedAt: [], rag }
     if (name === "terminate") return { kind: "terminate", declared: true, usedAt: [] }
     if (isBuiltinTool(name)) return { kind: "builtin", declared: true, usedAt: [] }
+    if (this.shared !== undefined && allSharedTools.has(name)) return { kind: "shared", declared: true, usedAt: [] }
     const ownServer = Object.entries(agent.mcp?.onlineTool ?? {}).find(([, tools]) => tools.includes(name))?.[0]
     const policy = agent.mcp?.policy
     if (ownServer !== undefined) return { kind: "mcp", declared: true, usedAt: [], server: ownServer, ...(policy !== undefined ? { policy } : {}) }
@@ -520,6 +633,7 @@ class Compiler {
     agent.mcp?.localTools?.forEach((t, i) => {
       if (!disabled || t === "terminate") push(t, [...path, "mcp", "localTools", i], true)
     })
+    if (this.shared !== undefined && !disabled) for (const t of sharedToolsOf(this.shared)) push(t, ["sharedMemory"], true)
     if (isRoot && !disabled) {
       this.file.mcpServers?.forEach((s, i) => s.tools?.forEach((t, j) => push(t, ["mcpServers", i, "tools", j], true)))
       for (const name of Object.keys(this.file.cli?.agents ?? {})) push(name, ["cli", "agents", name], true)
@@ -569,11 +683,21 @@ class Compiler {
         core = this.parallel(agent, path, model, name)
         break
     }
+    const shared = this.shared
+    if (shared !== undefined && shared.inject && (type === "simple" || type === "react" || type === "chain")) {
+      // the bindings go right before the core, after retrieval (whose query stays the plain input)
+      const show = this.tool(SharedMemory.toolNames.context, ["sharedMemory"], agent, true)
+      core = this.mark(Term.compose(core._tag === "Compose" ? [show, ...core.stages] : [show, core]), ["sharedMemory"])
+    }
     if (rag !== undefined && !agenticRag) {
       const retrieve = this.tool("rag_retrieve_context", [...path, "rag"], agent, true, rag)
       core = this.mark(Term.compose(core._tag === "Compose" ? [retrieve, ...core.stages] : [retrieve, core]), [...path, "rag"])
     }
     if (agent.guard !== undefined) core = this.guard(core, agent.guard, [...path, "guard"])
+    if (shared !== undefined && shared.publish) {
+      const record = publisher(name, this.tool(SharedMemory.toolNames.publish, ["sharedMemory"], agent, true))
+      core = this.mark(Term.compose(core._tag === "Compose" ? [...core.stages, record] : [core, record]), ["sharedMemory"])
+    }
     const memory = agent.memory
     if (memory !== undefined && memory.enabled !== false) {
       const requirement: MemoryRequirement = {
@@ -709,12 +833,20 @@ export const compileChecked = (file: AgentFile, overrides: Overrides): {
   readonly term: Term.Term
   readonly tools: ReadonlyArray<ToolReference>
   readonly memory: ReadonlyArray<MemoryRequirement>
+  readonly sharedMemory?: SharedMemoryRequirement
   readonly providers: ReadonlyArray<string>
   readonly origins: ReadonlyMap<Term.Term, FieldPath>
 } => {
   const compiler = new Compiler(file, overrides)
   const term = compiler.agent(file, [], undefined, "agent", true)
-  return { term, tools: compiler.references(file), memory: compiler.memory, providers: compiler.providers, origins: compiler.origins }
+  return {
+    term,
+    tools: compiler.references(file),
+    memory: compiler.memory,
+    ...(compiler.shared !== undefined ? { sharedMemory: compiler.shared } : {}),
+    providers: compiler.providers,
+    origins: compiler.origins
+  }
 }
 
 const checkOverrides = (overrides: Overrides): void => {
@@ -784,7 +916,7 @@ export const compileConfig = (config: unknown, options: CompileOptions = {}): Co
   const file = validateConfig(source, { providers: Object.keys(overrides.providers ?? {}) })
   const issues = semanticIssues(file, { overrides, locate: (p) => source.locate(p) })
   if (issues.length > 0) throw semanticError(issues, source.file)
-  const { term, tools, memory, providers, origins } = compileChecked(file, overrides)
+  const { term, tools, memory, sharedMemory, providers, origins } = compileChecked(file, overrides)
   const runtime = file.runtime
   const budget: Record<string, number> = {}
   if (runtime?.maxSteps !== undefined) budget.steps = runtime.maxSteps
@@ -802,6 +934,7 @@ export const compileConfig = (config: unknown, options: CompileOptions = {}): Co
     config: file,
     tools,
     memory,
+    ...(sharedMemory !== undefined ? { sharedMemory } : {}),
     budget: budget as Partial<Budget.Budget>,
     runtime: {
       ...(runtime?.engine !== undefined ? { engine: runtime.engine } : {}),

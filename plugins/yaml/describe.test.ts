@@ -32,6 +32,19 @@ group("describe", () => {
     expect(router[5]).toMatch(/^ {4}\(_, assistant:LLM_/)
   })
 
+  it("shows the shared memory: shown before each branch, each answer recorded", () => {
+    const team = describe("examples/agents/team.yml").split("\n")
+    expect(team.slice(1, 5)).toEqual([
+      "  PAIR(",
+      "    Tool_Σ(shared_memory_context)",
+      "    >> researcher:LLM_{openai/gpt-4o-mini, θ=0.3}(\"List the strongest evidence for the proposal. Buil…\")",
+      "    >> λy. Σ ∪ {\"researcher\" ↦ y}; y,"
+    ])
+    expect(team).toContain("  >> λy. Σ ∪ {\"Review team\" ↦ y}; y")
+    expect(team).toContain("Shared memory: sqlite store .lambdagent/team-memory.db, namespace=review-team, append-only, size=1000")
+    expect(description("examples/agents/team.yml").sharedMemory).toMatchObject({ strategy: "sqlite", publish: true, initial: { goal: "A short, balanced review of the proposal." } })
+  })
+
   it("reports the facts as data", () => {
     const d = description("examples/agents/chain.yml")
     expect(d.constructs).toEqual({ Llm: 3, Compose: 1, Guard: 1, Lam: 1 })

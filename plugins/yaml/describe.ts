@@ -6,7 +6,7 @@
  * @since 0.1.0
  * @module
  */
-import { Term } from "lambdagent"
+import { SharedMemory, Term } from "lambdagent"
 import { type Bounds, bounds } from "./bounds.ts"
 import { type CompiledAgent, type ConfigInput, loadConfig, type Overrides, type ToolReference } from "./compile.ts"
 import { formatFieldPath } from "./errors.ts"
@@ -35,14 +35,27 @@ const toolLabel = (name: string, refs: ReadonlyMap<string, ToolReference>): stri
       return `Tool_A2A(${name})`
     case "terminate":
       return "λx. x"
+    case "shared":
+      return `Tool_Σ(${name})`
     default:
       return `Tool(${name})`
   }
 }
 
+/** The name a shared-memory publishing stage records its input under (`λy. (λ_. y) (shared_publish [name, y])`). */
+const publishedName = (t: Term.Term): string | undefined => {
+  if (t._tag !== "Lam" || t.body._tag !== "App" || t.body.arg._tag !== "App") return undefined
+  const call = t.body.arg
+  if (call.func._tag !== "Tool" || call.func.name !== SharedMemory.toolNames.publish || call.arg._tag !== "List") return undefined
+  const first = call.arg.items[0]
+  return first?._tag === "Lit" && typeof first.value === "string" ? first.value : undefined
+}
+
 /** The agent forms as an indented tree; pure parts and single calls on one line. */
 const structure = (t: Term.Term, agent: CompiledAgent, refs: ReadonlyMap<string, ToolReference>): Array<string> => {
   const recur = (x: Term.Term) => structure(x, agent, refs)
+  const published = publishedName(t)
+  if (published !== undefined) return [`λy. Σ ∪ {${JSON.stringify(published)} ↦ y}; y`]
   switch (t._tag) {
     case "Tool":
       return [toolLabel(t.name, refs)]
@@ -161,6 +174,8 @@ export interface Description {
   readonly baseCase: boolean
   readonly tools: ReadonlyArray<{ readonly name: string; readonly kind: string; readonly server?: string }>
   readonly memory: CompiledAgent["memory"]
+  /** The shared memory, when the file enables one. */
+  readonly sharedMemory?: CompiledAgent["sharedMemory"]
 }
 
 const compiledOf = (input: CompiledAgent | ConfigInput, overrides: Overrides): CompiledAgent =>
@@ -200,7 +215,8 @@ export const description = (input: CompiledAgent | ConfigInput, overrides: Overr
     maxSteps: reacts.map((r) => r.maxSteps),
     baseCase: reacts.some((r) => r.tools.includes("terminate")),
     tools: agent.tools.map((t) => ({ name: t.name, kind: t.kind, ...(t.server !== undefined ? { server: t.server } : {}) })),
-    memory: agent.memory
+    memory: agent.memory,
+    ...(agent.sharedMemory !== undefined ? { sharedMemory: agent.sharedMemory } : {})
   }
 }
 
@@ -239,6 +255,11 @@ export const describe = (input: CompiledAgent | ConfigInput, overrides: Override
     lines.push(`Tools: ${d.tools.map((t) => `${t.name} (${t.kind}${t.server !== undefined ? ` ${t.server}` : ""})`).join(", ")}`)
   }
   for (const m of d.memory) lines.push(`Memory: ${m.path} → ${m.strategy} store, size=${m.size}, ttl=${m.ttl}s, scope=${m.scope}`)
+  const s = d.sharedMemory
+  if (s !== undefined) {
+    const where = s.strategy === "sqlite" ? ` ${s.path}` : s.strategy === "redis" ? ` ${s.url ?? "$LAMBDAGENT_REDIS_URL"}` : s.strategy === "custom" ? ` ${s.customStore ?? "(overrides)"}` : ""
+    lines.push(`Shared memory: ${s.strategy} store${where}, namespace=${s.namespace}, ${s.appendOnly ? "append-only" : "rebindable"}, size=${s.size}`)
+  }
   return lines.join("\n")
 }
 

@@ -142,6 +142,29 @@ describe("schema errors", () => {
     expect(e.issues.map((i) => formatFieldPath(i.path))).toEqual(["parallel.agents[0].runtime", "groupchat"])
   })
 
+  it("check the sharedMemory block like the others: typos, enums, URLs, the top level only", () => {
+    const e = schemaFailure([
+      "type: parallel",
+      "parallel:",
+      "  agents:",
+      "    - systemPrompt: a",
+      "      sharedMemory: {}",
+      "sharedMemory:",
+      "  strategy: reddis",
+      "  apendOnly: true",
+      "  url: http://cache:6379",
+      "  size: 0",
+      ""
+    ].join("\n"))
+    expect(e.issues.map((i) => [i.field, i.line, i.column, i.message])).toEqual([
+      ["parallel.agents[0].sharedMemory", 5, 7, "\"sharedMemory\" is only allowed at the top level of the file"],
+      ["sharedMemory.strategy", 7, 13, "expected one of local, redis, sqlite, custom, got the string \"reddis\" (did you mean \"redis\"?)"],
+      ["sharedMemory.apendOnly", 8, 3, "unknown key \"apendOnly\" (did you mean \"appendOnly\"?)"],
+      ["sharedMemory.url", 9, 8, "expected a redis:// or rediss:// URL, got the string \"http://cache:6379\""],
+      ["sharedMemory.size", 10, 9, "expected a number ≥ 1, got the number 0"]
+    ])
+  })
+
   it("say what type was expected and what was found", () => {
     const e = schemaFailure("type: simple\nsystemPrompt: Hi\nmodel:\n  temperature: hot\nreact:\n  maxSteps: 1.5\nmemory:\n  enabled: yes\n  size: \"10\"\n")
     expect(e.issues.map((i) => [i.field, i.line, i.column, i.expected, i.actual, i.suggestion])).toEqual([

@@ -8,7 +8,7 @@
  */
 import { Evaluator, Term } from "lambdagent"
 import { type Bounds, bounds } from "./bounds.ts"
-import { compileChecked, type ConfigInput, loadSource, type Overrides, semanticIssues, type ToolReference } from "./compile.ts"
+import { compileChecked, type ConfigInput, loadSource, type Overrides, semanticIssues, type SharedMemoryRequirement, type ToolReference } from "./compile.ts"
 import { type FieldPath, formatFieldPath, isYamlError, type YamlError } from "./errors.ts"
 import { type LintLevel, lintRules, ruleById } from "./rules.ts"
 import type { AgentConfig, AgentFile, ModelConfig } from "./schema.ts"
@@ -275,7 +275,12 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
 const fileRules = (
   f: Findings,
   file: AgentFile,
-  compiled: { readonly term: Term.Term; readonly tools: ReadonlyArray<ToolReference>; readonly origins: ReadonlyMap<Term.Term, FieldPath> },
+  compiled: {
+    readonly term: Term.Term
+    readonly tools: ReadonlyArray<ToolReference>
+    readonly sharedMemory?: SharedMemoryRequirement
+    readonly origins: ReadonlyMap<Term.Term, FieldPath>
+  },
   worst: Bounds,
   options: LintOptions
 ): void => {
@@ -310,6 +315,9 @@ const fileRules = (
       f.add("L011", agent?.mcp !== undefined ? [...agentPath, "mcp"] : [...agentPath, "type"], "the react agent has no tools besides terminate: it can only think")
     }
   }
+
+  // L037, L038 and L030: shared memory.
+  sharedMemoryRules(f, file, compiled)
 
   // L026: remote dependencies.
   const servers = new Set<string>()
@@ -359,6 +367,37 @@ const fileRules = (
     f.add("L031", ["type"], `up to ${count(worst.toolCalls)} tool calls, above --max-tool-calls ${options.maxToolCalls}`)
   }
   f.add("L032", ["type"], `worst case per input: ${count(worst.llmCalls)} LLM call${worst.llmCalls === 1 ? "" : "s"}, ${count(worst.toolCalls)} tool call${worst.toolCalls === 1 ? "" : "s"}`)
+}
+
+/** The `sharedMemory:` block: what it enables, whether any agent uses it, fields without effect. */
+const sharedMemoryRules = (
+  f: Findings,
+  file: AgentFile,
+  compiled: { readonly tools: ReadonlyArray<ToolReference>; readonly sharedMemory?: SharedMemoryRequirement }
+): void => {
+  const block = file.sharedMemory
+  if (block === undefined) return
+  const shared = compiled.sharedMemory
+  if (shared === undefined) {
+    if (Object.keys(block).length > 1) f.add("L030", ["sharedMemory"], "sharedMemory is disabled (enabled: false): its other fields have no effect")
+    return
+  }
+  const where = shared.strategy === "sqlite" ? ` (${shared.path})` : shared.strategy === "redis" ? ` (${shared.url ?? "LAMBDAGENT_REDIS_URL"})` : ""
+  f.add(
+    "L037",
+    ["sharedMemory"],
+    `shared memory enabled: strategy=${shared.strategy}${where}, namespace=${shared.namespace}, appendOnly=${shared.appendOnly}, size=${shared.size}` +
+      `, shown to agents=${shared.inject}, answers recorded=${shared.publish}`
+  )
+  if (!compiled.tools.some((t) => t.kind === "shared")) {
+    f.add("L038", block.inject !== undefined ? ["sharedMemory", "inject"] : ["sharedMemory"], "no agent reads or writes the shared memory: inject shows it only to simple, react and chain agents, publish is off, and no react agent can call its tools")
+  }
+  const misplaced: ReadonlyArray<readonly ["path" | "url" | "customStore", string]> = [["path", "sqlite"], ["url", "redis"], ["customStore", "custom"]]
+  for (const [key, strategy] of misplaced) {
+    if (block[key] !== undefined && shared.strategy !== strategy) {
+      f.add("L030", ["sharedMemory", key], `sharedMemory.${key} applies to strategy ${strategy}; it has no effect with strategy ${shared.strategy}`)
+    }
+  }
 }
 
 /** The field path where a tool is used: the first `usedAt` entry parsed back. */

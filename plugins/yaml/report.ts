@@ -7,7 +7,7 @@
  * @module
  */
 import { Term } from "lambdagent"
-import { z } from "zod"
+import * as z from "zod"
 import type { Bounds } from "./bounds.ts"
 import type { Issue, YamlError } from "./errors.ts"
 import type { LintResult } from "./lint.ts"

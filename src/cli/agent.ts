@@ -1,14 +1,15 @@
 /**
  * Loading an agent for the command line (a YAML config or a term's JSON) and building the runtime
  * that runs it: its model (or the offline scripted model when no provider is reachable), its tools
- * (shell commands, CLI agents, retrieval, MCP, builtins) and its memory store.
+ * (shell commands, CLI agents, retrieval, MCP, builtins), its memory store and its shared memory.
  */
 import { existsSync, statSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import { Agent, CliAgent, createRuntime, type LanguageModel, type MemoryStore, OpenAI, type Plugin, Providers, type Runtime, ShellTool, Term, Tools } from "lambdagent"
-import { z } from "zod"
+import * as z from "zod"
 import { CliError, ExitCode, readTextFile } from "./io.ts"
+import { loadStorePlugin, openSharedMemory } from "./stores.ts"
 
 /** An agent ready to run. */
 export interface LoadedAgent {
@@ -114,11 +115,13 @@ export interface RuntimeSettings {
    * runtimes rebuilt in one session (the REPL's `:model`, `:temp`, `:reload`) share their memory.
    */
   readonly localStore?: MemoryStore.MemoryStoreShape
+  /** The same, for a `local` shared memory (`sharedMemory: {strategy: local}`). */
+  readonly localSharedStore?: MemoryStore.MemoryStoreShape
 }
 
 const memoryPlugins = async (strategy: string): Promise<ReadonlyArray<Plugin.Plugin>> => {
-  if (strategy === "redis") return [(await import("lambdagent/redis")).plugin as unknown as Plugin.Plugin]
-  if (strategy === "sqlite") return [(await import("lambdagent/sqlite")).plugin as unknown as Plugin.Plugin]
+  if (strategy === "redis") return [(await loadStorePlugin("redis")).plugin as unknown as Plugin.Plugin]
+  if (strategy === "sqlite") return [(await loadStorePlugin("sqlite")).plugin as unknown as Plugin.Plugin]
   return []
 }
 
@@ -267,8 +270,23 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
       }
     }
   }
-  const referenced = await referencedTools(agent, settings, notices)
-  const tools: Array<Tools.ToolDefinition> = [...referenced.tools, ...(settings.extraTools ?? [])]
+  const sharedRequirement = agent.compiled?.sharedMemory
+  const shared = sharedRequirement === undefined ? undefined : await openSharedMemory(sharedRequirement, agent.baseDir, {
+    ...(settings.localSharedStore !== undefined ? { localStore: settings.localSharedStore } : {}),
+    notices
+  })
+  const memory = agent.compiled?.memory[0]
+  const strategy = memory?.strategy === "redis" || memory?.strategy === "sqlite" ? memory.strategy : "local"
+  let referenced: Awaited<ReturnType<typeof referencedTools>>
+  let plugins: ReadonlyArray<Plugin.Plugin>
+  try {
+    plugins = await memoryPlugins(strategy)
+    referenced = await referencedTools(agent, settings, notices)
+  } catch (error) {
+    await shared?.close()
+    throw error
+  }
+  const tools: Array<Tools.ToolDefinition> = [...referenced.tools, ...(shared?.tools ?? []), ...(settings.extraTools ?? [])]
   const maxTokens = Number(process.env.LAMBDAGENT_MAX_TOKENS)
   if (process.env.LAMBDAGENT_MAX_TOKENS !== undefined && Number.isInteger(maxTokens) && maxTokens > 0) {
     // every LLM call answers in at most $LAMBDAGENT_MAX_TOKENS tokens
@@ -285,13 +303,11 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
       return chosen === undefined ? undefined : cap(chosen)
     }
   }
-  const memory = agent.compiled?.memory[0]
-  const strategy = memory?.strategy === "redis" || memory?.strategy === "sqlite" ? memory.strategy : "local"
   const runtime = createRuntime({
     ...(model !== undefined ? { model } : {}),
     ...(resolveModel !== undefined ? { resolveModel } : {}),
     tools,
-    plugins: await memoryPlugins(strategy),
+    plugins,
     memory: strategy === "local" && settings.localStore !== undefined ? settings.localStore : strategy,
     memoryOptions: strategy === "sqlite" ? { path: resolve(agent.baseDir, ".lambdagent", "memory.db") } : {},
     ...(settings.trace !== undefined ? { trace: settings.trace } : {}),
@@ -304,6 +320,7 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
     close: async () => {
       await runtime.close()
       await referenced.close()
+      await shared?.close()
     }
   }
 }

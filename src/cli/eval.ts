@@ -1,7 +1,7 @@
 /**
  * `lambdagent eval '<term json>' [--input '<json>'] [--fuel N] [--trace] [--format json|text]`.
  */
-import type { Command } from "commander"
+import type { Registration } from "./shell.ts"
 import { Evaluator, Term, Trace, Value } from "lambdagent"
 import { CliError, ExitCode, readJsonArgument, readTextFile } from "./io.ts"
 
@@ -66,7 +66,7 @@ export const evalCommand = async (termArg: string, options: EvalOptions): Promis
   process.stdout.write(Value.toJsonText(result.value) + "\n")
 }
 
-export const registerEval = (program: Command, run: (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>) => {
+export const registerEval: Registration = (program, run) => {
   program
     .command("eval")
     .description("evaluate a term (JSON text, a file, or - for stdin) and print its value as JSON")

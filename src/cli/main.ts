@@ -1,7 +1,22 @@
 #!/usr/bin/env node
+/**
+ * The `lambdagent` launcher. It names the built programs next to it (see tsup.config.ts): the full
+ * CLI, and the lean program of `compile | lint | lambda`, which checks configs without loading the
+ * runtime, its providers or Effect's full module graph.
+ */
 import * as nodeModule from "node:module"
 
 // Cache compiled bytecode between runs (Node ≥ 22.1): much of a command's start-up is compiling modules.
 ;(nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.()
 
-void import("./program.ts").then(({ main }) => main(process.argv))
+type Program = { readonly main: (argv: ReadonlyArray<string>) => Promise<void> }
+
+const yamlCommands = new Set(["compile", "lint", "lambda"])
+
+// The lean program is one CommonJS bundle: `require` loads it without the ESM loader's extra
+// passes over a large file (export detection, module facades for every Node built-in).
+const program: Promise<Program> = yamlCommands.has(process.argv[2] ?? "")
+  ? Promise.resolve(nodeModule.createRequire(import.meta.url)("./yaml-main.cjs") as Program)
+  : import("./program.js")
+
+void program.then(({ main }) => main(process.argv))

@@ -1,9 +1,11 @@
 /**
- * `lambdagent mcp [--http PORT] [--host H] [--token T] [--allow-host H] [--allow-origin O] [--store PATH]`:
- * the tool-evolving lambda server.
+ * `lambdagent mcp [--http PORT] [--host H] [--token T] [--allow-host H] [--allow-origin O] [--store STORE]`:
+ * the tool-evolving lambda server. STORE is a JSON file, `:memory:`, a Redis URL or `sqlite:PATH`
+ * (see `stores.ts`).
  */
-import type { Command } from "commander"
+import type { Registration } from "./shell.ts"
 import { bearerToken, CliError, ExitCode, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
+import { openRegistryStore } from "./stores.ts"
 
 interface McpOptions {
   readonly http?: string
@@ -37,7 +39,7 @@ export const httpSecurity = async (
 
 export const collect = (value: string, previous: Array<string>) => [...previous, value]
 
-export const registerMcp = (program: Command, run: (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>) => {
+export const registerMcp: Registration = (program, run) => {
   program
     .command("mcp")
     .description("serve the tool-evolving lambda calculus over MCP (stdio by default)")
@@ -46,7 +48,11 @@ export const registerMcp = (program: Command, run: (action: () => Promise<void>,
     .option("--token <token>", `with --http: ${TOKEN_OPTION_HELP}`)
     .option("--allow-host <host>", "with --http: also accept this Host header (name or name:port; repeatable)", collect, [])
     .option("--allow-origin <origin>", "with --http: also accept this Origin (e.g. http://localhost:6274; repeatable)", collect, [])
-    .option("--store <path>", "where evolved tools persist (default ~/.lambdagent/mcp-tools.json; :memory: keeps nothing)")
+    .option(
+      "--store <store>",
+      "where evolved tools persist: a JSON file (default ~/.lambdagent/mcp-tools.json), :memory: (keeps nothing), " +
+        "redis://HOST[:PORT][/DB] (redis: alone uses LAMBDAGENT_REDIS_URL) or sqlite:PATH; ?namespace=NAME picks the entry"
+    )
     .option("--fuel <n>", "the largest step budget a call may ask for")
     .action(async (options: McpOptions) =>
       run(async () => {
@@ -56,14 +62,19 @@ export const registerMcp = (program: Command, run: (action: () => Promise<void>,
         }
         const security = await httpSecurity(options, "--http")
         const mcp = await import("lambdagent/mcp")
+        const store = options.store === undefined ? undefined : await openRegistryStore(options.store)
         onInterrupt(() => {})
-        await mcp.mcpCommand({
-          ...(options.http !== undefined ? { http: options.http } : {}),
-          ...(options.host !== undefined ? { host: options.host } : {}),
-          ...(options.store !== undefined ? { store: options.store } : {}),
-          ...(maxFuel !== undefined ? { maxFuel } : {}),
-          ...security
-        })
+        try {
+          await mcp.mcpCommand({
+            ...(options.http !== undefined ? { http: options.http } : {}),
+            ...(options.host !== undefined ? { host: options.host } : {}),
+            ...(store !== undefined ? { store: store.store } : {}),
+            ...(maxFuel !== undefined ? { maxFuel } : {}),
+            ...security
+          })
+        } finally {
+          await store?.close()
+        }
       }, () => "text")
     )
 }

@@ -2,9 +2,9 @@
  * `lambdagent rag index <source> [--backend B]` and `lambdagent rag query "<question>" [--top-k N]`.
  */
 import type { Command } from "commander"
+import type { Registration } from "./shell.ts"
 import { CliError, ExitCode } from "./io.ts"
 
-type Action = (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>
 
 interface Location {
   readonly backend?: "simple" | "chroma"
@@ -41,7 +41,7 @@ const withLocation = (command: Command) =>
     .option("--chroma-url <url>", "a running Chroma server (default: start a local one)")
     .option("--format <format>", "text or json", "text")
 
-export const registerRag = (program: Command, run: Action) => {
+export const registerRag: Registration = (program, run) => {
   const rag = program.command("rag").description("retrieval over your documents")
   withLocation(
     rag.command("index")

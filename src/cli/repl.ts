@@ -6,7 +6,7 @@
  */
 import { writeFile } from "node:fs/promises"
 import { createInterface } from "node:readline"
-import type { Command } from "commander"
+import type { Registration } from "./shell.ts"
 import { MemoryStore, type Runtime, Term, type Trace, Value } from "lambdagent"
 import { buildRuntime, type LoadedAgent, loadAgent, shellTools } from "./agent.ts"
 import { CliError, describeError, ExitCode, onInterrupt, reportError } from "./io.ts"
@@ -141,14 +141,20 @@ export const replCommand = async (config: string, options: ReplOptions, version:
 
   const extraTools = shellTools(options.tool)
   const load = (t: number | undefined) => loadAgent(config, { ...(t !== undefined ? { temperature: t } : {}), tools: extraTools })
-  const build = (agent: LoadedAgent, m: string | undefined) =>
-    buildRuntime(agent, {
+  // likewise one local shared memory, made when a config first asks for one
+  let localSharedStore: MemoryStore.MemoryStoreShape | undefined
+  const build = (agent: LoadedAgent, m: string | undefined) => {
+    const sharedSize = agent.compiled?.sharedMemory?.size
+    if (localSharedStore === undefined && sharedSize !== undefined) localSharedStore = MemoryStore.makeLocal({ maxEntries: 2 * sharedSize })
+    return buildRuntime(agent, {
       ...(m !== undefined ? { model: m } : {}),
       extraTools,
       trace: "agent",
       ...(agent.compiled !== undefined ? { budgets: agent.compiled.budget } : {}),
-      localStore
+      localStore,
+      ...(localSharedStore !== undefined ? { localSharedStore } : {})
     })
+  }
 
   let agent = await load(temperature)
   let choice = await build(agent, model)
@@ -425,7 +431,7 @@ export const replCommand = async (config: string, options: ReplOptions, version:
 const collect = (value: string, previous: Array<string>) => [...previous, value]
 
 /** Register `lambdagent repl`. */
-export const registerRepl = (program: Command, run: (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>) => {
+export const registerRepl: Registration = (program, run) => {
   program
     .command("repl")
     .description("talk to an agent: every line is a run in one session (memory and conversation carry over); :help lists the commands")

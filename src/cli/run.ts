@@ -2,7 +2,7 @@
  * `lambdagent run <config> [input | -] [options]`: compile an agent and apply it to an input.
  */
 import { writeFile } from "node:fs/promises"
-import type { Command } from "commander"
+import type { Registration } from "./shell.ts"
 import { type Trace, Value } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
 import { CliError, describeError, ExitCode, onInterrupt, readStdin, readTextFile } from "./io.ts"
@@ -142,7 +142,7 @@ export const runCommand = async (config: string, positional: string | undefined,
 
 const collect = (value: string, previous: Array<string>) => [...previous, value]
 
-export const registerRun = (program: Command, run: (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>) => {
+export const registerRun: Registration = (program, run) => {
   program
     .command("run")
     .description("run an agent (a YAML config or a term's JSON) on an input")

@@ -2,7 +2,7 @@
  * `lambdagent serve <config> [--port N] [--host H] [--token T] [--mcp]`: an agent over HTTP (SSE and
  * WebSocket streaming), or with `--mcp` as an MCP tool.
  */
-import type { Command } from "commander"
+import type { Registration } from "./shell.ts"
 import { Term } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
 import { bearerToken, CliError, ExitCode, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
@@ -76,7 +76,7 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
   await close()
 }
 
-export const registerServe = (program: Command, run: (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>) => {
+export const registerServe: Registration = (program, run) => {
   program
     .command("serve")
     .description("serve an agent over HTTP (POST /run, SSE and WebSocket streaming), or as an MCP tool with --mcp")

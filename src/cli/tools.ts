@@ -4,8 +4,8 @@
  */
 import { existsSync, statSync } from "node:fs"
 import { delimiter, isAbsolute, join, resolve } from "node:path"
-import type { Command } from "commander"
-import { Effect } from "effect"
+import type { Registration } from "./shell.ts"
+import * as Effect from "effect/Effect"
 import { type Tools as ToolsNs, Tools, Value } from "lambdagent"
 import type { McpConnection } from "lambdagent/yaml"
 import { buildRuntime, type LoadedAgent, loadAgent, shellTools } from "./agent.ts"
@@ -22,7 +22,7 @@ export interface Reachability {
 /** One tool of an agent, from its config or its runtime. */
 export interface ToolEntry {
   readonly name: string
-  /** `mcp`, `cli`, `shell`, `builtin`, `terminate`, `rag`, `local`, `injected`, `a2a`, or a runtime tool's kind. */
+  /** `mcp`, `cli`, `shell`, `builtin`, `terminate`, `rag`, `local`, `injected`, `a2a`, `shared`, or a runtime tool's kind. */
   readonly kind: string
   /** Where it comes from: a server and its URL, a command, `builtin`, … */
   readonly source: string
@@ -197,7 +197,7 @@ export const checkReachability = async (entry: ToolEntry, baseDir: string, timeo
 }
 
 const kindTag = (kind: string): string => {
-  const tags: Record<string, string> = { mcp: "MCP", cli: "CLI", shell: "Shell", builtin: "Builtin", terminate: "Local", rag: "RAG", local: "Local", injected: "Injected", a2a: "A2A" }
+  const tags: Record<string, string> = { mcp: "MCP", cli: "CLI", shell: "Shell", builtin: "Builtin", terminate: "Local", rag: "RAG", local: "Local", injected: "Injected", a2a: "A2A", shared: "Shared" }
   return `[${tags[kind] ?? kind}]`
 }
 
@@ -346,7 +346,7 @@ export const toolsCommand = async (config: string, positional: string | undefine
 const collect = (value: string, previous: Array<string>) => [...previous, value]
 
 /** Register `lambdagent tools`. */
-export const registerTools = (program: Command, run: (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>) => {
+export const registerTools: Registration = (program, run) => {
   program
     .command("tools")
     .description("list an agent's tools with their source and reachability; call one with --test")

@@ -2,7 +2,7 @@
  * `lambdagent trace <trace.json> [--step N] [--filter TERM] [--timeline] [--flamegraph out.svg]`.
  */
 import { writeFile } from "node:fs/promises"
-import type { Command } from "commander"
+import type { Registration } from "./shell.ts"
 import type { Trace } from "lambdagent"
 import { CliError, ExitCode, readTextFile } from "./io.ts"
 
@@ -136,7 +136,7 @@ export const traceCommand = async (path: string, options: TraceOptions): Promise
   process.stdout.write(`${body}${body === "" ? "" : "\n"}${"─".repeat(40)}\n${summaryLine(events)}\n`)
 }
 
-export const registerTrace = (program: Command, run: (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>) => {
+export const registerTrace: Registration = (program, run) => {
   program
     .command("trace")
     .description("show a recorded trace: every step, one step in detail, a timeline or a flame graph")

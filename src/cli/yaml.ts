@@ -1,10 +1,9 @@
 /**
  * `lambdagent compile | lint | lambda`: the YAML plugin's commands.
  */
-import type { Command } from "commander"
+import type { Registration } from "./shell.ts"
 import { CliError, ExitCode } from "./io.ts"
 
-type Action = (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>
 
 const emit = (result: { readonly stdout: string; readonly stderr: string; readonly exitCode: number }) => {
   process.stdout.write(result.stdout)
@@ -21,7 +20,7 @@ const count = (text: string | undefined, flag: string): number | undefined => {
   return n
 }
 
-export const registerYaml = (program: Command, run: Action) => {
+export const registerYaml: Registration = (program, run) => {
   program
     .command("compile")
     .description("compile agent configs (a file or a directory) and print their lambda structure")

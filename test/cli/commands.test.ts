@@ -4,6 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { describe, expect, it } from "vitest"
 import { cliPath, runCli } from "./helpers.ts"
 
@@ -209,13 +210,26 @@ describe("servers", () => {
 
   it("serve --mcp offers the agent as one MCP tool, with progress", async () => {
     const client = new Client({ name: "test", version: "1" })
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [cliPath, "serve", "examples/agents/chain.yml", "--mcp"], stderr: "ignore" }))
+    const transport = new StdioClientTransport({ command: process.execPath, args: [cliPath, "serve", "examples/agents/chain.yml", "--mcp"], stderr: "ignore" })
+    await client.connect(transport)
+    // Watch the wire: the SDK client runs notification handlers a microtask late, so progress that
+    // arrives in the same read as the result never reaches `onprogress`, though it was sent in time.
+    const received: Array<JSONRPCMessage> = []
+    const deliver = transport.onmessage!
+    transport.onmessage = (message) => {
+      received.push(message)
+      deliver(message)
+    }
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name)).toEqual(["Report_writer"])
-    const progress: Array<number> = []
-    const result = await client.callTool({ name: "Report_writer", arguments: { input: "mcp input" } }, undefined, { onprogress: (p) => progress.push(p.progress) })
+    const result = await client.callTool({ name: "Report_writer", arguments: { input: "mcp input" } }, undefined, { onprogress: () => {} })
     expect((result.content as Array<{ text: string }>)[0]!.text).toBe("mcp input")
-    expect(progress.length).toBeGreaterThan(0)
+    const progress = received.filter((m) => "method" in m && m.method === "notifications/progress").map((m) => (m as unknown as { params: { progress: number; message: string } }).params)
+    expect(progress.length).toBeGreaterThanOrEqual(3)
+    expect(progress.map((p) => p.progress)).toEqual(progress.map((_, i) => i + 1))
+    expect(progress[0]!.message).toBe("llm extract")
+    const answered = received.findIndex((m) => "id" in m && "result" in m && (m.result as { content?: unknown }).content !== undefined)
+    expect(received.findLastIndex((m) => "method" in m && m.method === "notifications/progress")).toBeLessThan(answered)
     await client.close()
   })
 

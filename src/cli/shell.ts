@@ -1,0 +1,72 @@
+/**
+ * The frame every `lambdagent` program shares: name, version, error reporting and exit codes.
+ * A program is this frame plus the commands it registers, so the full CLI and the lean YAML
+ * program (which starts without loading the runtime) behave the same way.
+ */
+import { Command, CommanderError } from "commander"
+import { exitCodeOf, ExitCode, installInterrupt, reportError } from "./io.ts"
+
+export const VERSION = "0.1.0"
+
+/** Runs an action, turning any failure into a one-line report and an exit code. */
+export type Action = (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>
+
+/** Adds one group of commands to a program. */
+export type Registration = (program: Command, run: Action) => void
+
+const runAction: Action = async (action, format) => {
+  try {
+    await action()
+  } catch (error) {
+    reportError(error, format())
+    process.exitCode = exitCodeOf(error)
+  }
+}
+
+export const buildProgram = (registrations: ReadonlyArray<Registration>): Command => {
+  const program = new Command()
+    .name("lambdagent")
+    .description("Build, check and run LLM agents as terms of a small JSON lambda calculus.")
+    .version(VERSION, "-v, --version")
+    .showHelpAfterError()
+    .exitOverride()
+  program
+    .command("version")
+    .description("print the version of lambdagent and of Node.js")
+    .action(() => {
+      process.stdout.write(`lambdagent ${VERSION}\nnode ${process.version}\n`)
+    })
+  for (const register of registrations) register(program, runAction)
+  return program
+}
+
+/**
+ * Node marks `node:sqlite` experimental and says so on stderr the first time it loads. The SQLite
+ * stores are tested and supported here, so the notice would only alarm users; other warnings
+ * still print as Node prints them.
+ */
+const hideSqliteNotice = (): void => {
+  const print = process.listeners("warning")
+  process.removeAllListeners("warning")
+  process.on("warning", (warning) => {
+    if (warning.name === "ExperimentalWarning" && warning.message.includes("SQLite")) return
+    for (const listener of print) listener(warning)
+  })
+}
+
+export const runProgram = async (argv: ReadonlyArray<string>, registrations: ReadonlyArray<Registration>): Promise<void> => {
+  installInterrupt()
+  hideSqliteNotice()
+  const program = buildProgram(registrations)
+  try {
+    await program.parseAsync(argv as Array<string>)
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // commander has already printed its message (usage errors, --help, --version)
+      process.exitCode = error.exitCode === 0 ? ExitCode.ok : ExitCode.compile
+      return
+    }
+    reportError(error, "text")
+    process.exitCode = exitCodeOf(error)
+  }
+}
