@@ -5,6 +5,7 @@
  * runtime, its providers or Effect's full module graph.
  */
 import * as nodeModule from "node:module"
+import { setFlagsFromString } from "node:v8"
 
 // Cache compiled bytecode between runs (Node ≥ 22.1): much of a command's start-up is compiling modules.
 ;(nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.()
@@ -13,10 +14,18 @@ type Program = { readonly main: (argv: ReadonlyArray<string>) => Promise<void> }
 
 const yamlCommands = new Set(["compile", "lint", "lambda"])
 
-// The lean program is one CommonJS bundle: `require` loads it without the ESM loader's extra
-// passes over a large file (export detection, module facades for every Node built-in).
+const loadLeanProgram = (): Program => {
+  // Compile the bundle's functions up front rather than on first call: the compile cache then
+  // holds them all, and later runs skip compiling whatever a lint calls (~20 ms of ~90; the
+  // first run pays ~25 ms once).
+  setFlagsFromString("--no-lazy")
+  // One CommonJS bundle: `require` loads it without the ESM loader's extra passes over a large
+  // file (export detection, module facades for every Node built-in).
+  return nodeModule.createRequire(import.meta.url)("./yaml-main.cjs") as Program
+}
+
 const program: Promise<Program> = yamlCommands.has(process.argv[2] ?? "")
-  ? Promise.resolve(nodeModule.createRequire(import.meta.url)("./yaml-main.cjs") as Program)
+  ? Promise.resolve().then(loadLeanProgram)
   : import("./program.js")
 
 void program.then(({ main }) => main(process.argv))
