@@ -12,8 +12,9 @@ import { fmt, table } from "./harness.ts"
 
 const CLI = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url))
 const ECHO = fileURLToPath(new URL("./fixtures/echo-server.mjs", import.meta.url))
-const CALLS = 2_000
-const WARMUP = 200
+const CALLS = 5_000
+// a long warm-up: the figure of interest is a running server's, once the JIT has compiled its hot path
+const WARMUP = 3_000
 const CONCURRENCY = 8
 const SMALL = { code: { add: [1, 2] }, input: null }
 const FIB = {
@@ -140,7 +141,7 @@ export async function run(): Promise<void> {
     const heConc = await concurrent(echoClients, echo.tool)
 
     table(
-      `tools/call, one client, ${fmt(CALLS, 0)} sequential calls after ${WARMUP} warm-up (reference Haskell server: small run ≈ 0.045 ms p50 over stdio)`,
+      `tools/call, one client, ${fmt(CALLS, 0)} sequential calls after ${fmt(WARMUP, 0)} warm-up (reference Haskell server: small run ≈ 0.045 ms p50 over stdio)`,
       ["workload", "calls/s", "p50 ms", "p99 ms", "time lambdagent/floor"],
       [...loadRows("stdio", sl, se), ...loadRows("HTTP", hl, he)]
     )
