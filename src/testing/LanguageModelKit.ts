@@ -20,7 +20,13 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import { describe, expect, it } from "vitest"
-import type { ChatChunk, ChatRequest, LanguageModelShape, ProviderErrorReason, Usage } from "../LanguageModel.ts"
+import type { LanguageModel } from "lambdagent"
+
+type ChatChunk = LanguageModel.ChatChunk
+type ChatRequest = LanguageModel.ChatRequest
+type LanguageModelShape = LanguageModel.LanguageModelShape
+type ProviderErrorReason = LanguageModel.ProviderErrorReason
+type Usage = LanguageModel.Usage
 
 /**
  * Options of {@link languageModelConformance}.
