@@ -4,11 +4,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { Redis } from "ioredis"
 import { createRuntime, MemoryStore, Scripted, SharedMemory, Term, Tools } from "lambdagent"
 import * as RedisMemory from "../plugins/redis/index.ts"
 import * as SqliteMemory from "../plugins/sqlite/index.ts"
 import { failureOf, openScoped, startWorker } from "./fixtures/helpers.ts"
+import { deleteRedisKeys, redisUnavailable as probeRedis, testRedisUrl } from "./fixtures/redis.ts"
 
 /** The refusal a write failed with (a store failure fails the test). */
 const refusal = <A>(write: Effect.Effect<A, MemoryStore.MemoryError | SharedMemory.SharedMemoryError>) =>
@@ -219,37 +219,14 @@ describe("SharedMemory.tools", () => {
 // Several processes appending to one append-only memory
 // ---------------------------------------------------------------------------------------------
 
-const redisUrl = process.env["LAMBDAGENT_TEST_REDIS_URL"] ?? "redis://127.0.0.1:6379"
+const redisUrl = testRedisUrl
 const redisPrefix = `lambdagent-test:${randomUUID()}:`
-
-const redisUnavailable = await (async (): Promise<string | undefined> => {
-  const probe = new Redis(redisUrl, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null })
-  probe.on("error", () => {})
-  try {
-    await probe.connect()
-    await probe.ping()
-    return undefined
-  } catch (error) {
-    return `Redis at ${redisUrl} is not reachable (${error instanceof Error ? error.message : String(error)})`
-  } finally {
-    probe.disconnect()
-  }
-})()
+const redisUnavailable = await probeRedis(redisUrl)
 if (redisUnavailable !== undefined) console.warn(`[SharedMemory redis tests] skipping: ${redisUnavailable}`)
 
 afterAll(async () => {
   if (redisUnavailable !== undefined) return
-  const client = new Redis(redisUrl, { maxRetriesPerRequest: 1 })
-  try {
-    let cursor = "0"
-    do {
-      const [next, found] = await client.scan(cursor, "MATCH", `${redisPrefix}*`, "COUNT", 1000)
-      if (found.length > 0) await client.del(...found)
-      cursor = next
-    } while (cursor !== "0")
-  } finally {
-    client.disconnect()
-  }
+  await deleteRedisKeys(redisPrefix, redisUrl)
 })
 
 const PER_WORKER = 150

@@ -13,30 +13,14 @@ import {
   redisServer,
   startWorker
 } from "../../test/fixtures/helpers.ts"
+import { deleteRedisKeys, redisUnavailable, testRedisUrl } from "../../test/fixtures/redis.ts"
 import * as RedisMemory from "./index.ts"
 
-const url = process.env["LAMBDAGENT_TEST_REDIS_URL"] ?? "redis://127.0.0.1:6379"
+const url = testRedisUrl
 const prefix = `lambdagent-test:${randomUUID()}:`
 
 /** Why the tests against the shared Redis cannot run, or undefined when they can. */
-const unavailable = await (async (): Promise<string | undefined> => {
-  const probe = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null })
-  let lastError: Error | undefined
-  probe.on("error", (error: Error) => {
-    lastError = error
-  })
-  try {
-    await probe.connect()
-    await probe.ping()
-    return undefined
-  } catch (error) {
-    const reason = (lastError ?? error) instanceof Error ? (lastError ?? error as Error).message : String(error)
-    return `Redis at ${url} is not reachable (${reason}); ` +
-      "set LAMBDAGENT_TEST_REDIS_URL or start redis-server"
-  } finally {
-    probe.disconnect()
-  }
-})()
+const unavailable = await redisUnavailable(url)
 const noServerBinary = (await hasRedisServer()) ? undefined : "the redis-server binary is not installed"
 if (unavailable !== undefined) console.warn(`[redis tests] skipping: ${unavailable}`)
 if (noServerBinary !== undefined) console.warn(`[redis tests] skipping fault tests: ${noServerBinary}`)
@@ -44,17 +28,7 @@ if (noServerBinary !== undefined) console.warn(`[redis tests] skipping fault tes
 afterAll(async () => {
   if (unavailable !== undefined) return
   // delete every key this run wrote
-  const client = new Redis(url, { maxRetriesPerRequest: 1 })
-  try {
-    let cursor = "0"
-    do {
-      const [next, found] = await client.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000)
-      if (found.length > 0) await client.del(...found)
-      cursor = next
-    } while (cursor !== "0")
-  } finally {
-    client.disconnect()
-  }
+  await deleteRedisKeys(prefix, url)
 })
 
 memoryStoreConformance("redis", async ({ maxEntries }) => {

@@ -12,23 +12,12 @@ import { Redis } from "ioredis"
 import { afterAll, describe, expect, it } from "vitest"
 import { call, REQUEST_TIMEOUT_MS, square, valueOf } from "../../plugins/mcp/test-support.ts"
 import { parseRegistryStore } from "../../src/cli/stores.ts"
+import { deleteRedisKeys, redisUnavailable as probeRedis, testRedisUrl } from "../fixtures/redis.ts"
 import { cliPath, runCli } from "./helpers.ts"
 
-const redisUrl = process.env["LAMBDAGENT_TEST_REDIS_URL"] ?? "redis://127.0.0.1:6379"
+const redisUrl = testRedisUrl
 const prefix = `lambdagent-test:${randomUUID()}:`
-const redisUnavailable = await (async (): Promise<string | undefined> => {
-  const probe = new Redis(redisUrl, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null })
-  probe.on("error", () => {})
-  try {
-    await probe.connect()
-    await probe.ping()
-    return undefined
-  } catch (error) {
-    return `Redis at ${redisUrl} is not reachable (${error instanceof Error ? error.message : String(error)})`
-  } finally {
-    probe.disconnect()
-  }
-})()
+const redisUnavailable = await probeRedis(redisUrl)
 if (redisUnavailable !== undefined) console.warn(`[mcp --store tests] skipping the Redis cases: ${redisUnavailable}`)
 
 const dir = mkdtempSync(join(tmpdir(), "lambdagent-mcp-store-"))
@@ -36,17 +25,7 @@ const dir = mkdtempSync(join(tmpdir(), "lambdagent-mcp-store-"))
 afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
   if (redisUnavailable !== undefined) return
-  const client = new Redis(redisUrl, { maxRetriesPerRequest: 1 })
-  try {
-    let cursor = "0"
-    do {
-      const [next, found] = await client.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000)
-      if (found.length > 0) await client.del(...found)
-      cursor = next
-    } while (cursor !== "0")
-  } finally {
-    client.disconnect()
-  }
+  await deleteRedisKeys(prefix, redisUrl)
 })
 
 /** `lambdagent mcp --store STORE` over stdio, with the official client. */

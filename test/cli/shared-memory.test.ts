@@ -7,12 +7,12 @@ import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
-import { Redis } from "ioredis"
 import { SharedMemory } from "lambdagent"
 import { afterAll, describe, expect, it } from "vitest"
 import * as RedisMemory from "../../plugins/redis/index.ts"
 import * as SqliteMemory from "../../plugins/sqlite/index.ts"
 import { openScoped } from "../fixtures/helpers.ts"
+import { redisUnavailable as probeRedis, testRedisUrl } from "../fixtures/redis.ts"
 import { runCli } from "./helpers.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "lambdagent-shared-cli-"))
@@ -22,20 +22,8 @@ const write = (name: string, lines: ReadonlyArray<string>) => {
   return path
 }
 
-const redisUrl = process.env["LAMBDAGENT_TEST_REDIS_URL"] ?? "redis://127.0.0.1:6379"
-const redisUnavailable = await (async (): Promise<string | undefined> => {
-  const probe = new Redis(redisUrl, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null })
-  probe.on("error", () => {})
-  try {
-    await probe.connect()
-    await probe.ping()
-    return undefined
-  } catch (error) {
-    return `Redis at ${redisUrl} is not reachable (${error instanceof Error ? error.message : String(error)})`
-  } finally {
-    probe.disconnect()
-  }
-})()
+const redisUrl = testRedisUrl
+const redisUnavailable = await probeRedis(redisUrl)
 if (redisUnavailable !== undefined) console.warn(`[shared memory CLI tests] skipping the Redis cases: ${redisUnavailable}`)
 const redisNamespaces: Array<string> = []
 
