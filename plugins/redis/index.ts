@@ -258,8 +258,18 @@ const decode = (key: string, raw: string): MemoryStore.MemoryEntry => {
     : { key, value, createdAt, expiresAt: Number(raw.slice(i + 1, j)) }
 }
 
-/** The URL without its password, for messages. */
-const redact = (url: string): string => {
+/**
+ * A Redis URL fit for messages and logs: its password, if any, shown as `***`.
+ *
+ * @since 0.1.0
+ * @category utils
+ * @example
+ * ```ts
+ * import { redactUrl } from "lambdagent/redis"
+ * console.log(redactUrl("redis://app:s3cret@cache:6379")) // "redis://app:***@cache:6379"
+ * ```
+ */
+export const redactUrl = (url: string): string => {
   try {
     const u = new URL(url)
     if (u.password !== "") u.password = "***"
@@ -309,7 +319,7 @@ export const make = (
       Config.withDefault(defaultUrl),
       Effect.mapError((cause) => openError(`cannot read LAMBDAGENT_REDIS_URL: ${cause.message}`, cause))
     ))
-    const shownUrl = redact(url)
+    const shownUrl = redactUrl(url)
     const maxEntries = options.maxEntries ?? MemoryStore.defaultMaxEntries
     const prefix = options.keyPrefix ?? defaultKeyPrefix
     const connectTimeout = options.connectTimeoutMs ?? 2000

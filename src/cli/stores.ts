@@ -74,17 +74,6 @@ export interface StoreSpec {
   readonly maxEntries?: number
 }
 
-/** The URL without its password, for messages. */
-export const redactUrl = (url: string): string => {
-  try {
-    const u = new URL(url)
-    if (u.password !== "") u.password = "***"
-    return u.toString().replace(/\/$/, "")
-  } catch {
-    return url
-  }
-}
-
 const isMemoryError = (u: unknown): u is { readonly _tag: "MemoryError"; readonly message: string } =>
   typeof u === "object" && u !== null && "_tag" in u && u._tag === "MemoryError"
 
@@ -108,7 +97,7 @@ export const openPluginStore = async (spec: StoreSpec, context: string): Promise
         }),
         scope
       ))
-      return { store, description: `redis ${redactUrl(url)}`, close }
+      return { store, description: `redis ${plugin.redactUrl(url)}`, close }
     }
     const plugin = await loadStorePlugin("sqlite")
     const path = spec.path ?? process.env.LAMBDAGENT_SQLITE_PATH ?? plugin.defaultPath
