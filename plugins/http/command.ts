@@ -6,6 +6,7 @@
  * @since 0.1.0
  * @module
  */
+import { isLoopbackAddress, isWildcardAddress } from "./internal/hosts.ts"
 import { defaults, type RequestLog, serve, type ServeOptions } from "./serve.ts"
 
 /**
@@ -46,7 +47,6 @@ export interface ServeCommandOptions extends ServeOptions {
  */
 export const defaultCommandPort = 8080
 
-const loopback = (host: string) => host === "localhost" || host === "::1" || host.startsWith("127.")
 
 /**
  * Serve an agent until SIGTERM or SIGINT (or `signal`), then shut down gracefully: stop
@@ -79,8 +79,11 @@ export const serveCommand = async (options: ServeCommandOptions): Promise<void> 
   const graceMs = options.graceMs ?? defaults.graceMs
   out(`lambdagent serve: ${JSON.stringify(name)} listening on ${server.url}`)
   out(`  POST ${server.url}/run   POST ${server.url}/stream   ws://${server.url.slice("http://".length)}/ws   GET ${server.url}/health`)
-  if (options.token === undefined && !loopback(server.host)) {
+  if (options.token === undefined && !isLoopbackAddress(server.host)) {
     err(`lambdagent serve: warning: listening on ${server.host} without a token; anyone who can reach this port can run the agent`)
+  }
+  if (isWildcardAddress(server.host) && (options.allowedHosts ?? []).length === 0) {
+    err(`lambdagent serve: note: listening on ${server.host}, but only requests addressed to 127.0.0.1, localhost or [::1] are accepted; add the names clients use with --allow-host`)
   }
 
   let stops = 0

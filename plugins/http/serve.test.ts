@@ -1,6 +1,9 @@
+import * as http from "node:http"
 import { createRuntime, Scripted, Term } from "lambdagent"
+import { WebSocket } from "ws"
 import { describe, expect, it } from "vitest"
 import {
+  connect,
   eventually,
   expectAlive,
   expectWaitServing,
@@ -182,6 +185,54 @@ describe("refused requests", () => {
     await expectAlive(server, { authorization: "Bearer s3cret-token" })
     const info = await get(server, "/", { authorization: "bearer s3cret-token" })
     expect(info.status).toBe(200)
+  })
+
+  it("answers only its own host names and origins (DNS rebinding), WebSocket upgrades included", async () => {
+    const server = await start({ ...echo, allowedHosts: ["agents.internal"], allowedOrigins: ["http://localhost:5173"] })
+    const raw = (path: string, headers: Record<string, string>, method = "POST") =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request({ host: "127.0.0.1", port: server.port, path, method, headers }, (res) => {
+          let body = ""
+          res.setEncoding("utf8").on("data", (d: string) => (body += d)).on("end", () => resolve({ status: res.statusCode!, body }))
+        })
+        req.on("error", reject)
+        req.end(method === "POST" ? JSON.stringify({ input: "x" }) : undefined)
+      })
+    const rebound = await raw("/run", { host: `evil.example:${server.port}` })
+    expect(rebound.status).toBe(403)
+    const refusal = JSON.parse(rebound.body) as ErrorJson
+    expect(refusal.error.kind).toBe("Forbidden")
+    expect(refusal.error.message).toContain("DNS rebinding")
+    expect((await raw("/run", { host: `localhost:${server.port}`, origin: "http://evil.example" })).status).toBe(403)
+    expect((await raw("/", { host: `127.0.0.1:${server.port}`, origin: "null" }, "GET")).status).toBe(403)
+    for (const headers of [
+      { host: `localhost:${server.port}` },
+      { host: `[::1]:${server.port}` },
+      { host: "agents.internal" },
+      { host: `127.0.0.1:${server.port}`, origin: "http://localhost:5173" },
+      { host: `localhost:${server.port}`, origin: `http://localhost:${server.port}` }
+    ]) {
+      const res = await raw("/run", headers)
+      expect(res.status, JSON.stringify(headers)).toBe(200)
+    }
+    // a load balancer's health check names the machine's address
+    expect((await raw("/health", { host: `10.1.2.3:${server.port}` }, "GET")).status).toBe(200)
+    // browsers do not apply CORS to WebSockets: the Origin check is what keeps a page out
+    const status = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`${server.url.replace(/^http/, "ws")}/ws`, { origin: "http://evil.example" })
+      ws.on("unexpected-response", (_req, res) => resolve(res.statusCode!))
+      ws.on("open", () => resolve(101))
+      ws.on("error", () => {})
+    })
+    expect(status).toBe(403)
+    const ok = await connect(server, { origin: "http://localhost:5173" })
+    ok.ws.close()
+    await expectAlive(server)
+  })
+
+  it("refuses a host policy that names no host or origin", async () => {
+    await expect(start({ ...echo, allowedOrigins: ["localhost"] })).rejects.toThrow(/allowed origin "localhost" is not an origin/)
+    await expect(start({ ...echo, allowedHosts: ["http://x/"] })).rejects.toThrow(/allowed host "http:\/\/x\/" is not a host/)
   })
 
   it("refuses runs beyond maxConcurrent with 503 Overloaded", async () => {

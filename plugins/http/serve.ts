@@ -16,6 +16,7 @@ import type { Duplex } from "node:stream"
 import { createRuntime, type Runtime, Term } from "lambdagent"
 import { WebSocketServer } from "ws"
 import { parseJson, runBody, toJsonText } from "./internal/json.ts"
+import { bracketedHost, type HostCheck, hostGuard, type HostPolicy, isWildcardAddress } from "./internal/hosts.ts"
 import { bearerCheck, readBody, wantsEventStream } from "./internal/request.ts"
 import { RunTracker } from "./internal/runs.ts"
 import { SseWriter } from "./internal/sse.ts"
@@ -24,6 +25,11 @@ import { failureOf, HttpFailure, parseRunRequest, RunAborted, type RunRequest } 
 
 /**
  * Options of {@link serve}.
+ *
+ * Every endpoint but `/health` answers only requests addressed to `127.0.0.1`, `localhost` or
+ * `[::1]` on the bound port (and to the bound address when it is a specific one) and, from a
+ * browser, only pages of those origins; `allowedHosts` and `allowedOrigins` ({@link HostPolicy})
+ * add more. Others get 403 `Forbidden`: a web page cannot reach the server through DNS rebinding.
  *
  * @since 0.1.0
  * @category models
@@ -40,7 +46,7 @@ import { failureOf, HttpFailure, parseRunRequest, RunAborted, type RunRequest } 
  * }
  * ```
  */
-export interface ServeOptions {
+export interface ServeOptions extends HostPolicy {
   /**
    * The agent, or a function returning it, called for every run. Conversation histories of `llm`
    * terms are kept per term object: return the same term to keep them across requests. Memory
@@ -191,8 +197,9 @@ const rejectUpgrade = (socket: Duplex, failure: HttpFailure): void => {
   socket.end(`${head.join("\r\n")}\r\n\r\n${text}`)
 }
 
+/** Where a client on this machine reaches the server (a wildcard address is no `Host` it accepts). */
 const formatUrl = (host: string, port: number): string =>
-  `http://${host.includes(":") ? `[${host}]` : host}:${port}`
+  `http://${host === "0.0.0.0" ? "127.0.0.1" : isWildcardAddress(host) ? "[::1]" : bracketedHost(host)}:${port}`
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
@@ -250,6 +257,14 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
   const name = options.name ?? defaults.name
   const report = options.onError ?? defaultOnError
   const authorize = options.token === undefined ? undefined : bearerCheck(options.token)
+  const guardFor = hostGuard(host, options)
+  // set once the server listens and its port is known; no request arrives before
+  let hostCheck: HostCheck = () => "Forbidden: the server is starting"
+  const admit = (req: http.IncomingMessage) => {
+    const refused = hostCheck(req.headers.host, req.headers.origin)
+    if (refused !== undefined) throw new HttpFailure(403, "Forbidden", refused)
+    authorize?.(req.headers.authorization)
+  }
   const runs = new RunTracker({
     timeoutMs: options.timeoutMs ?? defaults.timeoutMs,
     ...(options.maxConcurrent !== undefined ? { maxConcurrent: options.maxConcurrent } : {})
@@ -358,7 +373,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
       }, {}, closing)
       return
     }
-    authorize?.(req.headers.authorization)
+    admit(req)
     switch (path) {
       case "/": {
         if (method !== "GET") throw methodNotAllowed("GET")
@@ -415,7 +430,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     try {
       if (path !== "/ws") throw new HttpFailure(404, "NotFound", `no WebSocket endpoint at ${path}; use /ws`)
       if (runs.closing) throw new HttpFailure(503, "ShuttingDown", "the server is shutting down", {}, { "Retry-After": "5" })
-      authorize?.(req.headers.authorization)
+      admit(req)
     } catch (error) {
       rejectUpgrade(socket, failureOf(error))
       return
@@ -463,6 +478,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     throw new Error(`cannot listen on ${host}:${options.port ?? 0}: ${why}`, { cause })
   }
   const port = (server.address() as AddressInfo).port
+  hostCheck = guardFor(port)
 
   let closing: Promise<void> | undefined
   const graceOver = new AbortController()

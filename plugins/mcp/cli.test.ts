@@ -124,9 +124,10 @@ describe("usage errors", () => {
       [["mcp", "--store", ":memory:", "--token", "x"], "--token applies to Streamable HTTP only: add --http PORT"],
       [["mcp", "--store", ":memory:", "--allow-host", "a.example"], "--allow-host applies to Streamable HTTP only"],
       [["mcp", "--http", "0", "--store", ":memory:", "--token", ""], "--token must not be empty"],
-      [["mcp", "--http", "0", "--store", ":memory:", "--allow-origin", "localhost"], "allowed origin \"localhost\" is not an origin"],
+      [["mcp", "--http", "0", "--store", ":memory:", "--allow-origin", "localhost"], "error: UsageError: allowed origin \"localhost\" is not an origin"],
       [["serve", "examples/agents/chain.yml", "--mcp", "--token", "x"], "--token applies to Streamable HTTP only: add --mcp --http PORT"],
-      [["serve", "examples/agents/chain.yml", "--allow-host", "a.example"], "--allow-host applies to --mcp only"]
+      [["serve", "examples/agents/chain.yml", "--http", "0"], "--http applies to --mcp only"],
+      [["serve", "examples/agents/chain.yml", "--port", "0", "--allow-origin", "localhost"], "error: UsageError: allowed origin \"localhost\" is not an origin"]
     ] as const) {
       const r = cli(args)
       expect(r.status, args.join(" ")).toBe(1)

@@ -21,6 +21,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
+import { bracketedHost, type HostCheck, hostGuard, type HostPolicy, isLoopbackAddress, isWildcardAddress } from "lambdagent/http"
 import { createLambdaServer, type LambdaServer, type LambdaServerOptions } from "./server.ts"
 import { resolveStore, type ToolRegistryStore } from "./store.ts"
 
@@ -339,14 +340,7 @@ export interface HttpServeOptions extends HttpSecurityOptions {
  * }
  * ```
  */
-export interface HttpSecurityOptions {
-  /**
-   * More accepted `Host` values: `name` (any port), `name:port` (that port only), IPv6 addresses
-   * in brackets (`[fd00::1]`). `"*"` accepts any host: only for servers behind a proxy that checks it.
-   */
-  readonly allowedHosts?: ReadonlyArray<string>
-  /** More accepted `Origin` values (`http://localhost:6274`); `"*"` accepts any origin. */
-  readonly allowedOrigins?: ReadonlyArray<string>
+export interface HttpSecurityOptions extends HostPolicy {
   /**
    * Checks the `Authorization` header of every request (`undefined` when absent); throwing refuses
    * the request. The answer is `401` with the error's message in a JSON-RPC error body, and the
@@ -361,11 +355,6 @@ interface HttpSession {
   lastSeen: number
 }
 
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"])
-const WILDCARD = new Set(["0.0.0.0", "::", "[::]"])
-
-/** Whether `host` (an address to bind) only accepts connections from this machine. */
-const isLoopback = (host: string) => LOOPBACK.has(host) || host.startsWith("127.")
 
 const sendJsonError = (
   res: ServerResponse,
@@ -381,63 +370,6 @@ const sendJsonError = (
   }
   res.writeHead(status, { ...headers, "content-type": "application/json" })
   res.end(JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }))
-}
-
-const bracketed = (host: string) => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host)
-
-type OriginCheck = (host: string | undefined, origin: string | undefined) => string | undefined
-
-/**
- * The `Host`/`Origin` check of {@link HttpSecurityOptions}. Validates the options at once (a
- * `RangeError` for an entry that is no host or origin); given the bound port, returns the check,
- * which says why a request is refused, or `undefined` when it may proceed.
- */
-const originGuard = (bound: string, options: HttpSecurityOptions): (port: number) => OriginCheck => {
-  const anyHost = options.allowedHosts?.includes("*") === true
-  const anyOrigin = options.allowedOrigins?.includes("*") === true
-  const withPort: Array<string> = []
-  const anyPort = new Set<string>()
-  for (const entry of options.allowedHosts ?? []) {
-    if (entry === "*") continue
-    const value = entry.trim().toLowerCase()
-    if (value === "" || /[\s/@]/.test(value)) throw new RangeError(`allowed host ${JSON.stringify(entry)} is not a host name or address`)
-    if (/^(\[[^\]]*\]|[^:]+):\d+$/.test(value)) withPort.push(value)
-    else anyPort.add(bracketed(value))
-  }
-  const origins = new Set<string>()
-  for (const entry of options.allowedOrigins ?? []) {
-    if (entry === "*") continue
-    try {
-      origins.add(new URL(entry).origin)
-    } catch {
-      throw new RangeError(`allowed origin ${JSON.stringify(entry)} is not an origin such as http://localhost:6274`)
-    }
-  }
-  return (port) => {
-    const exact = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, ...withPort])
-    if (!LOOPBACK.has(bound) && !WILDCARD.has(bound)) exact.add(`${bracketed(bound).toLowerCase()}:${port}`)
-    const hostAllowed = (value: string) => {
-      const host = value.toLowerCase()
-      return anyHost || exact.has(host) || anyPort.has(host.replace(/:\d+$/, ""))
-    }
-    const shown = [...exact, ...anyPort].join(", ")
-    return (host, origin) => {
-      if (!hostAllowed(host ?? "")) {
-        return `Forbidden: Host ${JSON.stringify(host ?? "")} is not allowed; this server answers to ${shown} ` +
-          "(protection against DNS rebinding; allow more with --allow-host or allowedHosts)"
-      }
-      if (origin === undefined || anyOrigin) return undefined
-      let url: URL | undefined
-      try {
-        url = new URL(origin)
-      } catch {
-        url = undefined
-      }
-      const web = url !== undefined && (url.protocol === "http:" || url.protocol === "https:")
-      if (web && (origins.has(url!.origin) || hostAllowed(url!.host))) return undefined
-      return `Forbidden: Origin ${JSON.stringify(origin)} is not allowed (protection against DNS rebinding; allow more with --allow-origin or allowedOrigins)`
-    }
-  }
 }
 
 /** The status and headers of a refused authorization: those of the error when it has them. */
@@ -499,8 +431,8 @@ export const serveHttp = async (server: LambdaServer, options: HttpServeOptions 
   const idleMs = options.sessionIdleMs ?? 60 * 60 * 1000
   const log = options.log ?? ((line: string) => process.stderr.write(`[lambdagent mcp] ${line}\n`))
   const sessions = new Map<string, HttpSession>()
-  const guardFor = originGuard(host, options)
-  let guard: OriginCheck | undefined
+  const guardFor = hostGuard(host, options)
+  let guard: HostCheck | undefined
 
   const closeSession = async (id: string) => {
     const entry = sessions.get(id)
@@ -638,7 +570,7 @@ export const serveHttp = async (server: LambdaServer, options: HttpServeOptions 
   }
 
   // every interface includes the loopback one, whose names the Host check accepts
-  const shownHost = host === "0.0.0.0" ? "127.0.0.1" : WILDCARD.has(host) ? "[::1]" : bracketed(host)
+  const shownHost = host === "0.0.0.0" ? "127.0.0.1" : isWildcardAddress(host) ? "[::1]" : bracketedHost(host)
   return { server, url: `http://${shownHost}:${port}${path}`, port, closed, close }
 }
 
@@ -733,10 +665,10 @@ export interface McpCommandOptions extends Omit<ServeOptions, "transport">, Http
  */
 export const httpStartupWarnings = (host: string, security: HttpSecurityOptions): Array<string> => {
   const warnings: Array<string> = []
-  if (!isLoopback(host) && security.authorize === undefined) {
+  if (!isLoopbackAddress(host) && security.authorize === undefined) {
     warnings.push(`warning: listening on ${host} without a token; anyone who can reach this port can use the server (set --token or $LAMBDAGENT_TOKEN)`)
   }
-  if (WILDCARD.has(host) && (security.allowedHosts ?? []).length === 0) {
+  if (isWildcardAddress(host) && (security.allowedHosts ?? []).length === 0) {
     warnings.push(`note: listening on ${host}, but only requests addressed to 127.0.0.1, localhost or [::1] are accepted; add the names clients use with --allow-host`)
   }
   return warnings

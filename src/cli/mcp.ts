@@ -18,6 +18,22 @@ interface McpOptions {
 }
 
 /** The security options of an MCP Streamable HTTP server, from the command line; refused with stdio. */
+/** `--allow-host` and `--allow-origin` as the HTTP servers' host policy, checked now (a usage error). */
+export const hostPolicy = async (options: { readonly allowHost: Array<string>; readonly allowOrigin: Array<string> }) => {
+  const policy = {
+    ...(options.allowHost.length > 0 ? { allowedHosts: options.allowHost } : {}),
+    ...(options.allowOrigin.length > 0 ? { allowedOrigins: options.allowOrigin } : {})
+  }
+  if (options.allowHost.length + options.allowOrigin.length === 0) return policy
+  const http = await import("lambdagent/http")
+  try {
+    http.hostGuard("127.0.0.1", policy)
+  } catch (error) {
+    throw new CliError((error as Error).message, ExitCode.failed, "UsageError")
+  }
+  return policy
+}
+
 export const httpSecurity = async (
   options: { readonly http?: string; readonly token?: string; readonly allowHost: Array<string>; readonly allowOrigin: Array<string> },
   httpFlag: string
@@ -31,8 +47,7 @@ export const httpSecurity = async (
   const token = bearerToken(options.token)
   const http = token === undefined ? undefined : await import("lambdagent/http")
   return {
-    ...(options.allowHost.length > 0 ? { allowedHosts: options.allowHost } : {}),
-    ...(options.allowOrigin.length > 0 ? { allowedOrigins: options.allowOrigin } : {}),
+    ...(await hostPolicy(options)),
     ...(http !== undefined && token !== undefined ? { authorize: http.bearerCheck(token) } : {})
   }
 }

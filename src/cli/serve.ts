@@ -6,7 +6,7 @@ import type { Registration } from "./shell.ts"
 import { Term } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
 import { bearerToken, CliError, ExitCode, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
-import { collect, httpSecurity } from "./mcp.ts"
+import { collect, hostPolicy, httpSecurity } from "./mcp.ts"
 
 interface ServeOptions {
   readonly port?: string
@@ -29,13 +29,12 @@ const port = (text: string | undefined, flag: string): number | undefined => {
 }
 
 export const serveCommand = async (config: string, options: ServeOptions): Promise<void> => {
-  if (options.mcp !== true) {
-    for (const [flag, given] of [["--http", options.http !== undefined], ["--allow-host", options.allowHost.length > 0], ["--allow-origin", options.allowOrigin.length > 0]] as const) {
-      if (given) throw new CliError(`${flag} applies to --mcp only (plain serve listens with --port)`, ExitCode.failed, "UsageError")
-    }
+  if (options.mcp !== true && options.http !== undefined) {
+    throw new CliError("--http applies to --mcp only (plain serve listens with --port)", ExitCode.failed, "UsageError")
   }
   const mcpSecurity = options.mcp === true ? await httpSecurity(options, "--mcp --http") : {}
   const token = options.mcp === true ? undefined : bearerToken(options.token)
+  const policy = options.mcp === true ? {} : await hostPolicy(options)
   const extraTools = shellTools(options.tool)
   const agent = await loadAgent(config, { tools: extraTools })
   const { close, notices, runtime } = await buildRuntime(agent, {
@@ -71,6 +70,7 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
     ...(listenPort !== undefined ? { port: listenPort } : {}),
     ...(options.host !== undefined ? { host: options.host } : {}),
     ...(token !== undefined ? { token } : {}),
+    ...policy,
     ...(timeout !== undefined && Number.isFinite(timeout) ? { timeoutMs: timeout } : {})
   })
   await close()
@@ -89,7 +89,7 @@ export const registerServe: Registration = (program, run) => {
     .option("--tool <NAME=CMD>", "a shell command as a tool (repeatable)", collect, [])
     .option("--mcp", "serve the agent as one MCP tool (stdio, or Streamable HTTP with --http)")
     .option("--http <port>", "with --mcp: listen for Streamable HTTP on this port")
-    .option("--allow-host <host>", "with --mcp --http: also accept this Host header (name or name:port; repeatable)", collect, [])
-    .option("--allow-origin <origin>", "with --mcp --http: also accept this Origin (e.g. http://localhost:6274; repeatable)", collect, [])
+    .option("--allow-host <host>", "also accept this Host header (name or name:port; repeatable); with --mcp, for --http only", collect, [])
+    .option("--allow-origin <origin>", "also accept this browser Origin (e.g. http://localhost:5173; repeatable); with --mcp, for --http only", collect, [])
     .action(async (config: string, options: ServeOptions) => run(() => serveCommand(config, options), () => "text"))
 }
