@@ -111,6 +111,13 @@ describe("type: react", () => {
     expect(refs.get("terminate")).toMatchObject({ kind: "terminate" })
   })
 
+  it("reads terminate in any letter case, as the loop does, and writes it in lower case", () => {
+    const t = termOf({ type: "react", systemPrompt: "x", mcp: { localTools: ["search", "Terminate"], policy: { mode: "disable" } } }) as Term.Of<"React">
+    expect(t.tools).toEqual(["terminate"])
+    const u = termOf({ type: "react", systemPrompt: "x", mcp: { localTools: ["search", "TERMINATE"] } }) as Term.Of<"React">
+    expect(u.tools).toEqual(["search", "terminate"])
+  })
+
   it("defaults maxSteps to 10 and leaves toolTimeout and observe to the runtime", () => {
     const t = termOf({ type: "react", systemPrompt: "x", mcp: { localTools: ["terminate"] } }) as Term.Of<"React">
     expect(t.maxSteps).toBe(10)

@@ -94,6 +94,20 @@ export interface Overrides {
 export type ToolReferenceKind = "mcp" | "cli" | "a2a" | "rag" | "builtin" | "terminate" | "injected" | "shared" | "local"
 
 /**
+ * Whether a tool name is the ReAct loop's `terminate`, which the loop recognises in any letter case
+ * (`Terminate`, `TERMINATE`).
+ *
+ * @since 0.1.0
+ * @category tools
+ * @example
+ * ```ts
+ * import { isTerminateName } from "lambdagent/yaml"
+ * isTerminateName("Terminate") // true
+ * ```
+ */
+export const isTerminateName = (name: string): boolean => name.toLowerCase() === "terminate"
+
+/**
  * How to reach an MCP server.
  *
  * @since 0.1.0
@@ -537,7 +551,7 @@ class Compiler {
 
   private resolve(name: string, agent: AgentConfig, listedLocally: boolean, rag?: Readonly<Record<string, unknown>>): RefBuilder {
     if (rag !== undefined) return { kind: "rag", declared: true, usedAt: [], rag }
-    if (name === "terminate") return { kind: "terminate", declared: true, usedAt: [] }
+    if (isTerminateName(name)) return { kind: "terminate", declared: true, usedAt: [] }
     if (isBuiltinTool(name)) return { kind: "builtin", declared: true, usedAt: [] }
     if (this.shared !== undefined && allSharedTools.has(name)) return { kind: "shared", declared: true, usedAt: [] }
     const ownServer = Object.entries(agent.mcp?.onlineTool ?? {}).find(([, tools]) => tools.includes(name))?.[0]
@@ -631,7 +645,9 @@ class Compiler {
       if (!disabled) tools.forEach((t, i) => push(t, [...path, "mcp", "onlineTool", server, i], true))
     }
     agent.mcp?.localTools?.forEach((t, i) => {
-      if (!disabled || t === "terminate") push(t, [...path, "mcp", "localTools", i], true)
+      // the loop ends on a call to terminate in any letter case, so the file may spell it so too
+      if (isTerminateName(t)) push("terminate", [...path, "mcp", "localTools", i], true)
+      else if (!disabled) push(t, [...path, "mcp", "localTools", i], true)
     })
     if (this.shared !== undefined && !disabled) for (const t of sharedToolsOf(this.shared)) push(t, ["sharedMemory"], true)
     if (isRoot && !disabled) {

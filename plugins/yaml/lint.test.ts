@@ -62,7 +62,7 @@ const cases: Readonly<Record<string, Cases>> = {
       { yaml: REACT.replace("search, terminate", "search"), field: "mcp.localTools" },
       { yaml: `type: react\nsystemPrompt: Think.\n${MODEL}\nreact: {maxSteps: 3}\n`, field: "type" }
     ],
-    quiet: [{ yaml: REACT }]
+    quiet: [{ yaml: REACT }, { yaml: REACT.replace("search, terminate", "search, Terminate") }]
   },
   L005: {
     fires: [

@@ -8,7 +8,7 @@
  */
 import { Evaluator, Term } from "lambdagent"
 import { type Bounds, bounds } from "./bounds.ts"
-import { compileChecked, type ConfigInput, loadSource, type Overrides, semanticIssues, type SharedMemoryRequirement, type ToolReference } from "./compile.ts"
+import { compileChecked, type ConfigInput, isTerminateName, loadSource, type Overrides, semanticIssues, type SharedMemoryRequirement, type ToolReference } from "./compile.ts"
 import { type FieldPath, formatFieldPath, isYamlError, type YamlError } from "./errors.ts"
 import { type LintLevel, lintRules, ruleById } from "./rules.ts"
 import type { AgentConfig, AgentFile, ModelConfig } from "./schema.ts"
@@ -142,7 +142,7 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
   const react = agent.react
   if (type === "react") {
     const maxSteps = overrides.maxSteps ?? react?.maxSteps
-    if (!(agent.mcp?.localTools ?? []).includes("terminate")) {
+    if (!(agent.mcp?.localTools ?? []).some(isTerminateName)) {
       f.add("L004", agent.mcp?.localTools !== undefined ? at("mcp", "localTools") : agent.mcp !== undefined ? at("mcp") : at("type"), "react agent without a terminate tool: it stops only when a thought names no tool or after maxSteps")
     }
     if (maxSteps !== undefined && maxSteps > 50) f.add("L010", at("react", "maxSteps"), `react.maxSteps is ${maxSteps} (above 50): long runs and high cost`)
@@ -265,7 +265,7 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
   if (agent.mcp?.policy?.mode === "disable") {
     const disabled = [
       ...Object.values(agent.mcp.onlineTool ?? {}).flat(),
-      ...(agent.mcp.localTools ?? []).filter((t) => t !== "terminate")
+      ...(agent.mcp.localTools ?? []).filter((t) => !isTerminateName(t))
     ]
     if (disabled.length > 0) f.add("L029", at("mcp", "policy", "mode"), `mcp.policy.mode is disable: ${disabled.join(", ")} ${disabled.length === 1 ? "is" : "are"} never offered to the agent`)
   }
