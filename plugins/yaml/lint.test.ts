@@ -93,7 +93,10 @@ const cases: Readonly<Record<string, Cases>> = {
   L010: {
     fires: [
       { yaml: REACT.replace("maxSteps: 10", "maxSteps: 60"), field: "react.maxSteps" },
-      { yaml: REACT, options: { overrides: { maxSteps: 51 } }, field: "react.maxSteps" }
+      { yaml: REACT, options: { overrides: { maxSteps: 51 } }, field: "react.maxSteps" },
+      // maxSteps only in the overrides: the finding points at what the file has
+      { yaml: REACT.replace("react: {maxSteps: 10}\n", "react: {toolTimeout: 5}\n"), options: { overrides: { maxSteps: 51 } }, field: "react" },
+      { yaml: REACT.replace("react: {maxSteps: 10}\n", ""), options: { overrides: { maxSteps: 51 } }, field: "type" }
     ],
     quiet: [{ yaml: REACT.replace("maxSteps: 10", "maxSteps: 50") }, { yaml: REACT.replace("maxSteps: 10", "maxSteps: 60"), options: { overrides: { maxSteps: 20 } } }]
   },

@@ -145,7 +145,10 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
     if (!(agent.mcp?.localTools ?? []).some(isTerminateName)) {
       f.add("L004", agent.mcp?.localTools !== undefined ? at("mcp", "localTools") : agent.mcp !== undefined ? at("mcp") : at("type"), "react agent without a terminate tool: it stops only when a thought names no tool or after maxSteps")
     }
-    if (maxSteps !== undefined && maxSteps > 50) f.add("L010", at("react", "maxSteps"), `react.maxSteps is ${maxSteps} (above 50): long runs and high cost`)
+    if (maxSteps !== undefined && maxSteps > 50) {
+      if (overrides.maxSteps !== undefined) f.add("L010", react?.maxSteps !== undefined ? at("react", "maxSteps") : react !== undefined ? at("react") : at("type"), `maxSteps is ${maxSteps} by the overrides (above 50): long runs and high cost`)
+      else f.add("L010", at("react", "maxSteps"), `react.maxSteps is ${maxSteps} (above 50): long runs and high cost`)
+    }
     if (maxSteps === undefined) f.add("L017", agent.react !== undefined ? at("react") : at("type"), "react.maxSteps is not set: the loop is bounded by the default of 10 steps")
   }
   for (const { model, path: mp } of modelsOf(agent, path)) {
