@@ -132,11 +132,18 @@ export const defaultRegistrySqlitePath = (): string => join(homedir(), ".lambdag
  * those itself), a {@link RegistryStoreSpec} for `redis://…`, `rediss://…`, `redis:`, `sqlite:PATH`
  * and `sqlite:`. Options go in a query: `?namespace=NAME`, and for Redis `&prefix=KEYPREFIX`; the
  * rest of a Redis URL goes to the client as written. Throws a usage {@link CliError} for an
- * option it does not know.
+ * option it does not know, and for a URL of any other scheme (`postgres://…`).
  */
 export const parseRegistryStore = (value: string): RegistryStoreSpec | undefined => {
   const scheme = /^(rediss?|sqlite):/i.exec(value)?.[1]?.toLowerCase()
-  if (scheme === undefined) return undefined
+  if (scheme === undefined) {
+    // a URL of another service is a mistake, not a file to create under ./postgres:/…
+    const other = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]
+    if (other !== undefined) {
+      throw new CliError(`--store ${value}: ${other}:// is not a store; use a JSON file path, :memory:, redis://HOST[:PORT] or sqlite:PATH`, ExitCode.failed, "UsageError")
+    }
+    return undefined
+  }
   const rest = value.slice(scheme.length + 1)
   const q = rest.indexOf("?")
   const params = new URLSearchParams(q < 0 ? "" : rest.slice(q + 1))

@@ -142,6 +142,8 @@ describe("parseRegistryStore", () => {
     expect(parseRegistryStore("sqlite:data/tools.db?namespace=ns")).toEqual({ kind: "sqlite", path: "data/tools.db", namespace: "ns" })
     expect(parseRegistryStore("sqlite:")).toEqual({ kind: "sqlite" })
     expect(() => parseRegistryStore("redis:cache:6379")).toThrow(/expected redis:\/\/HOST\[:PORT\]\[\/DB\]/)
+    expect(() => parseRegistryStore("postgres://localhost/db")).toThrow(/postgres:\/\/ is not a store; use a JSON file path, :memory:, redis/)
+    expect(parseRegistryStore("C:/tools.json")).toBeUndefined()
     expect(() => parseRegistryStore("redis://h?namespace=")).toThrow(/namespace must not be empty/)
   })
 })
