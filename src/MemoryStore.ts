@@ -146,6 +146,12 @@ export interface MemoryStoreShape {
   readonly get: (namespace: string, key: string) => Effect.Effect<MemoryEntry | undefined, MemoryError>
   /** Writes or overwrites an entry (a use, and the newest write); may evict the least recently used. */
   readonly put: (namespace: string, key: string, value: string, options?: PutOptions) => Effect.Effect<void, MemoryError>
+  /**
+   * Writes an entry only if `key` has no live one, as one atomic step (for a shared store, across
+   * every process using it); `true` when it wrote. Optional: a store without it cannot promise
+   * that the first of several racing writers wins, which append-only shared memory relies on.
+   */
+  readonly putIfAbsent?: (namespace: string, key: string, value: string, options?: PutOptions) => Effect.Effect<boolean, MemoryError>
   /** Up to `limit` live entries, most recently written first. */
   readonly listRecent: (namespace: string, limit: number) => Effect.Effect<ReadonlyArray<MemoryEntry>, MemoryError>
   /** Deletes every entry of one namespace. */
@@ -200,6 +206,13 @@ export interface LocalOptions {
   readonly clock?: Clock.Clock
 }
 
+const ttlOf = (putOptions: PutOptions | undefined): Effect.Effect<number, MemoryError> => {
+  const ttlMs = putOptions?.ttlMs ?? 0
+  return Number.isFinite(ttlMs) && ttlMs >= 0
+    ? Effect.succeed(Math.ceil(ttlMs))
+    : Effect.fail(new MemoryError({ store: "local", operation: "put", message: `ttlMs must be a finite number >= 0, got ${ttlMs}` }))
+}
+
 /**
  * Creates an in-process store: a per-namespace LRU bounded by entry count, with per-entry TTL.
  *
@@ -237,15 +250,15 @@ export const makeLocal = (options: LocalOptions = {}): MemoryStoreShape => {
   return {
     name: "local",
     get: (ns, key) => withNow((now) => memory.get(ns, key, now)),
-    put: (ns, key, value, putOptions) => {
-      const ttlMs = putOptions?.ttlMs ?? 0
-      if (!Number.isFinite(ttlMs) || ttlMs < 0) {
-        return Effect.fail(
-          new MemoryError({ store: "local", operation: "put", message: `ttlMs must be a finite number >= 0, got ${ttlMs}` })
-        )
-      }
-      return withNow((now) => memory.put(ns, key, value, Math.ceil(ttlMs), now))
-    },
+    put: (ns, key, value, putOptions) =>
+      Effect.flatMap(ttlOf(putOptions), (ttlMs) => withNow((now) => memory.put(ns, key, value, ttlMs, now))),
+    putIfAbsent: (ns, key, value, putOptions) =>
+      Effect.flatMap(ttlOf(putOptions), (ttlMs) =>
+        withNow((now) => {
+          if (memory.has(ns, key, now)) return false
+          memory.put(ns, key, value, ttlMs, now)
+          return true
+        })),
     listRecent: (ns, limit) => withNow((now) => memory.listRecent(ns, Math.floor(limit), now)),
     clear: (ns) => Effect.sync(() => memory.clear(ns))
   }

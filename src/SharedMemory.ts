@@ -164,6 +164,9 @@ const versionId = (): string =>
   }`
 
 /** The binding key of a store key, in append-only mode. */
+/** The version id of a binding's first version when the store can write it atomically (no dots: never a {@link versionId}). */
+const FIRST_VERSION = "first"
+
 const bindingKey = (storeKey: string): string => {
   const i = storeKey.lastIndexOf(SEPARATOR)
   return i < 0 ? storeKey : storeKey.slice(0, i)
@@ -174,10 +177,13 @@ const quoted = (key: string): string => JSON.stringify(key)
 /**
  * Creates shared memory over a store and writes the `initial` bindings that have no value yet.
  *
- * In append-only mode the check before a write and the write itself are two store operations:
- * two writers binding the same new key at the same moment both succeed, as two versions of it
- * (nothing is lost; `get` returns the newer one), and writers racing at `historyLimit` may pass
- * it by a few versions (which is why the store should keep more than `historyLimit`).
+ * In append-only mode, binding a new key (`set`) is atomic on a store with `putIfAbsent` (the
+ * local, Redis and SQLite stores have it): of several writers racing to bind one key, in this
+ * process or others, exactly one succeeds and the others are refused unless they wrote the same
+ * value. On a store without it the check and the write are two operations, and racing writers
+ * may both succeed, as two versions of the key (nothing is lost; `get` returns the newer one).
+ * Writers racing at `historyLimit` may pass it by a few versions (which is why the store should
+ * keep more than `historyLimit`).
  *
  * @since 0.1.0
  * @category constructors
@@ -235,20 +241,35 @@ export const make = (
       )
       : store.put(ns, `${key}${SEPARATOR}${versionId()}`, value)
 
+  const alreadyBound = (key: string) =>
+    new SharedMemoryError({
+      reason: "AppendOnly",
+      key,
+      message: `${quoted(key)} is already bound and shared memory ${quoted(ns)} is append-only: ` +
+        `a bound key is never replaced (append a new version instead)`
+    })
+
+  /**
+   * Append-only: bind a key that has no version yet. With `putIfAbsent`, the binding's first
+   * version has a fixed store key, so of several writers racing to bind it (other processes
+   * included) exactly one succeeds and the others see its value.
+   */
+  const bind = (key: string, value: string, versions: ReadonlyArray<Version>): Effect.Effect<void, MemoryError | SharedMemoryError> => {
+    if (store.putIfAbsent === undefined || versions.length >= historyLimit) return addVersion(key, value, versions)
+    const first = `${key}${SEPARATOR}${FIRST_VERSION}`
+    return Effect.flatMap(store.putIfAbsent(ns, first, value), (wrote) =>
+      wrote
+        ? Effect.void
+        : Effect.flatMap(store.get(ns, first), (winner) => winner?.value === value ? Effect.void : Effect.fail(alreadyBound(key))))
+  }
+
   const set = (key: string, value: string): Effect.Effect<void, MemoryError | SharedMemoryError> =>
     appendOnly
       ? Effect.flatMap(recent(historyLimit), (versions): Effect.Effect<void, MemoryError | SharedMemoryError> => {
         const current = versions.find((v) => v.key === key)
-        if (current === undefined) return addVersion(key, value, versions)
+        if (current === undefined) return bind(key, value, versions)
         if (current.value === value) return Effect.void
-        return Effect.fail(
-          new SharedMemoryError({
-            reason: "AppendOnly",
-            key,
-            message: `${quoted(key)} is already bound and shared memory ${quoted(ns)} is append-only: ` +
-              `a bound key is never replaced (append a new version instead)`
-          })
-        )
+        return Effect.fail(alreadyBound(key))
       })
       : store.put(ns, key, value)
 

@@ -247,7 +247,58 @@ const twoWriters = async (options: Record<string, unknown>, read: () => Promise<
   }
 }
 
+const BINDINGS = 60
+
+/**
+ * Two worker processes bind the same new keys at once, each to its own id: every key must end
+ * with exactly one version, written by the one worker that was told it bound it.
+ */
+const twoBinders = async (options: Record<string, unknown>, read: (key: string) => Promise<ReadonlyArray<SharedMemory.Version>>) => {
+  // both start binding at the same instant, well after either process is up
+  const startAt = Date.now() + 2_500
+  const workers = ["a", "b"].map((id) => startWorker("shared-bind", { ...options, id, count: BINDINGS, startAt }))
+  const codes = await Promise.all(workers.map((w) => w.exited))
+  assert.deepStrictEqual(codes, [0, 0], workers.map((w) => w.output()).join("\n"))
+  const said = workers.map((w) => new Map(w.output().split("\n").flatMap((line) => {
+    const m = /^(bound|refused) (\d+)$/.exec(line)
+    return m === null ? [] : [[Number(m[2]), m[1]] as const]
+  })))
+  for (let i = 0; i < BINDINGS; i++) {
+    const outcomes = said.map((m) => m.get(i))
+    assert.sameMembers(outcomes as Array<string>, ["bound", "refused"], `bind-${i}: ${outcomes.join(", ")}`)
+    const history = await read(`bind-${i}`)
+    assert.deepStrictEqual(history.map((v) => v.value), [outcomes[0] === "bound" ? "a" : "b"])
+  }
+}
+
 describe("several processes share one append-only memory", () => {
+  it("sqlite: two processes binding the same new keys: exactly one binds each, the other is refused", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lambdagent-shared-"))
+    const path = join(dir, "shared.db")
+    try {
+      const { value: store, close } = await openScoped(SqliteMemory.make({ path }))
+      try {
+        const sm = await Effect.runPromise(SharedMemory.make(store, { namespace: "binds", appendOnly: true }))
+        await twoBinders({ store: "sqlite", target: path, ns: "binds" }, (key) => Effect.runPromise(sm.history(key)))
+      } finally {
+        await close()
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it.skipIf(redisUnavailable !== undefined)("redis: two processes binding the same new keys: exactly one binds each", async () => {
+    const ns = `binds-${randomUUID()}`
+    const { value: store, close } = await openScoped(RedisMemory.make({ url: redisUrl, keyPrefix: redisPrefix }))
+    try {
+      const sm = await Effect.runPromise(SharedMemory.make(store, { namespace: ns, appendOnly: true }))
+      await twoBinders({ store: "redis", target: redisUrl, prefix: redisPrefix, ns }, (key) => Effect.runPromise(sm.history(key)))
+    } finally {
+      await close()
+    }
+  }, 120_000)
+
   it("sqlite: two processes append concurrently to one file and no version is lost", async () => {
     const dir = mkdtempSync(join(tmpdir(), "lambdagent-shared-"))
     const path = join(dir, "shared.db")

@@ -89,10 +89,14 @@ local function purge(lru, log, exp, vp, now)
 end
 `
 
-/** KEYS: value, lru, log, exp, seq. ARGV: value prefix, key, value, ttl ms, max entries. */
+/**
+ * KEYS: value, lru, log, exp, seq. ARGV: value prefix, key, value, ttl ms, max entries, only if
+ * absent (1 or 0). Returns how many entries it evicted, or -1 when it wrote nothing.
+ */
 const PUT = `${PRELUDE}
 local now = now_ms()
 purge(KEYS[2], KEYS[3], KEYS[4], ARGV[1], now)
+if ARGV[6] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then return -1 end
 local seq = redis.call('INCR', KEYS[5])
 local ttl = tonumber(ARGV[4])
 if ttl > 0 then
@@ -389,6 +393,34 @@ export const make = (
         }
       })
 
+    /** One atomic PUT script call: evicted entries, or -1 when `onlyIfAbsent` found a live entry. */
+    const write = (
+      ns: string,
+      key: string,
+      value: string,
+      putOptions: MemoryStore.PutOptions | undefined,
+      onlyIfAbsent: boolean
+    ): Effect.Effect<number, MemoryStore.MemoryError> => {
+      const ttlMs = putOptions?.ttlMs ?? 0
+      if (!Number.isFinite(ttlMs) || ttlMs < 0) {
+        return Effect.fail(
+          new MemoryStore.MemoryError({
+            store: "redis",
+            operation: "put",
+            message: `ttlMs must be a finite number >= 0, got ${ttlMs}`
+          })
+        )
+      }
+      const k = keys(prefix, ns)
+      return call("put", () =>
+        evalScript(
+          client,
+          scripts.put,
+          [k.valuePrefix + key, k.lru, k.log, k.exp, k.seq],
+          [k.valuePrefix, key, value, Math.ceil(ttlMs), maxEntries, onlyIfAbsent ? 1 : 0]
+        ).then(Number))
+    }
+
     const store: MemoryStore.MemoryStoreShape = {
       name: "redis",
       get: (ns, key) => {
@@ -398,26 +430,8 @@ export const make = (
           return typeof raw === "string" ? decode(key, raw) : undefined
         })
       },
-      put: (ns, key, value, putOptions) => {
-        const ttlMs = putOptions?.ttlMs ?? 0
-        if (!Number.isFinite(ttlMs) || ttlMs < 0) {
-          return Effect.fail(
-            new MemoryStore.MemoryError({
-              store: "redis",
-              operation: "put",
-              message: `ttlMs must be a finite number >= 0, got ${ttlMs}`
-            })
-          )
-        }
-        const k = keys(prefix, ns)
-        return call("put", () =>
-          evalScript(
-            client,
-            scripts.put,
-            [k.valuePrefix + key, k.lru, k.log, k.exp, k.seq],
-            [k.valuePrefix, key, value, Math.ceil(ttlMs), maxEntries]
-          ).then(() => undefined))
-      },
+      put: (ns, key, value, putOptions) => Effect.asVoid(write(ns, key, value, putOptions, false)),
+      putIfAbsent: (ns, key, value, putOptions) => Effect.map(write(ns, key, value, putOptions, true), (evicted) => evicted !== -1),
       listRecent: (ns, limit) => {
         // a namespace never holds more than maxEntries, which also tames Infinity and huge limits
         const n = Math.min(Math.floor(limit), maxEntries)

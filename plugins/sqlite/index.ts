@@ -151,6 +151,8 @@ export const sql = {
     WHERE true
     ON CONFLICT (ns, key) DO UPDATE SET value = excluded.value, created_at = excluded.created_at,
       expires_at = excluded.expires_at, nul = excluded.nul, seq = excluded.seq, used = excluded.used`,
+  /** ns, key, now: whether the key has a live entry (not a use) */
+  live: `SELECT 1 AS live FROM lambdagent_memory WHERE ns = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)`,
   /** ns */
   count: `SELECT n FROM lambdagent_memory_counts WHERE ns = ?`,
   /** ns, now */
@@ -404,6 +406,26 @@ export const make = (
       )
     }
 
+    const ttlOf = (putOptions: MemoryStore.PutOptions | undefined): Effect.Effect<number, MemoryStore.MemoryError> => {
+      const ttlMs = putOptions?.ttlMs ?? 0
+      return Number.isFinite(ttlMs) && ttlMs >= 0
+        ? Effect.succeed(Math.ceil(ttlMs))
+        : Effect.fail(fail("put", undefined, `ttlMs must be a finite number >= 0, got ${ttlMs}`))
+    }
+
+    /** Writes an entry and evicts past `maxEntries`; runs inside a write transaction. */
+    const write = (ns: string, key: string, value: string, ttl: number, now: number): void => {
+      const nul = key.includes("\u0000") || value.includes("\u0000") ? 1 : 0
+      prepared.upsert.run(ns, key, value, now, ttl > 0 ? now + ttl : null, nul)
+      let n = Number(prepared.count.get(ns)?.["n"] ?? 0)
+      if (n > maxEntries) {
+        // expired entries leave before live ones are evicted
+        prepared.deleteExpiredIn.run(ns, now)
+        n = Number(prepared.count.get(ns)?.["n"] ?? 0)
+        if (n > maxEntries) prepared.evict.run(ns, n - maxEntries)
+      }
+    }
+
     const store: MemoryStore.MemoryStoreShape = {
       name: "sqlite",
       get: (ns, key) =>
@@ -414,24 +436,16 @@ export const make = (
           if (prepared.findExpired.get(ns, key, now) !== undefined) prepared.deleteExpired.run(ns, key, now)
           return undefined
         }),
-      put: (ns, key, value, putOptions) => {
-        const ttlMs = putOptions?.ttlMs ?? 0
-        if (!Number.isFinite(ttlMs) || ttlMs < 0) {
-          return Effect.fail(fail("put", undefined, `ttlMs must be a finite number >= 0, got ${ttlMs}`))
-        }
-        const ttl = Math.ceil(ttlMs)
-        return attempt(db, "put", true, (now) => {
-          const nul = key.includes("\u0000") || value.includes("\u0000") ? 1 : 0
-          prepared.upsert.run(ns, key, value, now, ttl > 0 ? now + ttl : null, nul)
-          let n = Number(prepared.count.get(ns)?.["n"] ?? 0)
-          if (n > maxEntries) {
-            // expired entries leave before live ones are evicted
-            prepared.deleteExpiredIn.run(ns, now)
-            n = Number(prepared.count.get(ns)?.["n"] ?? 0)
-            if (n > maxEntries) prepared.evict.run(ns, n - maxEntries)
-          }
-        })
-      },
+      put: (ns, key, value, putOptions) =>
+        Effect.flatMap(ttlOf(putOptions), (ttl) => attempt(db, "put", true, (now) => write(ns, key, value, ttl, now))),
+      putIfAbsent: (ns, key, value, putOptions) =>
+        Effect.flatMap(ttlOf(putOptions), (ttl) =>
+          attempt(db, "put", true, (now) => {
+            // inside the write transaction, so no other process can write the key in between
+            if (prepared.live.get(ns, key, now) !== undefined) return false
+            write(ns, key, value, ttl, now)
+            return true
+          })),
       listRecent: (ns, limit) => {
         // a namespace never holds more than maxEntries, which also tames Infinity and huge limits
         const n = Math.min(Math.floor(limit), maxEntries)

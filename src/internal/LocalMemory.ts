@@ -98,6 +98,12 @@ export class LocalMemory {
     return toEntry(node)
   }
 
+  /** Whether `key` has a live entry; unlike `get`, not a use. */
+  has(ns: string, key: string, now: number): boolean {
+    const node = this.spaces.get(ns)?.byKey.get(key)
+    return node !== undefined && node.expiresAt > now
+  }
+
   put(ns: string, key: string, value: string, ttlMs: number, now: number): void {
     let space = this.spaces.get(ns)
     if (space === undefined) {

@@ -93,7 +93,8 @@ const bigValue = (bytes: number): string => {
  * What is checked: put/get round trip, overwrite, `listRecent` newest first and its limit,
  * `clear` only clears its namespace, namespaces are isolated (also when they look alike),
  * TTL expiry, LRU eviction at `maxEntries` where reads refresh recency, unicode and 1 MB
- * values, and concurrent writers from many fibers losing nothing.
+ * values, concurrent writers from many fibers losing nothing, and, for a store that has the
+ * optional `putIfAbsent`, that it writes only an absent key and that exactly one racing writer wins.
  *
  * @since 0.1.0
  * @category testing
@@ -362,6 +363,37 @@ export const memoryStoreConformance = (
         assert.strictEqual(error.operation, "put")
       }
       assert.isUndefined(await run(store.get(ns, "k")))
+    })
+
+    // putIfAbsent is optional; a store that has it must make it atomic
+    test("putIfAbsent writes once: a live key is kept, an expired one counts as absent", 100, async (store) => {
+      if (store.putIfAbsent === undefined) return
+      const ns = freshNs("if-absent")
+      assert.isTrue(await run(store.putIfAbsent(ns, "k", "first")))
+      assert.isFalse(await run(store.putIfAbsent(ns, "k", "second")))
+      assert.strictEqual((await run(store.get(ns, "k")))?.value, "first")
+      assert.deepStrictEqual(keysOf(await run(store.listRecent(ns, 10))), ["k"])
+      assert.isTrue(await run(store.putIfAbsent(ns, "short", "v1", { ttlMs })))
+      await sleep(ttlMs + 150)
+      assert.isTrue(await run(store.putIfAbsent(ns, "short", "v2")), "an expired entry is absent")
+      assert.strictEqual((await run(store.get(ns, "short")))?.value, "v2")
+      const error = await run(Effect.flip(store.putIfAbsent(ns, "bad", "v", { ttlMs: -1 })))
+      assert.strictEqual(error._tag, "MemoryError")
+    })
+
+    test("putIfAbsent from many fibers at once: exactly one writer wins", 100, async (store) => {
+      if (store.putIfAbsent === undefined) return
+      const putIfAbsent = store.putIfAbsent
+      const ns = freshNs("if-absent-race")
+      const n = Math.min(fibers, 100)
+      const won = await run(Effect.forEach(
+        Array.from({ length: n }, (_, i) => i),
+        (i) => putIfAbsent(ns, "claim", `writer ${i}`),
+        { concurrency: "unbounded" }
+      ))
+      const winners = won.flatMap((w, i) => (w ? [i] : []))
+      assert.strictEqual(winners.length, 1)
+      assert.strictEqual((await run(store.get(ns, "claim")))?.value, `writer ${winners[0]}`)
     })
   })
 }
