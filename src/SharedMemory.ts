@@ -163,10 +163,10 @@ const versionId = (): string =>
     Math.floor(Math.random() * 2_176_782_336).toString(36)
   }`
 
-/** The binding key of a store key, in append-only mode. */
 /** The version id of a binding's first version when the store can write it atomically (no dots: never a {@link versionId}). */
 const FIRST_VERSION = "first"
 
+/** The binding key of a store key, in append-only mode. */
 const bindingKey = (storeKey: string): string => {
   const i = storeKey.lastIndexOf(SEPARATOR)
   return i < 0 ? storeKey : storeKey.slice(0, i)
