@@ -24,6 +24,7 @@ import { MemoryStore } from "lambdagent"
 import * as RedisMemory from "../plugins/redis/index.ts"
 import * as SqliteMemory from "../plugins/sqlite/index.ts"
 import { LocalMemory } from "../src/internal/LocalMemory.ts"
+import { deleteRedisKeys, redisUnavailable } from "../test/fixtures/redis.ts"
 
 /** Entries per namespace: every put of a new key evicts one, as a full memory does. */
 const MAX = 1000
@@ -279,27 +280,8 @@ const benchRedis = async (url: string): Promise<ReadonlyArray<Row>> => {
     return await measure("redis", pairsFor(store, { put, get, list }, "async"), 5)
   } finally {
     await Effect.runPromise(Scope.close(scope, Exit.void))
-    let cursor = "0"
-    do {
-      const [next, found] = await client.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000)
-      if (found.length > 0) await client.del(...found)
-      cursor = next
-    } while (cursor !== "0")
     client.disconnect()
-  }
-}
-
-const redisReachable = async (url: string): Promise<string | undefined> => {
-  const probe = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null })
-  probe.on("error", () => {})
-  try {
-    await probe.connect()
-    await probe.ping()
-    return undefined
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error)
-  } finally {
-    probe.disconnect()
+    await deleteRedisKeys(prefix, url)
   }
 }
 
@@ -321,7 +303,7 @@ export async function run(): Promise<void> {
   const rows: Array<Row> = [...await benchLocal(), ...await benchSqlite()]
   const url = process.env["LAMBDAGENT_BENCH_REDIS_URL"] ?? process.env["LAMBDAGENT_REDIS_URL"] ??
     RedisMemory.defaultUrl
-  const unreachable = await redisReachable(url)
+  const unreachable = await redisUnavailable(url, "set LAMBDAGENT_BENCH_REDIS_URL or start redis-server")
   if (unreachable === undefined) rows.push(...await benchRedis(url))
 
   const header = ["store", "op", "store ops/s", "raw ops/s", "store/raw"]
@@ -337,7 +319,7 @@ export async function run(): Promise<void> {
   console.log(show(header))
   console.log(widths.map((w) => "-".repeat(w)).join("  "))
   for (const l of lines) console.log(show(l))
-  if (unreachable !== undefined) console.log(`\nredis: skipped, ${url} not reachable (${unreachable})`)
+  if (unreachable !== undefined) console.log(`\nredis: skipped: ${unreachable}`)
   console.log(`\n(${((performance.now() - started) / 1000).toFixed(1)} s)`)
 }
 

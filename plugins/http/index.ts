@@ -19,5 +19,5 @@ export {
   type SocketMessage
 } from "./protocol.ts"
 export { bearerCheck } from "./internal/request.ts"
-export { bracketedHost, type HostCheck, hostGuard, type HostPolicy, isLoopbackAddress, isWildcardAddress } from "./internal/hosts.ts"
+export { type HostCheck, hostGuard, type HostPolicy, isLoopbackAddress, isWildcardAddress, localUrlHost } from "./internal/hosts.ts"
 export { defaults, type RequestLog, serve, type ServeOptions, type Server } from "./serve.ts"

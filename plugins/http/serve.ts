@@ -16,7 +16,7 @@ import type { Duplex } from "node:stream"
 import { createRuntime, type Runtime, Term } from "lambdagent"
 import { WebSocketServer } from "ws"
 import { parseJson, runBody, toJsonText } from "./internal/json.ts"
-import { bracketedHost, type HostCheck, hostGuard, type HostPolicy, isWildcardAddress } from "./internal/hosts.ts"
+import { type HostCheck, hostGuard, type HostPolicy, localUrlHost } from "./internal/hosts.ts"
 import { bearerCheck, readBody, wantsEventStream } from "./internal/request.ts"
 import { RunTracker } from "./internal/runs.ts"
 import { SseWriter } from "./internal/sse.ts"
@@ -197,9 +197,7 @@ const rejectUpgrade = (socket: Duplex, failure: HttpFailure): void => {
   socket.end(`${head.join("\r\n")}\r\n\r\n${text}`)
 }
 
-/** Where a client on this machine reaches the server (a wildcard address is no `Host` it accepts). */
-const formatUrl = (host: string, port: number): string =>
-  `http://${host === "0.0.0.0" ? "127.0.0.1" : isWildcardAddress(host) ? "[::1]" : bracketedHost(host)}:${port}`
+const formatUrl = (host: string, port: number): string => `http://${localUrlHost(host)}:${port}`
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {

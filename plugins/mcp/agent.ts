@@ -11,6 +11,7 @@ import { type Runtime, type Term, Value } from "lambdagent"
 import type { ServerModule } from "./module.ts"
 import { errorInfo, errorResult } from "./results.ts"
 import { createLambdaServer } from "./server.ts"
+import { serveUntilClosed } from "./signals.ts"
 import { type HttpSecurityOptions, httpStartupWarnings, type ServeHandle, serveHttp, serveStdio } from "./transports.ts"
 
 /**
@@ -172,15 +173,7 @@ export const serveAgentCommand = async (options: AgentServeOptions & AgentTransp
     process.stderr.write(`[lambdagent] agent ${options.name} as an MCP tool at ${handle.url}\n`)
     for (const warning of httpStartupWarnings(options.host ?? "127.0.0.1", options)) process.stderr.write(`[lambdagent] ${warning}\n`)
   }
-  const stop = () => void handle.close()
-  process.once("SIGTERM", stop)
-  process.once("SIGINT", stop)
-  try {
-    await handle.closed
-  } finally {
-    process.off("SIGTERM", stop)
-    process.off("SIGINT", stop)
-  }
+  await serveUntilClosed(handle)
 }
 
 

@@ -21,7 +21,8 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
-import { bracketedHost, type HostCheck, hostGuard, type HostPolicy, isLoopbackAddress, isWildcardAddress } from "lambdagent/http"
+import { type HostCheck, hostGuard, type HostPolicy, isLoopbackAddress, isWildcardAddress, localUrlHost } from "lambdagent/http"
+import { serveUntilClosed } from "./signals.ts"
 import { createLambdaServer, type LambdaServer, type LambdaServerOptions } from "./server.ts"
 import { resolveStore, type ToolRegistryStore } from "./store.ts"
 
@@ -570,8 +571,7 @@ export const serveHttp = async (server: LambdaServer, options: HttpServeOptions 
   }
 
   // every interface includes the loopback one, whose names the Host check accepts
-  const shownHost = host === "0.0.0.0" ? "127.0.0.1" : isWildcardAddress(host) ? "[::1]" : bracketedHost(host)
-  return { server, url: `http://${shownHost}:${port}${path}`, port, closed, close }
+  return { server, url: `http://${localUrlHost(host)}:${port}${path}`, port, closed, close }
 }
 
 /**
@@ -711,13 +711,5 @@ export const mcpCommand = async (options: McpCommandOptions = {}): Promise<void>
     `serving ${port === undefined ? "stdio" : handle.url}; ${registry.size} tool${registry.size === 1 ? "" : "s"} from ${registry.store.description}`
   )
   if (port !== undefined) for (const warning of httpStartupWarnings(host ?? "127.0.0.1", security)) log(warning)
-  const stop = () => void handle.close()
-  process.once("SIGINT", stop)
-  process.once("SIGTERM", stop)
-  try {
-    await handle.closed
-  } finally {
-    process.off("SIGINT", stop)
-    process.off("SIGTERM", stop)
-  }
+  await serveUntilClosed(handle)
 }

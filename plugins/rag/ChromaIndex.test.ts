@@ -7,8 +7,8 @@ import * as ChromaServer from "./ChromaServer.ts"
 import { indexCommand, queryCommand } from "./commands.ts"
 import * as Embeddings from "./Embeddings.ts"
 import { ingest } from "./ingest.ts"
-import { errorMessage, isRagError, type RagErrorReason } from "./RagError.ts"
-import { chunk, examplesDir, recallAt, tempDir } from "./test/helpers.ts"
+import { errorMessage } from "./RagError.ts"
+import { chunk, examplesDir, expectReason, recallAt, tempDir } from "./test/helpers.ts"
 
 // One real Chroma server (the `chroma` command of the chromadb package) for this file.
 const data = await tempDir("rag-chroma-")
@@ -24,19 +24,6 @@ afterAll(async () => {
   await server?.stop()
   await data.cleanup()
 })
-
-const expectReason = async (p: Promise<unknown>, reason: RagErrorReason): Promise<string> => {
-  try {
-    await p
-  } catch (e) {
-    assert.isTrue(isRagError(e), String(e))
-    if (isRagError(e)) {
-      assert.strictEqual(e.reason, reason, e.message)
-      return e.message
-    }
-  }
-  return assert.fail(`expected ${reason}`)
-}
 
 const embeddings = Embeddings.hashing()
 const open = (name: string, extra: Partial<ChromaIndex.ChromaIndexOptions> = {}) =>

@@ -4,22 +4,10 @@ import { afterEach, assert, describe, it } from "vitest"
 import { freePort } from "./ChromaServer.ts"
 import * as Embeddings from "./Embeddings.ts"
 import { embeddingsFrom } from "./open.ts"
-import { isRagError, type RagErrorReason } from "./RagError.ts"
+import { isRagError } from "./RagError.ts"
+import { expectReason } from "./test/helpers.ts"
 
 const cosine = (a: ReadonlyArray<number>, b: ReadonlyArray<number>): number => a.reduce((s, x, i) => s + x * b[i]!, 0)
-
-const expectReason = async (p: Promise<unknown>, reason: RagErrorReason): Promise<string> => {
-  try {
-    await p
-  } catch (e) {
-    assert.isTrue(isRagError(e), String(e))
-    if (isRagError(e)) {
-      assert.strictEqual(e.reason, reason, e.message)
-      return e.message
-    }
-  }
-  return assert.fail(`expected ${reason}`)
-}
 
 describe("hashing embeddings", () => {
   it("is deterministic, L2-normalised and of the requested size", async () => {

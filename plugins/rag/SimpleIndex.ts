@@ -222,22 +222,33 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
     return { ...next, stamp: stampOf(stat) }
   }
 
+  /** Adds chunks (replacing those with the same id) to a search index and its chunk map; how many came. */
+  const addChunks = async (
+    search: MiniSearch<Chunk>,
+    map: Map<string, Chunk>,
+    chunks: Parameters<RetrievalIndex["add"]>[0],
+    signal: AbortSignal | undefined
+  ): Promise<number> => {
+    let count = 0
+    for await (const batch of batches(chunks, 1000)) {
+      throwIfAborted(signal)
+      for (const chunk of batch) {
+        if (search.has(chunk.id)) search.discard(chunk.id)
+        map.set(chunk.id, chunk)
+      }
+      search.addAll(dedupe(batch))
+      count += batch.length
+    }
+    return count
+  }
+
   const add: RetrievalIndex["add"] = async (chunks, callOptions) => {
     const started = performance.now()
     const base = await current()
     // Work on a copy, so a failure part-way leaves the current state untouched.
     const copy = MiniSearch.loadJS<Chunk>(JSON.parse(JSON.stringify(base.search)), miniSearchOptions)
     const map = new Map(base.chunks)
-    let added = 0
-    for await (const batch of batches(chunks, 1000)) {
-      throwIfAborted(callOptions?.signal)
-      for (const chunk of batch) {
-        if (copy.has(chunk.id)) copy.discard(chunk.id)
-        map.set(chunk.id, chunk)
-      }
-      copy.addAll(dedupe(batch))
-      added += batch.length
-    }
+    const added = await addChunks(copy, map, chunks, callOptions?.signal)
     state = await persist({ search: copy, chunks: map, fingerprint: undefined })
     return { chunks: added, ms: performance.now() - started }
   }
@@ -246,14 +257,7 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
     const started = performance.now()
     const search = new MiniSearch<Chunk>(miniSearchOptions)
     const map = new Map<string, Chunk>()
-    for await (const batch of batches(chunks, 1000)) {
-      throwIfAborted(callOptions?.signal)
-      for (const chunk of batch) {
-        if (search.has(chunk.id)) search.discard(chunk.id)
-        map.set(chunk.id, chunk)
-      }
-      search.addAll(dedupe(batch))
-    }
+    await addChunks(search, map, chunks, callOptions?.signal)
     state = await persist({ search, chunks: map, fingerprint: callOptions?.fingerprint })
     loaded = true
     return { chunks: map.size, ms: performance.now() - started }

@@ -58,18 +58,24 @@ export const isLoopbackAddress = (host: string): boolean => LOOPBACK.has(host) |
  */
 export const isWildcardAddress = (host: string): boolean => WILDCARD.has(host)
 
+/** An address as it appears in a `Host` header or URL: IPv6 in brackets. */
+const bracketedHost = (host: string): string => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host)
+
 /**
- * An address as it appears in a `Host` header or URL: IPv6 in brackets.
+ * The host to put in a URL for clients on this machine: a wildcard address (`0.0.0.0`, `::`) is
+ * no `Host` a guarded server accepts, so its loopback stands in.
  *
  * @since 0.1.0
  * @category security
  * @example
  * ```ts
- * import { bracketedHost } from "lambdagent/http"
- * bracketedHost("::1") // "[::1]"
+ * import { localUrlHost } from "lambdagent/http"
+ * localUrlHost("0.0.0.0") // "127.0.0.1"
+ * localUrlHost("::") // "[::1]"
  * ```
  */
-export const bracketedHost = (host: string): string => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host)
+export const localUrlHost = (host: string): string =>
+  host === "0.0.0.0" ? "127.0.0.1" : isWildcardAddress(host) ? "[::1]" : bracketedHost(host)
 
 /**
  * The `Host`/`Origin` check of a server listening on `bound`. Accepted hosts: `127.0.0.1:PORT`,

@@ -6,7 +6,9 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { assert } from "vitest"
 import type { Chunk } from "../chunk.ts"
+import { isRagError, type RagErrorReason } from "../RagError.ts"
 
 export const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
 export const examplesDir = path.join(repoRoot, "examples", "rag")
@@ -87,4 +89,18 @@ export const recallAt = async (
     else misses.push(`${q.question} → ${hits.map((h) => path.basename(h.chunk.metadata.source)).join(", ")}`)
   }
   return { recall: found / questions.length, misses }
+}
+
+/** Awaits `p`, which must reject with a RagError of `reason`; returns its message. */
+export const expectReason = async (p: Promise<unknown>, reason: RagErrorReason): Promise<string> => {
+  try {
+    await p
+  } catch (e) {
+    assert.isTrue(isRagError(e), String(e))
+    if (isRagError(e)) {
+      assert.strictEqual(e.reason, reason, e.message)
+      return e.message
+    }
+  }
+  return assert.fail(`expected ${reason}`)
 }
