@@ -1,11 +1,11 @@
 /**
- * Running agent terms: the driver that answers the evaluator's oracle requests with the
+ * Running agent terms: the `Driver` answering the evaluator's oracle requests with the
  * `LanguageModel`, `Tools`, `MemoryStore` and `TraceSink` services.
  *
  * {@link run} is the Effect API. The evaluator itself stays synchronous; the driver steps it,
- * and at each LLM call, tool call, memory access or parallel fork it performs the effect (with
- * budgets checked first, timeouts, cancellation and tracing) and resumes the machine with the
- * answer. `par` branches run as concurrent fibers.
+ * and at each LLM call, tool call, memory access or parallel fork the handlers here perform the
+ * effect (the driver checks budgets first and handles cancellation) and the machine resumes
+ * with the answer.
  *
  * @since 0.1.0
  * @module
@@ -17,8 +17,10 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as z from "zod"
 import type * as Budget from "./Budget.ts"
+import * as Driver from "./Driver.ts"
 import { BudgetExceeded, EvalError, isLambdaError, type LambdaError } from "./Errors.ts"
 import * as Evaluator from "./Evaluator.ts"
+import * as Oracle from "./Oracle.ts"
 import * as LanguageModel from "./LanguageModel.ts"
 import * as MemoryStore from "./MemoryStore.ts"
 import * as Providers from "./providers/resolve.ts"
@@ -158,7 +160,7 @@ export interface RunOptions {
   readonly user?: string
   /** Conversation histories; default a fresh store (every run starts a new conversation). */
   readonly conversations?: Conversations
-  /** Resolves `llm` terms' model settings (default: `Providers.fromSpec` for a named provider). */
+  /** Resolves `llm` terms' model settings (default: a {@link makeModelResolver} for this run). */
   readonly models?: ModelResolver
   /** Told of every trace event and, when set, LLM answers are streamed token by token. */
   readonly onEvent?: (event: RunEvent) => void
@@ -207,33 +209,36 @@ export interface RunResult {
   readonly stats: Stats
 }
 
-const modelCache = new Map<string, LanguageModel.LanguageModelShape>()
-
 /**
- * The default model resolver: a settings object naming a `provider` becomes
- * `Providers.fromSpec("<provider>:<name>")` (cached); without a provider, the default model.
+ * A model resolver that builds each named provider once and keeps it: settings naming a
+ * `provider` become `Providers.fromSpec("<provider>:<name>")` (with their `baseUrl` and
+ * `timeout`); settings without one mean the default model. A runtime makes one for its lifetime.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category constructors
  * @example
  * ```ts
  * import { Agent } from "lambdagent"
- * const model = Agent.defaultModels({ provider: "scripted", name: "echo" })
+ * const models = Agent.makeModelResolver()
+ * const model = models({ provider: "scripted", name: "echo" })
  * ```
  */
-export const defaultModels: ModelResolver = (settings) => {
-  if (settings.provider === undefined) return undefined
-  const spec = settings.name === undefined ? settings.provider : `${settings.provider}:${settings.name}`
-  const key = `${spec}\u0000${settings.baseUrl ?? ""}\u0000${settings.timeout ?? ""}`
-  let model = modelCache.get(key)
-  if (model === undefined) {
-    model = Providers.fromSpec(spec, {
-      ...(settings.baseUrl !== undefined ? { baseUrl: settings.baseUrl } : {}),
-      ...(settings.timeout !== undefined ? { timeoutMs: settings.timeout * 1000 } : {})
-    })
-    modelCache.set(key, model)
+export const makeModelResolver = (): ModelResolver => {
+  const cache = new Map<string, LanguageModel.LanguageModelShape>()
+  return (settings) => {
+    if (settings.provider === undefined) return undefined
+    const spec = settings.name === undefined ? settings.provider : `${settings.provider}:${settings.name}`
+    const key = `${spec}\u0000${settings.baseUrl ?? ""}\u0000${settings.timeout ?? ""}`
+    let model = cache.get(key)
+    if (model === undefined) {
+      model = Providers.fromSpec(spec, {
+        ...(settings.baseUrl !== undefined ? { baseUrl: settings.baseUrl } : {}),
+        ...(settings.timeout !== undefined ? { timeoutMs: settings.timeout * 1000 } : {})
+      })
+      cache.set(key, model)
+    }
+    return model
   }
-  return model
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -312,48 +317,14 @@ const renderToolDocs = (names: ReadonlyArray<string>, tools: Tools.ToolsShape): 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Values from tool outputs
-// ---------------------------------------------------------------------------------------------
-
-/**
- * Host data as a value: strings, safe integers, booleans and null as themselves, arrays as lists,
- * anything else (objects, fractions) as its JSON text.
- *
- * @since 0.1.0
- * @category constructors
- * @example
- * ```ts
- * import { Agent } from "lambdagent"
- * Agent.toValue({ a: 1 }) // '{"a":1}'
- * ```
- */
-export const toValue = (output: unknown): Value.Value => {
-  if (output === null || output === undefined) return null
-  switch (typeof output) {
-    case "string":
-    case "boolean":
-      return output
-    case "bigint":
-      return output
-    case "number":
-      return Number.isSafeInteger(output) ? output : String(output)
-  }
-  if (Array.isArray(output)) return Value.fromArray(output.map(toValue))
-  try {
-    return JSON.stringify(output)
-  } catch {
-    return String(output)
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The driver
+// The handlers the driver calls
 // ---------------------------------------------------------------------------------------------
 
 interface Services {
   readonly model: LanguageModel.LanguageModelShape
   readonly tools: Tools.ToolsShape
-  readonly memory: MemoryStore.MemoryStoreShape
+  /** Absent when the host provided no store: a `memory` node then fails the run, saying so. */
+  readonly memory: MemoryStore.MemoryStoreShape | undefined
   readonly sink: TraceSink.TraceSinkShape
   readonly models: ModelResolver
   readonly conversations: Conversations
@@ -363,40 +334,11 @@ interface Services {
   readonly onEvent: ((event: RunEvent) => void) | undefined
 }
 
-type Step = Evaluator.Step | { readonly _tag: "Failed"; readonly error: LambdaError }
-
-/** Run one machine step, turning thrown term-language errors into values. */
-const attempt = (f: () => Evaluator.Step): Step => {
-  try {
-    return f()
-  } catch (error) {
-    if (isLambdaError(error)) return { _tag: "Failed", error }
-    throw error
-  }
-}
-
-const budgetError = (exec: Evaluator.Execution, budget: "llmCalls" | "toolCalls" | "tokens", limit: number) =>
-  new BudgetExceeded({
-    budget,
-    limit,
-    steps: exec.steps,
-    message: `${budget} budget of ${limit} exhausted`,
-    trace: exec.events
-  })
-
 const now = () => performance.now()
 
-/** `Effect.map`, but an already-completed effect is mapped at once, staying completed. */
-const mapNow = <A, B, E>(effect: Effect.Effect<A, E>, f: (a: A) => B): Effect.Effect<B, E> => {
-  const done = completed(effect)
-  if (done === undefined) return Effect.map(effect, f)
-  return Exit.isSuccess(done) ? Effect.succeed(f(done.value)) : (done as unknown as Effect.Effect<B, E>)
-}
+const tracing = (run: Driver.RunState) => run.execution.traceLevel !== "off"
 
-/** The result of an effect that is already complete (an `Exit`), else `undefined`. */
-const completed = <A, E>(effect: Effect.Effect<A, E>): Exit.Exit<A, E> | undefined =>
-  Exit.isExit(effect) ? (effect as Exit.Exit<A, E>) : undefined
-
+/** The model's answer; streamed token by token to `onEvent` when the run has a listener. */
 const callModel = (
   services: Services,
   model: LanguageModel.LanguageModelShape,
@@ -430,30 +372,31 @@ const callModel = (
   })
 }
 
-const answerLlm = (
-  services: Services,
-  exec: Evaluator.Execution,
-  request: Extract<Evaluator.OracleRequest, { kind: "llm" }>
-): Effect.Effect<Value.Value, AgentError> => {
-  const usage = exec.usage
-  const budget = exec.budget
-  if (usage.llmCalls >= budget.llmCalls) return Effect.fail(budgetError(exec, "llmCalls", budget.llmCalls))
-  if (usage.tokens >= budget.tokens) return Effect.fail(budgetError(exec, "tokens", budget.tokens))
-  usage.llmCalls++
+/** `Effect.map`, but an already-completed effect is mapped at once, staying completed. */
+const mapNow = <A, B, E>(effect: Effect.Effect<A, E>, f: (a: A) => B): Effect.Effect<B, E> => {
+  if (!Exit.isExit(effect)) return Effect.map(effect, f)
+  const done = effect as Exit.Exit<A, E>
+  return Exit.isSuccess(done) ? Effect.succeed(f(done.value)) : (done as unknown as Effect.Effect<B, E>)
+}
+
+const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.RunState): Effect.Effect<string, AgentError> => {
   const term = request.term
   const settings = term.model ?? {}
   let model: LanguageModel.LanguageModelShape
   try {
     model = (term.model === undefined ? undefined : services.models(settings)) ?? services.model
   } catch (cause) {
-    return Effect.fail(new EvalError({ kind: "OracleError", message: cause instanceof Error ? cause.message : String(cause), steps: exec.steps }))
+    return Effect.fail(new EvalError({ kind: "OracleError", message: cause instanceof Error ? cause.message : String(cause), steps: run.execution.steps }))
   }
   const stateful = term.conversation !== false && request.tools === undefined
-  const history = stateful ? services.conversations.get(request.fn.term) : undefined
+  const history = stateful ? services.conversations.get(term) : undefined
   const system = request.tools === undefined ? term.system : `${term.system}\n\n${toolDocs(request.tools, services.tools)}`
   const user = Value.toText(request.input)
+  const messages = request.transcript !== undefined
+    ? [{ role: "system" as const, content: system }, ...request.transcript]
+    : messagesOf(system, history, user)
   const chat: LanguageModel.ChatRequest = {
-    messages: messagesOf(system, history, user),
+    messages,
     ...(settings.name !== undefined && term.model?.provider === undefined ? { model: settings.name } : {}),
     ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
     ...(settings.maxTokens !== undefined ? { maxTokens: settings.maxTokens } : {}),
@@ -461,14 +404,15 @@ const answerLlm = (
     ...(settings.stop !== undefined ? { stop: settings.stop } : {})
   }
   const name = term.name ?? "llm"
-  const started = now()
+  const started = tracing(run) ? now() : 0
   const call = mapNow(callModel(services, model, chat, name), (response) => {
-      const tokensIn = response.usage?.inputTokens ?? 0
-      const tokensOut = response.usage?.outputTokens ?? 0
-      usage.tokens += tokensIn + tokensOut
-      if (history !== undefined) remember(history, user, response.text, term.maxHistoryTokens ?? 80_000)
-      const event: Trace.TraceEvent = {
-        step: exec.steps,
+    const tokensIn = response.usage?.inputTokens ?? 0
+    const tokensOut = response.usage?.outputTokens ?? 0
+    run.execution.usage.tokens += tokensIn + tokensOut
+    if (history !== undefined) remember(history, user, response.text, term.maxHistoryTokens ?? 80_000)
+    if (tracing(run)) {
+      run.execution.record({
+        step: run.execution.steps,
         kind: "llm",
         name,
         input: Trace.preview(user),
@@ -476,15 +420,11 @@ const answerLlm = (
         durationMs: now() - started,
         tokens: { input: tokensIn, output: tokensOut },
         model: response.model ?? model.name
-      }
-      record(services, exec, event)
-      return response.text as Value.Value
+      })
+    }
+    return response.text
   })
   return services.sink.spans ? call.pipe(Effect.withSpan("lambdagent.llm", { attributes: { name, provider: model.name } })) : call
-}
-
-const record = (services: Services, exec: Evaluator.Execution, event: Trace.TraceEvent) => {
-  exec.record(event)
 }
 
 const toolFailure = (error: Tools.ToolError): string =>
@@ -496,43 +436,35 @@ const failureOf = (exit: Exit.Exit<unknown, Tools.ToolError>): string => {
   return Option.isSome(error) ? toolFailure(error.value) : "[TOOL_ERROR] the tool failed"
 }
 
-const answerTool = (
-  services: Services,
-  exec: Evaluator.Execution,
-  request: Extract<Evaluator.OracleRequest, { kind: "tool" }>
-): Effect.Effect<Value.Value, AgentError> => {
-  if (request.name === "terminate") return Effect.succeed(request.input)
+const answerTool = (services: Services, request: Oracle.ToolRequest, run: Driver.RunState): Effect.Effect<unknown, AgentError> => {
   const tool = services.tools.get(request.name)
   if (tool === undefined) {
     const message = `unknown tool ${JSON.stringify(request.name)}; available: ${services.tools.list().map((t) => t.name).join(", ") || "none"}`
     return request.observe
       ? Effect.succeed(`[TOOL_ERROR] ${message}`)
-      : Effect.fail(new EvalError({ kind: "OracleError", message, steps: exec.steps }))
+      : Effect.fail(new EvalError({ kind: "OracleError", message, steps: run.execution.steps }))
   }
-  const usage = exec.usage
-  if (usage.toolCalls >= exec.budget.toolCalls) return Effect.fail(budgetError(exec, "toolCalls", exec.budget.toolCalls))
-  usage.toolCalls++
-  const started = now()
-  const input = Value.toJson(request.input)
+  const started = tracing(run) ? now() : 0
   const definition = request.timeoutMs === undefined ? tool : { ...tool, timeoutMs: request.timeoutMs }
-  const observe = (output: Value.Value): Value.Value => {
-    record(services, exec, {
-      step: exec.steps,
-      kind: "tool",
-      name: request.name,
-      input: Trace.preview(Value.toText(request.input)),
-      output: Trace.preview(Value.toText(output)),
-      durationMs: now() - started
-    })
+  const observe = (output: unknown): unknown => {
+    if (tracing(run)) {
+      run.execution.record({
+        step: run.execution.steps,
+        kind: "tool",
+        name: request.name,
+        input: Trace.preview(Value.toText(request.input)),
+        output: Trace.preview(typeof output === "string" ? output : Value.toText(Oracle.toValue(output))),
+        durationMs: now() - started
+      })
+    }
     return output
   }
-  const invoked = Tools.invoke(definition, input)
-  const done = completed(invoked)
-  const call: Effect.Effect<Value.Value, never> = done !== undefined
-    ? Effect.succeed(observe(Exit.isSuccess(done) ? toValue(done.value) : failureOf(done)))
+  const invoked = Tools.invoke(definition, request.args !== undefined ? request.args : Value.toJson(request.input))
+  const done = Exit.isExit(invoked) ? (invoked as Exit.Exit<unknown, Tools.ToolError>) : undefined
+  const call: Effect.Effect<unknown, never> = done !== undefined
+    ? Effect.succeed(observe(Exit.isSuccess(done) ? done.value : failureOf(done)))
     : invoked.pipe(
-      Effect.map(toValue),
-      Effect.catchTag("ToolError", (error) => Effect.succeed<Value.Value>(toolFailure(error))),
+      Effect.catchTag("ToolError", (error) => Effect.succeed<unknown>(toolFailure(error))),
       Effect.map(observe)
     )
   return services.sink.spans ? call.pipe(Effect.withSpan("lambdagent.tool", { attributes: { name: request.name } })) : call
@@ -582,85 +514,46 @@ export const withMemoryContext = (input: string, entries: ReadonlyArray<MemorySt
   return `[Memory Context]\n${lines.join("\n")}\n\n[Current Input]\n${input}`
 }
 
-let memorySequence = 0
-
-const answerMemory = (
-  services: Services,
-  exec: Evaluator.Execution,
-  request: Extract<Evaluator.OracleRequest, { kind: "memory-read" | "memory-write" }>
-): Effect.Effect<Value.Value, AgentError> => {
+const answerMemory = (services: Services, request: Oracle.MemoryRequest, run: Driver.RunState): Effect.Effect<Value.Value, AgentError> => {
+  const store = services.memory
+  const exec = run.execution
+  if (store === undefined) {
+    return Effect.fail(
+      new EvalError({
+        kind: "OracleError",
+        message: "the term uses memory, and no MemoryStore was provided (provide one, e.g. MemoryStore.layerLocal())",
+        steps: exec.steps
+      })
+    )
+  }
   const term = request.term
   const namespace = namespaceOf(services, term.scope)
   const started = now()
-  const note = (name: string, output: string) =>
-    record(services, exec, { step: exec.steps, kind: "memory", name, output: Trace.preview(output), durationMs: now() - started })
+  const note = (name: string, output: string) => {
+    if (tracing(run)) exec.record({ step: exec.steps, kind: "memory", name, output: Trace.preview(output), durationMs: now() - started })
+  }
   if (request.kind === "memory-read") {
     const input = Value.toText(request.input)
     if (term.size === 0) return Effect.succeed(input)
-    return mapNow(services.memory.listRecent(namespace, term.size), (entries): Value.Value => {
+    return mapNow(store.listRecent(namespace, term.size), (entries): Value.Value => {
       note("read", `${entries.length} entr${entries.length === 1 ? "y" : "ies"} from ${namespace}`)
       return withMemoryContext(input, entries, Date.now())
     })
   }
-  const key = `${Date.now().toString(36)}-${(memorySequence++).toString(36)}`
+  // unique within the run (branches have their own request numbers) and across runs
+  const key = `${Date.now().toString(36)}-${services.runId}-${exec.branchPath ?? "r"}.${request.id}`
   const value = JSON.stringify({ input: Value.toText(request.input), output: Value.toText(request.output) })
-  return mapNow(services.memory.put(namespace, key, value, term.ttl > 0 ? { ttlMs: term.ttl * 1000 } : {}), () => {
+  return mapNow(store.put(namespace, key, value, term.ttl > 0 ? { ttlMs: term.ttl * 1000 } : {}), () => {
     note("write", `${namespace} ← ${key}`)
     return request.output
   })
 }
 
-const answerPar = (
-  services: Services,
-  exec: Evaluator.Execution,
-  request: Extract<Evaluator.OracleRequest, { kind: "par" }>
-): Effect.Effect<Value.Value, AgentError> => {
-  const branches = request.term.branches.map((_, i) => exec.branch(request, i))
-  const started = now()
-  return Effect.forEach(branches, (branch) => drive(services, branch), { concurrency: "unbounded" }).pipe(
-    Effect.map((results) => {
-      for (const branch of branches) exec.events.push(...branch.events)
-      record(services, exec, { step: exec.steps, kind: "par", name: `${branches.length} branches`, durationMs: now() - started })
-      return Value.fromArray(results)
-    })
-  )
-}
-
-const answer = (services: Services, exec: Evaluator.Execution, request: Evaluator.OracleRequest): Effect.Effect<Value.Value, AgentError> => {
-  switch (request.kind) {
-    case "llm":
-      return answerLlm(services, exec, request)
-    case "tool":
-      return answerTool(services, exec, request)
-    case "memory-read":
-    case "memory-write":
-      return answerMemory(services, exec, request)
-    case "par":
-      return answerPar(services, exec, request)
-  }
-}
-
-/**
- * Step the machine, answering each oracle request, until it is done. Answers that are already
- * complete (a zero-latency model, a synchronous tool) resume the machine at once, without going
- * through the Effect scheduler; only pending work suspends the loop.
- */
-const drive = (services: Services, exec: Evaluator.Execution): Effect.Effect<Value.Value, AgentError> =>
-  Effect.suspend(() => {
-    const loop = (step: Step): Effect.Effect<Value.Value, AgentError> => {
-      for (;;) {
-        if (step._tag === "Done") return Effect.succeed(step.value)
-        if (step._tag === "Failed") return Effect.fail(step.error)
-        const answered = answer(services, exec, step.request)
-        const done = completed(answered)
-        if (done === undefined) return Effect.flatMap(answered, (value) => loop(attempt(() => exec.resume(value))))
-        if (Exit.isFailure(done)) return done
-        const value = done.value
-        step = attempt(() => exec.resume(value))
-      }
-    }
-    return loop(attempt(() => exec.next()))
-  })
+const handlersOf = (services: Services): Driver.Handlers<AgentError, never> => ({
+  llm: (request, run) => answerLlm(services, request, run),
+  tool: (request, run) => answerTool(services, request, run),
+  memory: (request, run) => answerMemory(services, request, run)
+})
 
 const randomId = () => Math.random().toString(36).slice(2, 10)
 
@@ -696,9 +589,9 @@ export const run = (
 ): Effect.Effect<RunResult, AgentError, LanguageModel.LanguageModel> =>
   Effect.gen(function*() {
     const model = yield* LanguageModel.LanguageModel
-    const tools = Option.getOrElse(yield* Effect.serviceOption(Tools.Tools), () => Tools.make([]))
-    const memory = Option.getOrElse(yield* Effect.serviceOption(MemoryStore.MemoryStore), () => MemoryStore.makeLocal())
-    const sink = Option.getOrElse(yield* Effect.serviceOption(TraceSink.TraceSink), () => TraceSink.none)
+    const tools = yield* Tools.Tools
+    const memory = Option.getOrUndefined(yield* Effect.serviceOption(MemoryStore.MemoryStore))
+    const sink = yield* TraceSink.TraceSink
     const runId = options.runId ?? randomId()
     const onEvent = options.onEvent
     const session = options.session ?? "default"
@@ -707,7 +600,7 @@ export const run = (
       tools,
       memory,
       sink,
-      models: options.models ?? defaultModels,
+      models: options.models ?? makeModelResolver(),
       conversations: options.conversations ?? makeConversations(),
       session,
       user: options.user ?? session,
@@ -723,17 +616,18 @@ export const run = (
         onEvent?.({ type: "trace", event })
       }
     }
-    let exec: Evaluator.Execution
-    try {
-      exec = options.normalizeInput === true
-        ? Evaluator.startRun(parseTerm(term), input, evaluation)
-        : Evaluator.startApply(parseTerm(term), toValue(input), evaluation)
-    } catch (error) {
-      if (isLambdaError(error)) return yield* Effect.fail(error)
-      throw error
-    }
+    const exec = yield* Effect.try({
+      try: () =>
+        options.normalizeInput === true
+          ? Evaluator.startRun(parseTerm(term), input, evaluation)
+          : Evaluator.startApply(parseTerm(term), Oracle.toValue(input), evaluation),
+      catch: (error) => {
+        if (isLambdaError(error)) return error
+        throw error
+      }
+    })
     const timeMs = exec.budget.timeMs
-    const value = yield* drive(services, exec).pipe(
+    const value = yield* Driver.drive(exec, handlersOf(services)).pipe(
       Effect.timeoutOrElse({
         duration: timeMs,
         orElse: () =>

@@ -3,8 +3,9 @@
  *
  * `steps` counts every node the evaluator reduces (loops and folds included); `depth` bounds the
  * evaluator's continuation stack (non-tail recursion), `evalDepth` the nesting of `eval`,
- * `timeMs` the wall time. Agent runs add `llmCalls`, `toolCalls` and `tokens`, checked before each
- * call. `inputBytes` bounds the size of an input or term text.
+ * `timeMs` the wall time, `memory` the size of any value the run builds (a string's characters, a
+ * list's cells). Agent runs add `llmCalls`, `toolCalls` and `tokens`, checked before each call.
+ * `inputBytes` bounds the size of an input or term text.
  *
  * @since 0.1.0
  * @module
@@ -30,11 +31,14 @@ export interface Budget {
   readonly toolCalls: number
   readonly tokens: number
   readonly inputBytes: number
+  /** Bytes: the largest value (string, list) a run may build. */
+  readonly memory: number
 }
 
 /**
  * The default limits: 10 million steps, a stack of 1 million continuation frames, `eval` nested
- * 100 deep, 60 seconds, 100 LLM calls, 500 tool calls, 2 million tokens, 64 MiB of input.
+ * 100 deep, 60 seconds, 100 LLM calls, 500 tool calls, 2 million tokens, 64 MiB of input, and
+ * values of at most 64 MiB.
  *
  * @since 0.1.0
  * @category constants
@@ -52,7 +56,8 @@ export const defaults: Budget = {
   llmCalls: 100,
   toolCalls: 500,
   tokens: 2_000_000,
-  inputBytes: 64 * 1024 * 1024
+  inputBytes: 64 * 1024 * 1024,
+  memory: 64 * 1024 * 1024
 }
 
 /**

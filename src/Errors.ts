@@ -87,7 +87,7 @@ export class EvalError extends Data.TaggedError("EvalError")<{
  * const b: Errors.BudgetKind = "steps"
  * ```
  */
-export type BudgetKind = "steps" | "depth" | "evalDepth" | "time" | "llmCalls" | "toolCalls" | "tokens" | "loop"
+export type BudgetKind = "steps" | "depth" | "evalDepth" | "time" | "memory" | "llmCalls" | "toolCalls" | "tokens" | "loop"
 
 /**
  * A run stopped because a budget ran out. Carries the limit, the steps used and, for agent

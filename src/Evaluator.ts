@@ -13,21 +13,25 @@
 import * as Budget from "./Budget.ts"
 import { EvalError } from "./Errors.ts"
 import { foldTree } from "./internal/tree.ts"
-import { Counters, Ctx, Machine, type MachineConfig, type OracleRequest } from "./internal/machine.ts"
+import { Counters, Ctx, Machine, type MachineConfig } from "./internal/machine.ts"
+import * as Oracle from "./Oracle.ts"
 import * as Term from "./Term.ts"
 import type * as Trace from "./Trace.ts"
 import * as Value from "./Value.ts"
 
-export type {
-  /**
-   * A node the evaluator cannot reduce by itself: an LLM call, a tool call, a memory read or
-   * write, or parallel branches. The driver answers it with a value.
-   *
-   * @since 0.1.0
-   * @category models
-   */
-  OracleRequest
-}
+/**
+ * A node the evaluator cannot reduce by itself: an LLM call, a tool call, a memory read or
+ * write, or parallel branches (see `Oracle.Request`). The driver answers it with a value.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Evaluator } from "lambdagent"
+ * const kind = (r: Evaluator.OracleRequest) => r.kind
+ * ```
+ */
+export type OracleRequest = Oracle.Request
 
 /**
  * Options of every evaluation.
@@ -102,6 +106,20 @@ export type Step =
   | { readonly _tag: "Done"; readonly value: Value.Value }
   | { readonly _tag: "Suspended"; readonly request: OracleRequest }
 
+/**
+ * A step of a time-sliced evaluation ({@link Execution.slice}): a {@link Step}, or `Paused` when
+ * the slice ended first.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Evaluator } from "lambdagent"
+ * const more = (s: Evaluator.SliceStep) => s._tag === "Paused"
+ * ```
+ */
+export type SliceStep = Step | { readonly _tag: "Paused" }
+
 const registryOf = (tools: EvaluateOptions["tools"]): ReadonlyMap<string, Term.Term> =>
   tools === undefined ? new Map() : tools instanceof Map ? tools : new Map(Object.entries(tools))
 
@@ -133,12 +151,21 @@ export class Execution {
 
   /** Run until done or until an oracle is needed. */
   next(): Step {
-    return this.machine.run()
+    return this.machine.run() as Step
   }
 
   /** Answer the pending request and run on. */
   resume(answer: Value.Value): Step {
-    return this.machine.resume(answer)
+    return this.machine.resume(answer) as Step
+  }
+
+  /**
+   * Run on for about `ms` milliseconds at most: a long pure evaluation then returns `Paused`, so
+   * the caller can serve other work (signals, other requests) and call `slice` again to go on.
+   * `answer` answers the pending oracle request, as {@link resume} does.
+   */
+  slice(ms: number, ...answer: [] | [Value.Value]): SliceStep {
+    return answer.length === 0 ? this.machine.run(ms) : this.machine.resume(answer[0], ms)
   }
 
   /** Steps used so far (shared by the run's parallel branches). */
@@ -149,6 +176,11 @@ export class Execution {
   /** The run's shared counters of steps, LLM calls, tool calls and tokens (the driver updates them). */
   get usage(): { steps: number; llmCalls: number; toolCalls: number; tokens: number } {
     return this.counters
+  }
+
+  /** When the time budget runs out (`Date.now()` milliseconds). */
+  get deadline(): number {
+    return this.counters.deadline
   }
 
   /** The budget this execution runs under. */
@@ -168,9 +200,19 @@ export class Execution {
    * Branch `index` of a pending `par` request, as its own execution sharing this run's budget.
    * Its events go to its own list (merge them back in branch order).
    */
-  branch(request: Extract<OracleRequest, { kind: "par" }>, index: number): Execution {
+  branch(request: Oracle.ParRequest, index: number): Execution {
     const events: Array<Trace.TraceEvent> = []
-    return new Execution(this.machine.branch(request, index, events), events, this.counters)
+    return new Execution(this.machine.branch(index, request.input, events), events, this.counters)
+  }
+
+  /** The trace level this execution records at. */
+  get traceLevel(): Trace.TraceLevel {
+    return this.machine.config.trace
+  }
+
+  /** The branch path of this execution inside `par` branches (`undefined` for the run itself). */
+  get branchPath(): string | undefined {
+    return this.machine.config.branch
   }
 }
 
@@ -259,37 +301,11 @@ const finish = (execution: Execution): Result => {
   if (step._tag === "Suspended") {
     throw new EvalError({
       kind: "OracleError",
-      message: `the term needs ${describeRequest(step.request)}; pure evaluation cannot answer it (use a runtime)`,
+      message: `the term needs ${Oracle.describe(step.request)}; pure evaluation cannot answer it (use a runtime)`,
       steps: execution.steps
     })
   }
   return { value: step.value, trace: execution.events, steps: execution.steps }
-}
-
-/**
- * A short description of an oracle request, for messages.
- *
- * @since 0.1.0
- * @category evaluation
- * @example
- * ```ts
- * import { Evaluator, Term } from "lambdagent"
- * const step = Evaluator.start(Term.app(Term.tool("t"), Term.lit(1))).next()
- * if (step._tag === "Suspended") Evaluator.describeRequest(step.request) // 'a call of tool "t"'
- * ```
- */
-export const describeRequest = (request: OracleRequest): string => {
-  switch (request.kind) {
-    case "llm":
-      return `an LLM call${request.term.name !== undefined ? ` (${request.term.name})` : ""}`
-    case "tool":
-      return `a call of tool ${JSON.stringify(request.name)}`
-    case "memory-read":
-    case "memory-write":
-      return "a memory store"
-    case "par":
-      return "parallel branches"
-  }
 }
 
 /**

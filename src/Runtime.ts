@@ -212,11 +212,12 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
   const providers = new Map<string, Plugin.ProviderFactory>()
   for (const plugin of plugins) for (const [name, factory] of Object.entries(plugin.providers ?? {})) providers.set(name, factory)
   const pluginModels = new Map<string, LanguageModel.LanguageModelShape>()
+  const builtinModels = Agent.makeModelResolver()
   const models: Agent.ModelResolver = (settings) => {
     const chosen = options.resolveModel?.(settings)
     if (chosen !== undefined) return chosen
     const factory = settings.provider === undefined ? undefined : providers.get(settings.provider)
-    if (factory === undefined) return Agent.defaultModels(settings)
+    if (factory === undefined) return builtinModels(settings)
     const key = JSON.stringify(settings)
     let model = pluginModels.get(key)
     if (model === undefined) {

@@ -144,7 +144,8 @@ export interface ToolsShape {
 }
 
 /**
- * The tools service.
+ * The tools service. Its default, when a host provides none, is an empty registry: a run that
+ * calls a tool then fails with "unknown tool".
  *
  * @since 0.1.0
  * @category services
@@ -155,7 +156,9 @@ export interface ToolsShape {
  * const names = Tools.Tools.use((t) => Effect.succeed(t.list().map((d) => d.name)))
  * ```
  */
-export class Tools extends Context.Service<Tools, ToolsShape>()("lambdagent/Tools") {}
+export const Tools: Context.Reference<ToolsShape> = Context.Reference<ToolsShape>("lambdagent/Tools", {
+  defaultValue: () => make([])
+})
 
 /**
  * A registry over a list of tools; a later tool of the same name replaces an earlier one.
@@ -187,7 +190,7 @@ export const make = (tools: Iterable<ToolDefinition>): ToolsShape => {
  * const layer = Tools.layer([Tools.define({ name: "echo", description: "echo", run: (s: string) => s })])
  * ```
  */
-export const layer = (tools: Iterable<ToolDefinition>): Layer.Layer<Tools> => Layer.succeed(Tools, make(tools))
+export const layer = (tools: Iterable<ToolDefinition>): Layer.Layer<never> => Layer.succeed(Tools, make(tools))
 
 /**
  * Shape a value for a tool: text tools get text (objects as JSON), schema tools get JSON parsed

@@ -11,8 +11,9 @@
  */
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
-import { createWriteStream } from "node:fs"
+import { createWriteStream, openSync } from "node:fs"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type * as Trace from "./Trace.ts"
 
 /**
@@ -47,7 +48,7 @@ export interface TraceSinkShape {
 }
 
 /**
- * The trace sink service.
+ * The trace sink service. Its default, when a host provides none, is {@link none}.
  *
  * @since 0.1.0
  * @category services
@@ -58,7 +59,9 @@ export interface TraceSinkShape {
  * const note = TraceSink.TraceSink.use((sink) => Effect.sync(() => sink.record({ runId: "r", step: 0, kind: "tool", name: "x" })))
  * ```
  */
-export class TraceSink extends Context.Service<TraceSink, TraceSinkShape>()("lambdagent/TraceSink") {}
+export const TraceSink: Context.Reference<TraceSinkShape> = Context.Reference<TraceSinkShape>("lambdagent/TraceSink", {
+  defaultValue: () => none
+})
 
 /**
  * A sink that keeps nothing (runs still return their own trace).
@@ -84,7 +87,7 @@ export const none: TraceSinkShape = { record: () => {}, spans: false }
  * const layer = TraceSink.layerNone
  * ```
  */
-export const layerNone: Layer.Layer<TraceSink> = Layer.succeed(TraceSink, none)
+export const layerNone: Layer.Layer<never> = Layer.succeed(TraceSink, none)
 
 /**
  * A sink that appends every event to the given array.
@@ -98,12 +101,29 @@ export const layerNone: Layer.Layer<TraceSink> = Layer.succeed(TraceSink, none)
  * const layer = TraceSink.layerMemory(events)
  * ```
  */
-export const layerMemory = (events: Array<SinkEvent>): Layer.Layer<TraceSink> =>
+export const layerMemory = (events: Array<SinkEvent>): Layer.Layer<never> =>
   Layer.succeed(TraceSink, { record: (e) => void events.push(e), spans: false })
 
 /**
+ * A file a JSONL sink could not open or write.
+ *
+ * @since 0.2.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { TraceSink } from "lambdagent"
+ * const e = new TraceSink.TraceFileError({ path: "/nope/trace.jsonl", message: "ENOENT: no such file or directory" })
+ * ```
+ */
+export class TraceFileError extends Schema.TaggedError<TraceFileError>()("TraceFileError", {
+  path: Schema.String,
+  message: Schema.String
+}) {}
+
+/**
  * A sink that appends one JSON object per line to a file; the file is flushed and closed when the
- * layer's scope closes.
+ * layer's scope closes. A file that cannot be opened fails the layer with {@link TraceFileError};
+ * a write that fails later (a full disk) stops the sink, never the process.
  *
  * @since 0.1.0
  * @category layers
@@ -113,13 +133,29 @@ export const layerMemory = (events: Array<SinkEvent>): Layer.Layer<TraceSink> =>
  * const layer = TraceSink.layerJsonl("trace.jsonl")
  * ```
  */
-export const layerJsonl = (path: string): Layer.Layer<TraceSink> =>
+export const layerJsonl = (path: string): Layer.Layer<never, TraceFileError> =>
   Layer.effect(
     TraceSink,
     Effect.acquireRelease(
-      Effect.sync(() => createWriteStream(path, { flags: "a" })),
-      (stream) => Effect.promise(() => new Promise<void>((resolve) => stream.end(() => resolve())))
-    ).pipe(Effect.map((stream): TraceSinkShape => ({ record: (e) => void stream.write(JSON.stringify(e) + "\n"), spans: false })))
+      Effect.try({
+        try: () => {
+          const fd = openSync(path, "a")
+          const stream = createWriteStream(path, { fd })
+          const sink = { stream, failed: false }
+          stream.on("error", () => void (sink.failed = true))
+          return sink
+        },
+        catch: (cause) => new TraceFileError({ path, message: cause instanceof Error ? cause.message : String(cause) })
+      }),
+      ({ stream }) => Effect.promise(() => new Promise<void>((resolve) => stream.end(() => resolve())))
+    ).pipe(
+      Effect.map((sink): TraceSinkShape => ({
+        record: (e) => {
+          if (!sink.failed) sink.stream.write(JSON.stringify(e) + "\n")
+        },
+        spans: false
+      }))
+    )
   )
 
 /**
@@ -135,4 +171,4 @@ export const layerJsonl = (path: string): Layer.Layer<TraceSink> =>
  * const layer = TraceSink.layerSpans
  * ```
  */
-export const layerSpans: Layer.Layer<TraceSink> = Layer.succeed(TraceSink, { record: () => {}, spans: true })
+export const layerSpans: Layer.Layer<never> = Layer.succeed(TraceSink, { record: () => {}, spans: true })

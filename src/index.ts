@@ -5,15 +5,18 @@
  * @module
  */
 export * as Agent from "./Agent.ts"
+export * as Analysis from "./Analysis.ts"
 export * as Anthropic from "./providers/Anthropic.ts"
 export * as Budget from "./Budget.ts"
 export * as ClaudeCode from "./providers/ClaudeCode.ts"
 export * as CliAgent from "./CliAgent.ts"
+export * as Driver from "./Driver.ts"
 export * as Errors from "./Errors.ts"
 export * as Evaluator from "./Evaluator.ts"
 export * as LanguageModel from "./LanguageModel.ts"
 export * as MemoryStore from "./MemoryStore.ts"
 export * as OpenAI from "./providers/OpenAI.ts"
+export * as Oracle from "./Oracle.ts"
 export * as Plugin from "./Plugin.ts"
 export * as Providers from "./providers/resolve.ts"
 export * as Runtime from "./Runtime.ts"

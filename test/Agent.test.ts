@@ -179,7 +179,12 @@ describe("ReAct", () => {
     expect(out.stats).toMatchObject({ llmCalls: 2, toolCalls: 1 })
     expect(systemOf(requests[0]!)).toContain("## Tools")
     expect(systemOf(requests[0]!)).toContain("- add: Add two numbers. Arguments: {")
-    expect(lastUser(requests[1]!)).toBe("[Previous Context]\n2+3?\n\n[Step 1]\nThought: I will add. {\"tool\": \"add\", \"args\": {\"a\": 2, \"b\": 3}}\nAction: add\nObservation: 5")
+    // the loop is a conversation: the task, then each thought and its observation, never re-nested
+    expect(requests[1]!.messages.slice(1)).toEqual([
+      { role: "user", content: "2+3?" },
+      { role: "assistant", content: "I will add. {\"tool\": \"add\", \"args\": {\"a\": 2, \"b\": 3}}" },
+      { role: "user", content: "Observation: 5" }
+    ])
     expect(out.trace.map((e) => `${e.kind}:${e.name}`)).toEqual(["llm:llm", "tool:add", "llm:llm", "react:final"])
     await runtime.close()
   })
@@ -210,7 +215,7 @@ describe("ReAct", () => {
     const { runtime } = reactRuntime(Array.from({ length: 10 }, () => "{\"tool\":\"add\",\"args\":{\"a\":1,\"b\":1}}"))
     const out = await runtime.run(react(["add"], 3), "loop")
     expect(out.stats).toMatchObject({ llmCalls: 3, toolCalls: 3 })
-    expect(String(out.value)).toContain("[Step 3]")
+    expect(String(out.value)).toMatch(/^\[Task\]\nloop\n\n\[Step 1\][\s\S]*\[Step 3\]\nThought: .*\nAction: add\nObservation: 2$/)
     expect(Term.bounds(react(["add"], 3))).toEqual({ llmCalls: 3, toolCalls: 3 })
     await runtime.close()
   })

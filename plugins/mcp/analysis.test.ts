@@ -23,7 +23,7 @@ describe("analyzeTerm", () => {
     const a = analyzeTerm(Term.parse(factorialAcc))
     expect(a.forms).toEqual(["lam", "if", "lte", "fst", "snd", "continue", "pair", "sub", "mul"])
     expect(a.size).toBe(Term.size(Term.parse(factorialAcc)))
-    expect(a.capabilities).toMatchObject({ continue: true, self: false, eval: false, codeOf: [] })
+    expect(a.capabilities).toMatchObject({ continue: true, self: false, eval: false, codeOf: new Set() })
     expect(analyzeTerm(Term.parse([1, [2]])).forms).toEqual(["list"])
   })
 
@@ -37,10 +37,10 @@ describe("analyzeTerm", () => {
   })
 
   it("reports the tool protocol and agent capabilities", () => {
-    expect(analyzeTerm(Term.parse(isEven)).capabilities).toMatchObject({ eval: true, codeOf: ["is_odd"], self: false })
+    expect(analyzeTerm(Term.parse(isEven)).capabilities).toMatchObject({ eval: true, codeOf: new Set(["is_odd"]), self: false })
     expect(analyzeTerm(Term.parse({ code_of: "self" })).capabilities.self).toBe(true)
     const agent = analyzeTerm(Term.parse({ compose: [{ llm: { system: "s" } }, { tool: "search" }, { tool: "search" }] }))
-    expect(agent.capabilities).toMatchObject({ llm: true, tools: ["search"], memory: false, par: false })
+    expect(agent.capabilities).toMatchObject({ llm: true, tools: new Set(["search"]), memory: false, parallel: false })
   })
 
   it("classifies functions and data statically, leaving the rest to evaluation", () => {
@@ -140,7 +140,8 @@ describe("tool results", () => {
     expect(Value.toJson(toValue([1, "a", [true]]))).toEqual([1, "a", [true]])
     expect(toValue(undefined)).toBeNull()
     expect(toValue({ a: 1 })).toBe("{\"a\":1}")
-    expect(toValue(2.6)).toBe(3)
+    // the core's one rule: a fraction keeps its digits as text rather than being rounded
+    expect(toValue(2.6)).toBe("2.6")
   })
 })
 

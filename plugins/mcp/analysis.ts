@@ -6,11 +6,11 @@
  * @since 0.1.0
  * @module
  */
-import type { Evaluator } from "lambdagent"
-import { Term } from "lambdagent"
+import type { Oracle, Term } from "lambdagent"
+import { Analysis } from "lambdagent"
 
 /**
- * What a term uses, found without running it.
+ * What a term uses, found without running it (the core's `Analysis.Summary`).
  *
  * @since 0.1.0
  * @category models
@@ -22,105 +22,23 @@ import { Term } from "lambdagent"
  * console.log(a.forms, a.size) // ["lam", "mul"] 4
  * ```
  */
-export interface TermAnalysis {
-  /** The forms used, in pre-order, each once (`lam`, `app`, `add`, …, `list` for an array literal). */
-  readonly forms: ReadonlyArray<string>
-  /** Number of nodes. */
-  readonly size: number
-  /** Variables used without an enclosing `lam` binding them, in order of first use. */
-  readonly freeVariables: ReadonlyArray<string>
-  /** Where the first free variable occurs (JSON path from the root), when there is one. */
-  readonly freeVariablePath?: ReadonlyArray<string | number>
-  readonly capabilities: Capabilities
-  /**
-   * `true` when the term is certainly a function (a `lam` or an agent form), `false` when it is
-   * certainly data (a literal, list, pair, quote, …), `undefined` when only evaluation can tell.
-   */
-  readonly isFunction: boolean | undefined
-}
+export type TermAnalysis = Analysis.Summary
 
 /**
- * The capabilities a term uses: the tool protocol (`self`, `eval`, `quote`, `continue`, the
- * tools named by `code_of`) and the agent forms, which need an oracle to run.
+ * The capabilities a term uses (the core's `Analysis.Capabilities`).
  *
  * @since 0.1.0
  * @category models
  * @example
  * ```ts
- * import { Term } from "lambdagent"
- * import { analyzeTerm } from "lambdagent/mcp"
- * analyzeTerm(Term.parse({ eval: { code_of: "is_odd" } })).capabilities.codeOf // ["is_odd"]
+ * import type { Capabilities } from "lambdagent/mcp"
+ * const pure = (c: Capabilities) => !c.llm && c.tools.size === 0 && !c.memory && !c.parallel
  * ```
  */
-export interface Capabilities {
-  /** `{"self": true}` or `{"code_of": "self"}`. */
-  readonly self: boolean
-  readonly eval: boolean
-  readonly quote: boolean
-  readonly continue: boolean
-  /** Tools whose source the term reads with `code_of` (`"self"` excluded), in order of first use. */
-  readonly codeOf: ReadonlyArray<string>
-  /** `llm` forms (a `react` loop's thinking step is one). */
-  readonly llm: boolean
-  /** Host tools named by `tool` forms and `react` tool lists (`terminate` excluded). */
-  readonly tools: ReadonlyArray<string>
-  readonly memory: boolean
-  readonly par: boolean
-  readonly react: boolean
-}
-
-const FORM_OF: Partial<Record<Term.Tag, string>> = {
-  Lam: "lam",
-  App: "app",
-  If: "if",
-  Nil: "nil",
-  Cons: "cons",
-  List: "list",
-  Pair: "pair",
-  Fold: "fold",
-  Quote: "quote",
-  Eval: "eval",
-  CodeOf: "code_of",
-  Self: "self",
-  Continue: "continue",
-  Llm: "llm",
-  Tool: "tool",
-  Compose: "compose",
-  Loop: "loop",
-  Route: "route",
-  Par: "par",
-  Guard: "guard",
-  Memory: "memory",
-  React: "react"
-}
-
-const FUNCTION_TAGS: ReadonlySet<Term.Tag> = new Set<Term.Tag>([
-  "Lam",
-  "Llm",
-  "Tool",
-  "Compose",
-  "Loop",
-  "Route",
-  "Par",
-  "Guard",
-  "Memory",
-  "React"
-])
-const DATA_TAGS: ReadonlySet<Term.Tag> = new Set<Term.Tag>(["Lit", "Nil", "Cons", "List", "Pair", "Quote", "CodeOf", "Binary", "Unary"])
-
-/** A persistent set of bound names: one cell per enclosing `lam`. */
-interface Bound {
-  readonly name: string
-  readonly next: Bound | undefined
-}
-
-const isBound = (bound: Bound | undefined, name: string): boolean => {
-  for (let b = bound; b !== undefined; b = b.next) if (b.name === name) return true
-  return false
-}
+export type Capabilities = Analysis.Capabilities
 
 /**
- * Analyse a term: forms, size, free variables, capabilities and whether it is a function.
+ * Analyse a term: its forms, size, free variables, capabilities (see `Analysis.summarize`).
  *
  * @since 0.1.0
  * @category analyses
@@ -128,95 +46,10 @@ const isBound = (bound: Bound | undefined, name: string): boolean => {
  * ```ts
  * import { Term } from "lambdagent"
  * import { analyzeTerm } from "lambdagent/mcp"
- * const a = analyzeTerm(Term.parse({ lam: "n", body: { continue: { input: { var: "m" } } } }))
- * console.log(a.freeVariables, a.capabilities.continue) // ["m"] true
+ * analyzeTerm(Term.parse({ lam: "x", body: { var: "y" } })).freeVariables // ["y"]
  * ```
  */
-export const analyzeTerm = (term: Term.Term): TermAnalysis => {
-  const forms: Array<string> = []
-  const seenForms = new Set<string>()
-  const free: Array<string> = []
-  const seenFree = new Set<string>()
-  let firstFree: Term.Term | undefined
-  const codeOf: Array<string> = []
-  const tools: Array<string> = []
-  let size = 0
-  let self = false
-  let usesEval = false
-  let quote = false
-  let cont = false
-  let llm = false
-  let memory = false
-  let par = false
-  let react = false
-
-  const stack: Array<{ readonly term: Term.Term; readonly bound: Bound | undefined }> = [{ term, bound: undefined }]
-  while (stack.length > 0) {
-    const { bound, term: node } = stack.pop()!
-    size++
-    const form = node._tag === "Binary" || node._tag === "Unary" ? node.op : FORM_OF[node._tag]
-    if (form !== undefined && !seenForms.has(form)) {
-      seenForms.add(form)
-      forms.push(form)
-    }
-    switch (node._tag) {
-      case "Var":
-        if (!isBound(bound, node.name) && !seenFree.has(node.name)) {
-          seenFree.add(node.name)
-          free.push(node.name)
-          firstFree ??= node
-        }
-        break
-      case "Self":
-        self = true
-        break
-      case "CodeOf":
-        if (node.name === "self") self = true
-        else if (!codeOf.includes(node.name)) codeOf.push(node.name)
-        break
-      case "Eval":
-        usesEval = true
-        break
-      case "Quote":
-        quote = true
-        break
-      case "Continue":
-        cont = true
-        break
-      case "Llm":
-        llm = true
-        break
-      case "Tool":
-        if (!tools.includes(node.name)) tools.push(node.name)
-        break
-      case "Memory":
-        memory = true
-        break
-      case "Par":
-        par = true
-        break
-      case "React":
-        react = true
-        for (const name of node.tools) if (name.toLowerCase() !== "terminate" && !tools.includes(name)) tools.push(name)
-        break
-      default:
-        break
-    }
-    const inner: Bound | undefined = node._tag === "Lam" ? { name: node.param, next: bound } : bound
-    const kids = Term.children(node)
-    for (let i = kids.length - 1; i >= 0; i--) stack.push({ term: kids[i]!, bound: inner })
-  }
-
-  const freeVariablePath = firstFree === undefined ? undefined : Term.pathTo(term, firstFree)
-  return {
-    forms,
-    size,
-    freeVariables: free,
-    ...(freeVariablePath !== undefined ? { freeVariablePath } : {}),
-    capabilities: { self, eval: usesEval, quote, continue: cont, codeOf, llm, tools, memory, par, react },
-    isFunction: FUNCTION_TAGS.has(term._tag) ? true : DATA_TAGS.has(term._tag) ? false : undefined
-  }
-}
+export const analyzeTerm = (term: Term.Term): TermAnalysis => Analysis.summarize(term)
 
 /**
  * Which agent capabilities evolved tools and `run` may use. Everything is off by default: evolved
@@ -266,7 +99,7 @@ export const policyViolations = (capabilities: Capabilities, policy: AgentPolicy
     if (!toolAllowed(policy, name)) out.push(`host tool ${JSON.stringify(name)} (not in the allowed tools)`)
   }
   if (capabilities.memory && policy.memory !== true) out.push("memory (not enabled on this server)")
-  if (capabilities.par && policy.par !== true) out.push("par (parallel branches are not enabled on this server)")
+  if (capabilities.parallel && policy.par !== true) out.push("par (parallel branches are not enabled on this server)")
   return out
 }
 
@@ -284,7 +117,7 @@ export const policyViolations = (capabilities: Capabilities, policy: AgentPolicy
  * if (step._tag === "Suspended") requestViolation(step.request, {}) // 'host tool "rm" is not allowed'
  * ```
  */
-export const requestViolation = (request: Evaluator.OracleRequest, policy: AgentPolicy): string | undefined => {
+export const requestViolation = (request: Oracle.Request, policy: AgentPolicy): string | undefined => {
   switch (request.kind) {
     case "llm":
       return policy.llm === true ? undefined : "LLM calls are not enabled on this server"
@@ -322,7 +155,7 @@ export const recursionOf = (
   const out: Array<string> = []
   if (capabilities.self) out.push("self")
   if (capabilities.continue) out.push("continue")
-  if (capabilities.codeOf.includes(name)) out.push(`code_of ${JSON.stringify(name)}`)
+  if (capabilities.codeOf.has(name)) out.push(`code_of ${JSON.stringify(name)}`)
   // Breadth-first search for the shortest code_of path back to `name`.
   const previous = new Map<string, string>()
   const queue: Array<string> = []

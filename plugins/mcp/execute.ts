@@ -1,13 +1,14 @@
 /**
- * Running a term for a tool call: the tool protocol (`Evaluator.startRun`) under a step and time
- * budget, with oracle requests (agent forms) answered by an injected callback when the server's
- * policy allows them.
+ * Running a term for a tool call: the tool protocol (`Evaluator.startRun`) under the run's
+ * budgets, with oracle requests (agent forms) answered by an injected callback when the server's
+ * policy allows them, through the core `Driver`.
  *
  * @since 0.1.0
  * @module
  */
 import type { Budget } from "lambdagent"
-import { Errors, Evaluator, Term, Value } from "lambdagent"
+import * as Effect from "effect/Effect"
+import { Driver, Errors, Evaluator, Oracle, type Term, type Value } from "lambdagent"
 import { type AgentPolicy, requestViolation } from "./analysis.ts"
 
 /**
@@ -43,7 +44,7 @@ export interface OracleContext {
  *   request.kind === "tool" && request.name === "double" ? Number(request.input) * 2 : null
  * ```
  */
-export type AnswerOracle = (request: Evaluator.OracleRequest, context: OracleContext) => unknown
+export type AnswerOracle = (request: Oracle.Request, context: OracleContext) => unknown
 
 /**
  * One evaluation for a tool call.
@@ -88,8 +89,9 @@ export interface ExecuteResult {
 }
 
 /**
- * The language value for an oracle's answer: values pass through, arrays become lists, `undefined`
- * becomes null, other objects their JSON text, fractions round to integers.
+ * The language value for an oracle's answer: the core's one rule, `Oracle.toValue` (values pass
+ * through, arrays become lists, `undefined` becomes null, other objects their JSON text, a number
+ * that is not a safe integer its decimal text).
  *
  * @since 0.1.0
  * @category constructors
@@ -100,40 +102,37 @@ export interface ExecuteResult {
  * Value.toJson(toValue([1, [2, 3]])) // [1, [2, 3]]
  * ```
  */
-export const toValue = (answer: unknown): Value.Value => {
-  if (answer === undefined || answer === null) return null
-  if (typeof answer === "number") return Number.isInteger(answer) ? answer : Number.isFinite(answer) ? Math.round(answer) : String(answer)
-  if (typeof answer === "string" || typeof answer === "boolean" || typeof answer === "bigint") return answer
-  if (
-    answer instanceof Value.List || answer instanceof Value.Pair || answer instanceof Value.Quoted ||
-    answer instanceof Value.Closure || answer instanceof Value.Continuation
-  ) return answer
-  if (Array.isArray(answer)) return Value.fromArray(answer.map(toValue))
-  return JSON.stringify(answer)
-}
+export const toValue = Oracle.toValue
 
 const oracleError = (message: string, steps: number, cause?: unknown) =>
   new Errors.EvalError({ kind: "OracleError", message, steps, ...(cause !== undefined ? { cause } : {}) })
 
-/** Wait for `promise`, failing with a time budget error when `deadline` passes first. */
-const beforeDeadline = async <A>(promise: Promise<A>, deadline: number, limit: number, steps: number, controller: AbortController): Promise<A> => {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort()
-      reject(new Errors.BudgetExceeded({ budget: "time", limit, steps, message: `time budget of ${limit} ms exhausted` }))
-    }, Math.max(0, deadline - Date.now()))
-  })
-  try {
-    return await Promise.race([promise, timeout])
-  } finally {
-    clearTimeout(timer)
+/** How long a pure run may compute before it lets other requests (and signals) in, in ms. */
+const SLICE_MS = 10
+
+/** The driver's handlers for a server: every request goes to the host's oracle callback. */
+const handlersFor = (request: ExecuteRequest): Driver.Handlers<Errors.EvalError, never> => {
+  const context = (signal: AbortSignal): OracleContext => ({ ...(request.tool !== undefined ? { tool: request.tool } : {}), signal })
+  const ask = (pending: Oracle.Request, run: Driver.RunState) => {
+    const oracle = request.oracle
+    if (oracle === undefined) {
+      return Effect.fail(oracleError(`the term needs ${Oracle.describe(pending)}, and this server has no oracle to answer it`, run.execution.steps))
+    }
+    return Effect.tryPromise({
+      try: async (signal) => await oracle(pending, context(signal)),
+      catch: (error) =>
+        oracleError(`${Oracle.describe(pending)} failed: ${error instanceof Error ? error.message : String(error)}`, run.execution.steps, error)
+    })
   }
+  return { llm: ask, tool: ask, memory: ask, admit: (pending) => requestViolation(pending, request.policy) }
 }
 
 /**
  * Run `code` on `input` by the tool protocol, answering oracle requests through `request.oracle`
- * (each checked against `request.policy` first). Throws the term language's errors.
+ * (each checked against `request.policy` first) with the core `Driver`: the same budgets,
+ * cancellation and value conversion as agent runs. A long evaluation runs in slices of about
+ * 10 ms, so one call never keeps a server from answering its other requests. Rejects with the
+ * term language's errors.
  *
  * @since 0.1.0
  * @category evaluation
@@ -152,61 +151,23 @@ export const execute = async (request: ExecuteRequest): Promise<ExecuteResult> =
     ...(request.tool !== undefined ? { tool: request.tool } : {}),
     ...(request.step !== undefined ? { step: request.step } : {})
   })
-  const limit = request.budget.timeMs ?? 60_000
-  const deadline = Date.now() + limit
-  // What oracle requests need (a signal of their own, aborted with the call), made on the first
-  // one: most runs never suspend.
-  let oracleState: { readonly controller: AbortController; readonly context: OracleContext; readonly abort: () => void } | undefined
-  const forOracle = () => {
-    if (oracleState === undefined) {
-      const controller = new AbortController()
-      const abort = () => controller.abort()
-      if (request.signal?.aborted === true) controller.abort()
-      else request.signal?.addEventListener("abort", abort, { once: true })
-      oracleState = { controller, abort, context: { ...(request.tool !== undefined ? { tool: request.tool } : {}), signal: controller.signal } }
-    }
-    return oracleState
-  }
-
-  const drive = async (execution: Evaluator.Execution): Promise<Value.Value> => {
-    let step = execution.next()
-    while (step._tag === "Suspended") {
-      const { context, controller } = forOracle()
-      const pending = step.request
-      const violation = requestViolation(pending, request.policy)
-      if (violation !== undefined) throw oracleError(`capability denied: ${violation}`, execution.steps)
-      if (request.oracle === undefined) {
-        throw oracleError(`the term needs ${Evaluator.describeRequest(pending)}, and this server has no oracle to answer it`, execution.steps)
-      }
-      if (controller.signal.aborted) throw oracleError("the call was cancelled", execution.steps)
-      let answer: Value.Value
-      if (pending.kind === "par") {
-        const branches = pending.term.branches.map((_, i) => drive(execution.branch(pending, i)))
-        answer = Value.fromArray(await beforeDeadline(Promise.all(branches), deadline, limit, execution.steps, controller))
-      } else {
-        const oracle = request.oracle
-        const answered = (async () => {
-          try {
-            return toValue(await oracle(pending, context))
-          } catch (error) {
-            throw oracleError(
-              `${Evaluator.describeRequest(pending)} failed: ${error instanceof Error ? error.message : String(error)}`,
-              execution.steps,
-              error
-            )
-          }
-        })()
-        answer = await beforeDeadline(answered, deadline, limit, execution.steps, controller)
-      }
-      step = execution.resume(answer)
-    }
-    return step.value
-  }
-
+  // most calls are small and pure: they finish in the first slice without any scheduling
+  const first = exec.slice(SLICE_MS)
+  if (first._tag === "Done") return { value: first.value, steps: exec.steps }
+  const limit = exec.budget.timeMs
+  const run = Driver.drive(exec, handlersFor(request), { first, sliceMs: SLICE_MS }).pipe(
+    Effect.timeoutOrElse({
+      duration: Math.max(0, exec.deadline - Date.now()),
+      orElse: () =>
+        Effect.fail(new Errors.BudgetExceeded({ budget: "time", limit, steps: exec.steps, message: `time budget of ${limit} ms exhausted` }))
+    })
+  )
+  const signal = request.signal
   try {
-    const value = await drive(exec)
+    const value = await Effect.runPromise(run, signal !== undefined ? { signal } : {})
     return { value, steps: exec.steps }
-  } finally {
-    if (oracleState !== undefined) request.signal?.removeEventListener("abort", oracleState.abort)
+  } catch (error) {
+    if (signal?.aborted === true && !Errors.isLambdaError(error)) throw oracleError("the call was cancelled", exec.steps)
+    throw error
   }
 }

@@ -160,7 +160,7 @@ export class ToolRegistry {
 
   /** The tools a tool's current version reads with `code_of`. */
   references(name: string): ReadonlyArray<string> {
-    return this.tools.get(name)?.current.analysis?.capabilities.codeOf ?? []
+    return [...(this.tools.get(name)?.current.analysis?.capabilities.codeOf ?? [])]
   }
 
   /** The registry as stored. */

@@ -182,11 +182,11 @@ const capabilitySummary = (c: Capabilities) => ({
   eval: c.eval,
   quote: c.quote,
   continue: c.continue,
-  codeOf: c.codeOf,
+  codeOf: [...c.codeOf],
   ...(c.llm ? { llm: true } : {}),
-  ...(c.tools.length > 0 ? { tools: c.tools } : {}),
+  ...(c.tools.size > 0 ? { tools: [...c.tools] } : {}),
   ...(c.memory ? { memory: true } : {}),
-  ...(c.par ? { par: true } : {})
+  ...(c.parallel ? { par: true } : {})
 })
 
 const jsonResult = (json: Record<string, unknown>): CallToolResult => ({
@@ -316,7 +316,7 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
           argument: "code"
         })
       }
-      const warnings = analysis.capabilities.codeOf
+      const warnings = [...analysis.capabilities.codeOf]
         .filter((target) => target !== name && registry.get(target) === undefined)
         .map((target) => `code_of ${JSON.stringify(target)}: no tool of that name yet; evolve it before this tool reaches it`)
       let version: ToolVersion
@@ -471,7 +471,7 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
   const makeEvolvedTool = (tool: RegisteredTool): ToolSpec => {
     const current = tool.current
     const caps = current.analysis?.capabilities
-    const effectful = caps !== undefined && (caps.llm || caps.tools.length > 0 || caps.memory)
+    const effectful = caps !== undefined && (caps.llm || caps.tools.size > 0 || caps.memory)
     return defineTool({
       name: tool.name,
       description: `${current.description}\n\n(Evolved lambda tool, version ${current.version}. Input: any JSON value or term. ` +

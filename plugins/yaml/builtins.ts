@@ -9,7 +9,7 @@
  * @since 0.1.0
  * @module
  */
-import { Evaluator, Term, Tools, Value } from "lambdagent"
+import { Evaluator, Oracle, Term, Tools, Value } from "lambdagent"
 import * as z from "zod"
 import { builtinToolNames } from "./validators.ts"
 
@@ -211,7 +211,7 @@ export const evaluateWithBuiltins = (fn: Term.Term, input: Value.Value, options:
   while (step._tag === "Suspended") {
     const request = step.request
     if (request.kind !== "tool" || !isBuiltinTool(request.name)) {
-      throw new Error(`the term needs ${Evaluator.describeRequest(request)}, which only a runtime can answer`)
+      throw new Error(`the term needs ${Oracle.describe(request)}, which only a runtime can answer`)
     }
     step = execution.resume(runBuiltin(request.name, request.input))
   }

@@ -297,9 +297,10 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
     })
     const base = model ?? Providers.fromSpec("scripted:echo")
     const chooser = resolveModel
+    const builtin = Agent.makeModelResolver()
     model = cap(base)
     resolveModel = (settings) => {
-      const chosen = chooser?.(settings) ?? Agent.defaultModels(settings)
+      const chosen = chooser?.(settings) ?? builtin(settings)
       return chosen === undefined ? undefined : cap(chosen)
     }
   }

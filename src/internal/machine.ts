@@ -2,19 +2,26 @@
  * The evaluator's machine: an explicit-stack (CEK-style) interpreter over compiled code.
  *
  * Nothing here recurses on the JavaScript stack: the continuation is a flat array of frames, so
- * depth is a data-structure limit. The loop is plain synchronous TypeScript. When it reaches a
- * node it cannot reduce by itself (an LLM call, a tool, memory, parallel branches) it stops and
- * returns a request; the driver answers it and resumes the same machine.
+ * depth is a data-structure limit. The loop is plain synchronous TypeScript and holds the pure
+ * calculus; agent forms run their own reduction rules (`src/forms/`) through the small interface
+ * {@link AgentMachine}. When the machine reaches a node it cannot reduce by itself (an LLM call,
+ * a tool, memory, parallel branches) it stops and returns the request; the driver answers it and
+ * resumes the same machine.
  */
+import { getHeapStatistics } from "node:v8"
 import type * as Budget from "../Budget.ts"
-import { BudgetExceeded, EvalError, type EvalErrorKind } from "../Errors.ts"
+import { BudgetExceeded, type BudgetKind, EvalError } from "../Errors.ts"
+import type { AgentStep } from "../forms/Form.ts"
+import type { ParState } from "../forms/par.ts"
+import type { AgentMachine, OracleRequest } from "../forms/step.ts"
 import * as Term from "../Term.ts"
 import type * as Trace from "../Trace.ts"
 import { preview } from "../Trace.ts"
 import * as Value from "../Value.ts"
-import { BinOp, Code, compile, Op, type Scope, UnOp } from "./compile.ts"
+import { BinOp, Code, Op, type Scope } from "./code.ts"
+import { compile } from "./compile.ts"
 import * as Int from "./int.ts"
-import { extractToolCall, formatState } from "./react.ts"
+import { binary, Fault, isTrue, listBytes, type Meter, typeError, unary } from "./operators.ts"
 
 /** A lexical environment: one binding per frame, looked up by index. */
 export class Env {
@@ -56,22 +63,16 @@ export interface MachineConfig {
   readonly listener?: (event: Trace.TraceEvent) => void
 }
 
-/** A node the machine cannot reduce by itself. */
-export type OracleRequest =
-  | { readonly kind: "llm"; readonly term: Term.Of<"Llm">; readonly fn: Value.Closure; readonly input: Value.Value; readonly tools?: ReadonlyArray<string> }
-  | { readonly kind: "tool"; readonly name: string; readonly input: Value.Value; readonly timeoutMs?: number; readonly observe: boolean }
-  | { readonly kind: "memory-read"; readonly term: Term.Of<"Memory">; readonly input: Value.Value }
-  | { readonly kind: "memory-write"; readonly term: Term.Of<"Memory">; readonly input: Value.Value; readonly output: Value.Value }
-  | { readonly kind: "par"; readonly term: Term.Of<"Par">; readonly fn: Value.Closure; readonly input: Value.Value }
-
 export type StepResult =
   | { readonly _tag: "Done"; readonly value: Value.Value }
   | { readonly _tag: "Suspended"; readonly request: OracleRequest }
+  | { readonly _tag: "Paused" }
 
-/** A runtime fault inside the loop; becomes an `EvalError` with the failing node's path. */
-class Fault {
+/** A budget that ran out inside an operation; becomes a `BudgetExceeded` with the steps and trace. */
+class Exhausted {
   constructor(
-    readonly kind: EvalErrorKind,
+    readonly budget: BudgetKind,
+    readonly limit: number,
     readonly message: string
   ) {}
 }
@@ -97,18 +98,8 @@ const enum K {
   Eval,
   Continue,
   RunInput,
-  Yield,
-  ComposeNext,
-  LoopBody,
-  LoopUntil,
-  RouteLabel,
-  ParMerge,
-  GuardResult,
-  GuardValid,
-  MemoryAgent,
-  MemoryWrite,
-  ReactThought,
-  ReactObserve
+  /** A frame of an agent form: the value returned to it goes to the form's `resume`. */
+  Form
 }
 
 const enum Mode {
@@ -120,159 +111,15 @@ const enum Mode {
 /** Frame slots: kind, code, env, ctx, extra. */
 const W = 5
 
-const typeError = (message: string) => new Fault("TypeError", message)
-
-const isTrue = (v: Value.Value, what: string): boolean => {
-  if (v === true) return true
-  if (v === false) return false
-  throw typeError(`${what} must be a boolean, got ${Value.typeName(v)}`)
-}
-
-const int = (v: Value.Value, op: string): Int.Int => {
-  if (typeof v === "number" || typeof v === "bigint") return v
-  throw typeError(`${op} expects integers, got ${Value.typeName(v)}`)
-}
-
-const codePointLength = (s: string): number => {
-  let n = s.length
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1)
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n--
-        i++
-      }
-    }
-  }
-  return n
-}
-
-const compare = (op: BinOp, a: Value.Value, b: Value.Value): boolean => {
-  const bothInts = (typeof a === "number" || typeof a === "bigint") && (typeof b === "number" || typeof b === "bigint")
-  if (!bothInts && !(typeof a === "string" && typeof b === "string")) {
-    throw typeError(`comparison expects two integers or two strings, got ${Value.typeName(a)} and ${Value.typeName(b)}`)
-  }
-  const x = a as number | string
-  const y = b as number | string
-  switch (op) {
-    case BinOp.Lt:
-      return x < y
-    case BinOp.Gt:
-      return x > y
-    case BinOp.Lte:
-      return x <= y
-    default:
-      return x >= y
-  }
-}
-
-const binary = (op: BinOp, a: Value.Value, b: Value.Value): Value.Value => {
-  switch (op) {
-    case BinOp.Add:
-      return typeof a === "number" && typeof b === "number" && Math.abs(a + b) <= 9007199254740991
-        ? a + b
-        : Int.add(int(a, "add"), int(b, "add"))
-    case BinOp.Sub:
-      return typeof a === "number" && typeof b === "number" && Math.abs(a - b) <= 9007199254740991
-        ? a - b
-        : Int.sub(int(a, "sub"), int(b, "sub"))
-    case BinOp.Mul:
-      return Int.mul(int(a, "mul"), int(b, "mul"))
-    case BinOp.Div: {
-      const x = int(a, "div")
-      const y = int(b, "div")
-      if (Int.isZero(y)) throw new Fault("DivisionByZero", "division by zero")
-      return Int.div(x, y)
-    }
-    case BinOp.Mod: {
-      const x = int(a, "mod")
-      const y = int(b, "mod")
-      if (Int.isZero(y)) throw new Fault("DivisionByZero", "modulo by zero")
-      return Int.mod(x, y)
-    }
-    case BinOp.Eq:
-      return a === b || (typeof a === "object" && typeof b === "object" && Value.equals(a, b))
-    case BinOp.Concat:
-      if (typeof a === "string" && typeof b === "string") return a + b
-      if (a instanceof Value.List && b instanceof Value.List) {
-        return Value.fromArray([...Value.toArray(a), ...Value.toArray(b)])
-      }
-      throw typeError(`concat expects two strings or two lists, got ${Value.typeName(a)} and ${Value.typeName(b)}`)
-    case BinOp.Contains:
-      if (typeof a === "string" && typeof b === "string") return a.includes(b)
-      if (a instanceof Value.List) {
-        for (let l = a; l.length > 0; l = l.tail) if (l.head === b || Value.equals(l.head, b)) return true
-        return false
-      }
-      throw typeError(`contains expects a string and a string, or a list and a value, got ${Value.typeName(a)} and ${Value.typeName(b)}`)
-    case BinOp.StartsWith:
-    case BinOp.EndsWith:
-      if (typeof a === "string" && typeof b === "string") return op === BinOp.StartsWith ? a.startsWith(b) : a.endsWith(b)
-      throw typeError(`${op === BinOp.StartsWith ? "startsWith" : "endsWith"} expects two strings, got ${Value.typeName(a)} and ${Value.typeName(b)}`)
-    default:
-      return compare(op, a, b)
-  }
-}
-
-const list = (v: Value.Value, op: string): Value.List => {
-  if (v instanceof Value.List) return v
-  throw typeError(`${op} expects a list, got ${Value.typeName(v)}`)
-}
-
-const unary = (op: UnOp, v: Value.Value): Value.Value => {
-  switch (op) {
-    case UnOp.Not:
-      return !isTrue(v, "not's argument")
-    case UnOp.Head: {
-      const l = list(v, "head")
-      if (l.length === 0) throw new Fault("EmptyList", "head of an empty list")
-      return l.head
-    }
-    case UnOp.Tail: {
-      const l = list(v, "tail")
-      if (l.length === 0) throw new Fault("EmptyList", "tail of an empty list")
-      return l.tail
-    }
-    case UnOp.IsEmpty:
-      return list(v, "isEmpty").length === 0
-    case UnOp.Length:
-      if (typeof v === "string") return codePointLength(v)
-      if (v instanceof Value.List) return v.length
-      throw typeError(`length expects a string or a list, got ${Value.typeName(v)}`)
-    case UnOp.Fst:
-      if (v instanceof Value.Pair) return v.fst
-      throw typeError(`fst expects a pair, got ${Value.typeName(v)}`)
-    case UnOp.Snd:
-      if (v instanceof Value.Pair) return v.snd
-      throw typeError(`snd expects a pair, got ${Value.typeName(v)}`)
-    case UnOp.Trim:
-    case UnOp.TrimStart:
-    case UnOp.TrimEnd:
-    case UnOp.Lower:
-    case UnOp.Upper:
-    case UnOp.IsJson: {
-      if (typeof v !== "string") throw typeError(`${["trim", "trimStart", "trimEnd", "lower", "upper", "isJson"][op - UnOp.Trim]} expects a string, got ${Value.typeName(v)}`)
-      if (op === UnOp.Trim) return v.trim()
-      if (op === UnOp.TrimStart) return v.trimStart()
-      if (op === UnOp.TrimEnd) return v.trimEnd()
-      if (op === UnOp.Lower) return v.toLowerCase()
-      if (op === UnOp.Upper) return v.toUpperCase()
-      try {
-        JSON.parse(v)
-        return true
-      } catch {
-        return false
-      }
-    }
-  }
-}
-
-/** The node a direct evaluation was at, for error paths. */
-let simpleAt: Code | undefined
+/** Steps between clock and heap checks (about a millisecond of cheap steps). */
+const CHECK_EVERY = 0x3fff
+/** Work units (see `Meter.touch`) an expensive operation may add before the clock is read again. */
+const TOUCH_CHECK = 1 << 16
+/** Stop a run when the process heap is this full, before V8 would abort the process. */
+const HEAP_FULL = 0.85
 
 /** Evaluate a simple expression directly (its depth is bounded at compile time). */
-const evalSimple = (code: Code, env: Env | undefined, ctx: Ctx): Value.Value => {
+const evalSimple = (code: Code, env: Env | undefined, ctx: Ctx, m: Machine): Value.Value => {
   switch (code.op) {
     case Op.Const:
     case Op.Quote:
@@ -284,25 +131,25 @@ const evalSimple = (code: Code, env: Env | undefined, ctx: Ctx): Value.Value => 
     }
     case Op.Self:
       if (ctx.self === undefined) {
-        simpleAt = code
+        m.at = code
         throw new Fault("RuntimeError", "self used outside a tool")
       }
       return ctx.self
     default: {
-      const a = evalSimple(code.a!, env, ctx)
-      simpleAt = code
-      if (code.sop === Op.Unary) return unary(code.x as UnOp, a)
+      const a = evalSimple(code.a!, env, ctx, m)
+      m.at = code
+      if (code.sop === Op.Unary) return unary(code.x, a, m)
       const op = code.x as BinOp
       if (op === BinOp.And || op === BinOp.Or) {
         const left = isTrue(a, op === BinOp.And ? "and's operands" : "or's operands")
         if (left === (op === BinOp.Or)) return left
-        const right = evalSimple(code.b!, env, ctx)
-        simpleAt = code
+        const right = evalSimple(code.b!, env, ctx, m)
+        m.at = code
         return isTrue(right, op === BinOp.And ? "and's operands" : "or's operands")
       }
-      const b = evalSimple(code.b!, env, ctx)
-      simpleAt = code
-      return binary(op, a, b)
+      const b = evalSimple(code.b!, env, ctx, m)
+      m.at = code
+      return binary(op, a, b, m)
     }
   }
 }
@@ -315,32 +162,7 @@ const calleeCtx = (caller: Ctx, callee: Ctx): Ctx => {
   return new Ctx(caller.self, caller.toolName, caller.step, callee.evalDepth)
 }
 
-const routeLabel = (v: Value.Value) => Value.toText(v).trim().toLowerCase()
-
-interface ComposeState {
-  readonly fn: Value.Closure
-  i: number
-}
-interface LoopState {
-  readonly fn: Value.Closure
-  i: number
-  current: Value.Value
-}
-interface GuardState {
-  readonly fn: Value.Closure
-  readonly input: Value.Value
-  attempt: number
-  last: Value.Value
-}
-interface ReactState {
-  readonly fn: Value.Closure
-  step: number
-  state: string
-  thought: string
-  tool: string
-}
-
-export class Machine {
+export class Machine implements AgentMachine, Meter {
   private readonly frames: Array<any> = []
   private sp = 0
   private mode: Mode = Mode.Eval
@@ -350,6 +172,10 @@ export class Machine {
   private value: Value.Value = null
   private fn: Value.Value = null
   private finished = false
+  private requests = 0
+  private touched = 0
+  /** The node a direct evaluation is at, for error paths. */
+  at: Code | undefined = undefined
 
   constructor(
     readonly config: MachineConfig,
@@ -377,30 +203,98 @@ export class Machine {
     const inputCode = "term" in input
       ? compile(input.term, undefined)
       : new Code(Op.Const, Term.lit(null), undefined, undefined, undefined, input.value, undefined)
-    m.push(K.RunInput, inputCode, undefined, ctx, undefined)
+    m.pushFrame(K.RunInput, inputCode, undefined, ctx, undefined)
     return m
   }
 
-  /** A machine applying the function `fn` to `arg` (a parallel branch, a callback). */
-  static apply(config: MachineConfig, root: Term.Term, fn: Value.Value, arg: Value.Value, ctx: Ctx): Machine {
-    const m = new Machine(config, root, compile(Term.lit(null), undefined), undefined, ctx)
-    m.mode = Mode.Apply
-    m.fn = fn
-    m.value = arg
-    return m
-  }
-
-  /** Branch `index` of a pending `par` request, as its own machine sharing this run's counters. */
-  branch(request: Extract<OracleRequest, { kind: "par" }>, index: number, events: Array<Trace.TraceEvent>): Machine {
-    const fn = request.fn
-    const code = (fn.code as Code).items![index]!
+  /** Branch `index` of the pending `par` request, as its own machine sharing this run's counters. */
+  branch(index: number, input: Value.Value, events: Array<Trace.TraceEvent>): Machine {
+    const top = this.sp - W
+    const code = this.frames[top + 1] as Code
+    const { fn } = this.frames[top + 4] as ParState
     const branch = `${this.config.branch === undefined ? "" : this.config.branch + "."}${index}`
-    const m = new Machine({ ...this.config, events, branch }, this.root, code, fn.env as Env | undefined, fn.ctx as Ctx)
-    m.push(K.ApplyTo, code, fn.env as Env | undefined, fn.ctx as Ctx, request.input)
+    const child = code.items![index]!
+    const m = new Machine({ ...this.config, events, branch }, this.root, child, fn.env as Env | undefined, fn.ctx as Ctx)
+    m.pushFrame(K.ApplyTo, child, fn.env as Env | undefined, fn.ctx as Ctx, input)
     return m
   }
 
-  private push(kind: K, code: Code | undefined, env: Env | undefined, ctx: Ctx, extra: unknown) {
+  // -------------------------------------------------------------------------------------------
+  // What agent forms use (AgentMachine) and operators report to (Meter)
+  // -------------------------------------------------------------------------------------------
+
+  get budget(): Budget.Budget {
+    return this.config.budget
+  }
+
+  get tracing(): boolean {
+    return this.config.trace !== "off"
+  }
+
+  get steps(): number {
+    return this.config.counters.steps
+  }
+
+  nextRequestId(): number {
+    return ++this.requests
+  }
+
+  push(code: Code, state: unknown): void {
+    this.pushFrame(K.Form, code, undefined, this.ctx, state)
+  }
+
+  call(child: Code, fn: Value.Closure, arg: Value.Value): void {
+    const env = fn.env as Env | undefined
+    const ctx = fn.ctx as Ctx
+    this.pushFrame(K.ApplyTo, child, env, ctx, arg)
+    this.evaluate(child, fn)
+  }
+
+  evaluate(child: Code, fn: Value.Closure): void {
+    this.mode = Mode.Eval
+    this.code = child
+    this.env = fn.env as Env | undefined
+    this.ctx = fn.ctx as Ctx
+  }
+
+  done(value: Value.Value): void {
+    this.mode = Mode.Return
+    this.value = value
+  }
+
+  record(event: Trace.TraceEvent): void {
+    const recorded = this.config.branch === undefined ? event : { ...event, branch: this.config.branch }
+    this.config.events.push(recorded)
+    this.config.listener?.(recorded)
+  }
+
+  fail(kind: "TypeError" | "RouteError" | "ValidationError" | "RuntimeError", message: string): never {
+    throw new Fault(kind, message)
+  }
+
+  exhausted(budget: "loop", limit: number, message: string): never {
+    throw new Exhausted(budget, limit, message)
+  }
+
+  isTrue(value: Value.Value, what: string): boolean {
+    return isTrue(value, what)
+  }
+
+  touch(units: number): void {
+    this.touched += units
+    if (this.touched < TOUCH_CHECK) return
+    this.touched = 0
+    this.checkClock()
+  }
+
+  built(bytes: number): void {
+    const limit = this.config.budget.memory
+    if (bytes > limit) throw new Exhausted("memory", limit, `a value of ${megabytes(bytes)} exceeds the memory budget of ${megabytes(limit)}`)
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private pushFrame(kind: K, code: Code | undefined, env: Env | undefined, ctx: Ctx, extra: unknown) {
     const f = this.frames
     const sp = this.sp
     if (sp >= this.config.budget.depth * W) this.depthExceeded(this.config.counters.steps)
@@ -422,26 +316,40 @@ export class Machine {
     })
   }
 
+  private checkClock(): void {
+    if (Date.now() > this.config.counters.deadline) {
+      throw new Exhausted("time", this.config.budget.timeMs, `time budget of ${this.config.budget.timeMs} ms exhausted`)
+    }
+    const heap = getHeapStatistics()
+    if (heap.used_heap_size > HEAP_FULL * heap.heap_size_limit) {
+      throw new Exhausted(
+        "memory",
+        this.config.budget.memory,
+        `the process heap is nearly full (${megabytes(heap.used_heap_size)} of ${megabytes(heap.heap_size_limit)}); the run was stopped to protect the process`
+      )
+    }
+  }
+
   /** Answer the pending request and keep going. */
-  resume(answer: Value.Value): StepResult {
+  resume(answer: Value.Value, sliceMs?: number): StepResult {
     this.value = answer
     this.mode = Mode.Return
-    return this.run()
+    return this.run(sliceMs)
   }
 
-  private suspend(request: OracleRequest): StepResult {
-    this.mode = Mode.Return
-    return { _tag: "Suspended", request }
+  /** Run an agent form's step with the machine's registers saved, then hand back the request it made, if any. */
+  private agentStep(step: AgentStep, code: Code, fn: Value.Closure | undefined, state: unknown, value: Value.Value): OracleRequest | undefined {
+    const counters = this.config.counters
+    if (++counters.steps > this.config.budget.steps) this.stepsExceeded(counters.steps)
+    return fn === undefined ? step.resume!(this, code, state, value) : step.apply(this, code, fn, value)
   }
 
-  private record(event: Trace.TraceEvent) {
-    const recorded = this.config.branch === undefined ? event : { ...event, branch: this.config.branch }
-    this.config.events.push(recorded)
-    this.config.listener?.(recorded)
-  }
-
-  /** Run until the term is reduced to a value or reaches an oracle. Throws `EvalError`/`BudgetExceeded`. */
-  run(): StepResult {
+  /**
+   * Run until the term is reduced to a value or reaches an oracle — or, with `sliceMs`, pauses
+   * after about that much time so the caller can interleave other work. Throws
+   * `EvalError`/`BudgetExceeded`.
+   */
+  run(sliceMs?: number): StepResult {
     if (this.finished) throw new Error("machine already finished")
     const config = this.config
     const counters = config.counters
@@ -450,6 +358,7 @@ export class Machine {
     const maxDepth = budget.depth * W
     const beta = config.trace === "beta"
     const agentTrace = config.trace !== "off"
+    const sliceEnd = sliceMs === undefined ? Infinity : Date.now() + sliceMs
     const f = this.frames
     let sp = this.sp
     let mode = this.mode
@@ -462,6 +371,7 @@ export class Machine {
     let current: Code = code
     const save = () => {
       this.sp = sp
+      this.mode = mode
       this.code = code
       this.env = env
       this.ctx = ctx
@@ -469,16 +379,34 @@ export class Machine {
       this.fn = fn
       counters.steps = steps
     }
+    const load = () => {
+      sp = this.sp
+      mode = this.mode
+      code = this.code!
+      env = this.env
+      ctx = this.ctx
+      value = this.value
+      fn = this.fn
+      steps = counters.steps
+    }
     try {
       for (;;) {
         if (mode === Mode.Eval) {
           if (++steps > maxSteps) this.stepsExceeded(steps)
-          if ((steps & 0xffff) === 0 && Date.now() > counters.deadline) this.timeExceeded(steps)
+          if ((steps & CHECK_EVERY) === 0) {
+            this.checkClock()
+            if (Date.now() > sliceEnd) {
+              // this node is evaluated (and counted) when the run goes on
+              steps--
+              save()
+              return { _tag: "Paused" }
+            }
+          }
           current = code
           switch (code.op) {
             case Op.Simple:
-              value = evalSimple(code, env, ctx)
-              simpleAt = undefined
+              value = evalSimple(code, env, ctx, this)
+              this.at = undefined
               steps += code.n - 1
               mode = Mode.Return
               continue
@@ -494,23 +422,15 @@ export class Machine {
               continue
             }
             case Op.Lam:
-            case Op.Llm:
-            case Op.Tool:
-            case Op.Compose:
-            case Op.Loop:
-            case Op.Route:
-            case Op.Par:
-            case Op.Guard:
-            case Op.Memory:
-            case Op.React:
+            case Op.Agent:
               value = new Value.Closure(code.term, code, env, ctx)
               mode = Mode.Return
               continue
             case Op.App:
               if (code.a!.simple && code.b!.simple) {
-                fn = evalSimple(code.a!, env, ctx)
-                value = evalSimple(code.b!, env, ctx)
-                simpleAt = undefined
+                fn = evalSimple(code.a!, env, ctx, this)
+                value = evalSimple(code.b!, env, ctx, this)
+                this.at = undefined
                 steps += code.a!.n + code.b!.n
                 mode = Mode.Apply
                 continue
@@ -526,8 +446,8 @@ export class Machine {
             case Op.If:
               if (code.a!.simple) {
                 const cond = code.a!
-                const test = evalSimple(cond, env, ctx)
-                simpleAt = undefined
+                const test = evalSimple(cond, env, ctx, this)
+                this.at = undefined
                 steps += cond.n
                 code = isTrue(test, "if's condition") ? code.b! : code.c!
                 continue
@@ -633,95 +553,16 @@ export class Machine {
             mode = Mode.Eval
             continue
           }
-          const fenv = fn.env as Env | undefined
-          const fctx = fn.ctx as Ctx
-          switch (callee.op) {
-            case Op.Llm:
-              save()
-              return this.suspend({ kind: "llm", term: callee.term as Term.Of<"Llm">, fn, input: value })
-            case Op.Tool:
-              save()
-              return this.suspend({ kind: "tool", name: callee.x as string, input: value, observe: false })
-            case Op.Compose: {
-              const state: ComposeState = { fn, i: 0 }
-              this.sp = sp
-              this.push(K.ComposeNext, callee, fenv, fctx, state)
-              this.push(K.ApplyTo, callee, fenv, fctx, value)
-              sp = this.sp
-              code = callee.items![0]!
-              env = fenv
-              ctx = fctx
-              mode = Mode.Eval
-              continue
-            }
-            case Op.Loop: {
-              const term = callee.term as Term.Of<"Loop">
-              if (term.max === 0) {
-                mode = Mode.Return
-                continue
-              }
-              const state: LoopState = { fn, i: 0, current: value }
-              this.sp = sp
-              this.push(K.LoopBody, callee, fenv, fctx, state)
-              this.push(K.ApplyTo, callee, fenv, fctx, value)
-              sp = this.sp
-              code = callee.a!
-              env = fenv
-              ctx = fctx
-              mode = Mode.Eval
-              continue
-            }
-            case Op.Route:
-              this.sp = sp
-              this.push(K.RouteLabel, callee, fenv, fctx, { fn, input: value })
-              this.push(K.ApplyTo, callee, fenv, fctx, value)
-              sp = this.sp
-              code = callee.items![0]!
-              env = fenv
-              ctx = fctx
-              mode = Mode.Eval
-              continue
-            case Op.Par:
-              this.sp = sp
-              this.push(K.ParMerge, callee, fenv, fctx, fn)
-              sp = this.sp
-              save()
-              return this.suspend({ kind: "par", term: callee.term as Term.Of<"Par">, fn, input: value })
-            case Op.Guard: {
-              const state: GuardState = { fn, input: value, attempt: 0, last: null }
-              this.sp = sp
-              this.push(K.GuardResult, callee, fenv, fctx, state)
-              this.push(K.ApplyTo, callee, fenv, fctx, value)
-              sp = this.sp
-              code = callee.a!
-              env = fenv
-              ctx = fctx
-              mode = Mode.Eval
-              continue
-            }
-            case Op.Memory:
-              this.sp = sp
-              this.push(K.MemoryAgent, callee, fenv, fctx, value)
-              sp = this.sp
-              save()
-              return this.suspend({ kind: "memory-read", term: callee.term as Term.Of<"Memory">, input: value })
-            case Op.React: {
-              const state: ReactState = { fn, step: 0, state: Value.toText(value), thought: "", tool: "" }
-              this.sp = sp
-              const suspended = this.reactThink(state, callee)
-              sp = this.sp
-              if (suspended !== undefined) {
-                save()
-                return suspended
-              }
-              code = callee.a!
-              env = fenv
-              ctx = fctx
-              mode = Mode.Eval
-              continue
-            }
+          if (callee.op !== Op.Agent) throw typeError("not a function")
+          current = callee
+          save()
+          const request = this.agentStep(callee.x as AgentStep, callee, fn, undefined, value)
+          if (request !== undefined) {
+            this.mode = Mode.Return
+            return { _tag: "Suspended", request }
           }
-          throw typeError("not a function")
+          load()
+          continue
         } else {
           // return `value` to the top frame
           if (sp === 0) {
@@ -772,13 +613,13 @@ export class Machine {
               continue
             }
             case K.BinDone:
-              value = binary(fc.x as BinOp, extra, value)
+              value = binary(fc.x as BinOp, extra, value, this)
               continue
             case K.BoolCheck:
               isTrue(value, fc.x === BinOp.And ? "and's operands" : "or's operands")
               continue
             case K.Unary:
-              value = unary(fc.x as UnOp, value)
+              value = unary(fc.x, value, this)
               continue
             case K.If:
               code = isTrue(value, "if's condition") ? fc.b! : fc.c!
@@ -796,6 +637,7 @@ export class Machine {
             case K.ConsDone: {
               const tail = value
               if (!(tail instanceof Value.List)) throw typeError(`cons expects a list as tail, got ${Value.typeName(tail)}`)
+              if ((tail.length & 0xffff) === 0xffff) this.built(listBytes(tail.length + 1))
               value = new Value.List(extra, tail, tail.length + 1)
               continue
             }
@@ -915,241 +757,14 @@ export class Machine {
               mode = Mode.Eval
               continue
             }
-            case K.Yield:
-              value = extra
-              continue
-            case K.ComposeNext: {
-              const state = extra as ComposeState
-              const stages = fc.items!
-              if (++state.i >= stages.length) continue
-              this.sp = sp
-              this.push(K.ComposeNext, fc, env, ctx, state)
-              this.push(K.ApplyTo, fc, env, ctx, value)
-              sp = this.sp
-              code = stages[state.i]!
-              env = state.fn.env as Env | undefined
-              ctx = state.fn.ctx as Ctx
-              mode = Mode.Eval
-              continue
-            }
-            case K.LoopBody:
-            case K.LoopUntil: {
-              const state = extra as LoopState
-              const term = fc.term as Term.Of<"Loop">
-              if (kind === K.LoopBody) {
-                state.current = value
-                state.i++
-                if (agentTrace) this.record({ step: steps, kind: "loop", name: `iteration ${state.i}`, output: preview(Value.toText(value)) })
-                if (fc.b !== undefined) {
-                  this.sp = sp
-                  this.push(K.LoopUntil, fc, env, ctx, state)
-                  this.push(K.ApplyTo, fc, env, ctx, value)
-                  sp = this.sp
-                  code = fc.b
-                  env = state.fn.env as Env | undefined
-                  ctx = state.fn.ctx as Ctx
-                  mode = Mode.Eval
-                  continue
-                }
-              } else if (isTrue(value, "a loop's exit test")) {
-                value = state.current
-                continue
-              }
-              if (state.i >= term.max) {
-                if (term.failOnExhaustion === true) {
-                  throw new BudgetExceeded({
-                    budget: "loop",
-                    limit: term.max,
-                    steps,
-                    message: `loop ran ${term.max} iterations without meeting its exit test`,
-                    trace: config.events
-                  })
-                }
-                value = state.current
-                continue
-              }
-              this.sp = sp
-              this.push(K.LoopBody, fc, env, ctx, state)
-              this.push(K.ApplyTo, fc, env, ctx, state.current)
-              sp = this.sp
-              code = fc.a!
-              env = state.fn.env as Env | undefined
-              ctx = state.fn.ctx as Ctx
-              mode = Mode.Eval
-              continue
-            }
-            case K.RouteLabel: {
-              const state = extra as { fn: Value.Closure; input: Value.Value }
-              const term = fc.term as Term.Of<"Route">
-              const label = routeLabel(value)
-              let index = (fc.x as Map<string, number>).get(label)
-              if (index === undefined) {
-                const found = term.routes.findIndex(([l]) => label.includes(l.toLowerCase()))
-                if (found >= 0) index = found
-              }
-              let chosen: Code
-              let chosenName: string
-              if (index !== undefined) {
-                chosen = fc.items![index + 1]!
-                chosenName = term.routes[index]![0]
-              } else if (term.default !== undefined) {
-                chosen = fc.items![fc.items!.length - 1]!
-                chosenName = "default"
-              } else {
-                throw new Fault(
-                  "RouteError",
-                  `no route for ${JSON.stringify(label)}; routes: ${term.routes.map(([l]) => l).join(", ")}`
-                )
-              }
-              if (agentTrace) this.record({ step: steps, kind: "route", name: chosenName, input: preview(label) })
-              this.sp = sp
-              this.push(K.ApplyTo, fc, env, ctx, state.input)
-              sp = this.sp
-              code = chosen
-              env = state.fn.env as Env | undefined
-              ctx = state.fn.ctx as Ctx
-              mode = Mode.Eval
-              continue
-            }
-            case K.ParMerge: {
-              const term = fc.term as Term.Of<"Par">
-              const results = Value.toArray(value as Value.List)
-              if (term.merge === "tuple") {
-                value = results.length === 2 ? new Value.Pair(results[0]!, results[1]!) : value
-                continue
-              }
-              if (term.merge === "concat") {
-                value = results.map(Value.toText).join("\n\n")
-                continue
-              }
-              const parFn = extra as Value.Closure
-              this.sp = sp
-              this.push(K.ApplyTo, fc, env, ctx, value)
-              sp = this.sp
-              code = fc.items![fc.items!.length - 1]!
-              env = parFn.env as Env | undefined
-              ctx = parFn.ctx as Ctx
-              mode = Mode.Eval
-              continue
-            }
-            case K.GuardResult: {
-              const state = extra as GuardState
-              state.last = value
-              this.sp = sp
-              this.push(K.GuardValid, fc, env, ctx, state)
-              this.push(K.ApplyTo, fc, env, ctx, value)
-              sp = this.sp
-              code = fc.b!
-              env = state.fn.env as Env | undefined
-              ctx = state.fn.ctx as Ctx
-              mode = Mode.Eval
-              continue
-            }
-            case K.GuardValid: {
-              const state = extra as GuardState
-              const term = fc.term as Term.Of<"Guard">
-              const valid = isTrue(value, "a guard's validator result")
-              state.attempt++
-              if (agentTrace) {
-                this.record({ step: steps, kind: "guard", name: valid ? "valid" : "invalid", output: preview(Value.toText(state.last)) })
-              }
-              if (valid) {
-                value = state.last
-                continue
-              }
-              if (state.attempt <= term.retry) {
-                this.sp = sp
-                this.push(K.GuardResult, fc, env, ctx, state)
-                this.push(K.ApplyTo, fc, env, ctx, state.input)
-                sp = this.sp
-                code = fc.a!
-                env = state.fn.env as Env | undefined
-                ctx = state.fn.ctx as Ctx
-                mode = Mode.Eval
-                continue
-              }
-              const fallback = term.fallback
-              if (fallback === "error") {
-                throw new Fault(
-                  "ValidationError",
-                  `guard failed after ${state.attempt} attempt${state.attempt === 1 ? "" : "s"}; last output: ${preview(Value.toText(state.last))}`
-                )
-              }
-              if (fallback === "empty") value = ""
-              else if (fallback === "last") value = state.last
-              else {
-                code = fc.c!
-                env = state.fn.env as Env | undefined
-                ctx = state.fn.ctx as Ctx
-                mode = Mode.Eval
-              }
-              continue
-            }
-            case K.MemoryAgent:
-              // `value` is the input with the memory context prepended; `extra` the original input
-              this.sp = sp
-              this.push(K.MemoryWrite, fc, env, ctx, extra)
-              this.push(K.ApplyTo, fc, env, ctx, value)
-              sp = this.sp
-              code = fc.a!
-              mode = Mode.Eval
-              continue
-            case K.MemoryWrite:
-              this.sp = sp
-              this.push(K.Yield, fc, env, ctx, value)
-              sp = this.sp
+            case K.Form: {
               save()
-              return this.suspend({ kind: "memory-write", term: fc.term as Term.Of<"Memory">, input: extra, output: value })
-            case K.ReactThought: {
-              const state = extra as ReactState
-              const term = fc.term as Term.Of<"React">
-              state.thought = Value.toText(value)
-              const call = extractToolCall(state.thought, term.tools)
-              if (call === undefined || call.tool.toLowerCase() === "terminate") {
-                if (agentTrace) this.record({ step: steps, kind: "react", name: "final", output: preview(state.thought) })
-                value = call !== undefined && call.args !== undefined && call.args.trim() !== "" ? call.args : state.thought
-                continue
+              const request = this.agentStep(fc.x as AgentStep, fc, undefined, extra, value)
+              if (request !== undefined) {
+                this.mode = Mode.Return
+                return { _tag: "Suspended", request }
               }
-              state.tool = call.tool
-              this.sp = sp
-              this.push(K.ReactObserve, fc, env, ctx, state)
-              sp = this.sp
-              if (!term.tools.includes(call.tool)) {
-                value = `[TOOL_ERROR] unknown tool ${JSON.stringify(call.tool)}; available: ${term.tools.join(", ")}`
-                continue
-              }
-              save()
-              return this.suspend({
-                kind: "tool",
-                name: call.tool,
-                input: call.args ?? state.thought,
-                ...(term.toolTimeout !== undefined ? { timeoutMs: term.toolTimeout * 1000 } : {}),
-                observe: true
-              })
-            }
-            case K.ReactObserve: {
-              const state = extra as ReactState
-              const term = fc.term as Term.Of<"React">
-              state.step++
-              const observation = Value.toText(value)
-              state.state = term.observe === false
-                ? state.thought
-                : formatState(state.state, state.step, state.thought, state.tool, observation)
-              if (state.step >= term.maxSteps) {
-                value = state.state
-                continue
-              }
-              this.sp = sp
-              const suspended = this.reactThink(state, fc)
-              sp = this.sp
-              if (suspended !== undefined) {
-                save()
-                return suspended
-              }
-              code = fc.a!
-              env = state.fn.env as Env | undefined
-              ctx = state.fn.ctx as Ctx
-              mode = Mode.Eval
+              load()
               continue
             }
           }
@@ -1158,26 +773,8 @@ export class Machine {
     } catch (error) {
       this.finished = true
       save()
-      throw this.toError(error, simpleAt ?? current, steps)
+      throw this.toError(error, this.at ?? current, counters.steps > steps ? counters.steps : steps)
     }
-  }
-
-  /**
-   * Start a ReAct thinking step: an `llm` think is called directly (so the request carries the tool
-   * list); any other think term is evaluated and applied. Returns the request when suspending.
-   */
-  private reactThink(state: ReactState, callee: Code): StepResult | undefined {
-    const term = callee.term as Term.Of<"React">
-    const env = state.fn.env as Env | undefined
-    const ctx = state.fn.ctx as Ctx
-    this.push(K.ReactThought, callee, env, ctx, state)
-    const think = callee.a!
-    if (think.op === Op.Llm) {
-      const fn = new Value.Closure(think.term, think, env, ctx)
-      return this.suspend({ kind: "llm", term: think.term as Term.Of<"Llm">, fn, input: state.state, tools: term.tools })
-    }
-    this.push(K.ApplyTo, callee, env, ctx, state.state)
-    return undefined
   }
 
   private stepsExceeded(steps: number): never {
@@ -1190,17 +787,11 @@ export class Machine {
     })
   }
 
-  private timeExceeded(steps: number): never {
-    throw new BudgetExceeded({
-      budget: "time",
-      limit: this.config.budget.timeMs,
-      steps,
-      message: `time budget of ${this.config.budget.timeMs} ms exhausted`,
-      trace: this.config.events
-    })
-  }
-
   private toError(error: unknown, at: Code, steps: number): unknown {
+    this.at = undefined
+    if (error instanceof Exhausted) {
+      return new BudgetExceeded({ budget: error.budget, limit: error.limit, steps, message: error.message, trace: this.config.events })
+    }
     if (error instanceof BudgetExceeded && error.steps !== steps) {
       return new BudgetExceeded({ budget: error.budget, limit: error.limit, steps, message: error.message, trace: this.config.events })
     }
@@ -1217,3 +808,5 @@ export class Machine {
     return error
   }
 }
+
+const megabytes = (bytes: number): string => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`

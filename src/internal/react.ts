@@ -1,11 +1,13 @@
 /**
- * ReAct helpers: finding the tool call in a model's thought, and formatting the next state.
+ * Finding the tool call in a ReAct agent's thought.
  */
 
 export interface ToolCallIntent {
   readonly tool: string
-  /** The arguments as the tool should receive them (text; objects as JSON text). */
+  /** The arguments as text (objects as JSON text). */
   readonly args: string | undefined
+  /** The arguments as JSON, when they were found in a JSON object (so they need not be parsed again). */
+  readonly json?: unknown
 }
 
 const NAME_KEYS = ["tool", "action", "name"] as const
@@ -47,7 +49,10 @@ const fromJson = (text: string): ToolCallIntent | undefined => {
     const nameKey = NAME_KEYS.find((k) => typeof record[k] === "string")
     if (nameKey === undefined) continue
     const argKey = ARG_KEYS.find((k) => k in record)
-    return { tool: (record[nameKey] as string).trim(), args: argKey === undefined ? undefined : argText(record[argKey]) }
+    const tool = (record[nameKey] as string).trim()
+    if (argKey === undefined) return { tool, args: undefined }
+    const json = record[argKey]
+    return { tool, args: argText(json), json }
   }
   return undefined
 }
@@ -83,7 +88,3 @@ const fromKeyword = (text: string, tools: ReadonlyArray<string>): ToolCallIntent
  */
 export const extractToolCall = (thought: string, tools: ReadonlyArray<string>): ToolCallIntent | undefined =>
   fromJson(thought) ?? fromXml(thought) ?? fromKeyword(thought, tools)
-
-/** The next ReAct state: the previous state, then this step's thought, action and observation. */
-export const formatState = (state: string, step: number, thought: string, tool: string, observation: string): string =>
-  `[Previous Context]\n${state}\n\n[Step ${step}]\nThought: ${thought}\nAction: ${tool}\nObservation: ${observation}`

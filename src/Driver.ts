@@ -1,0 +1,245 @@
+/**
+ * The driver: the one loop that answers the machine's oracle requests (see `Oracle`). Agent runs,
+ * the MCP server and any host that steps an `Evaluator.Execution` use it.
+ *
+ * The driver owns the rules every run shares: the `llmCalls`, `toolCalls` and `tokens` budgets
+ * are checked before each call is made; `terminate` is answered without a tool call; every
+ * answer becomes a value by `Oracle.toValue`; a `par` request runs its branches as concurrent
+ * fibers, and when one fails the others are interrupted; long pure stretches are evaluated in
+ * time slices, so the fiber can be interrupted (a time budget, a cancelled request) while it
+ * computes. What answers each kind of request is the caller's {@link Handlers}.
+ *
+ * Answers that are already complete (a zero-latency model, a synchronous tool) resume the machine
+ * at once, without going through the Effect scheduler; only pending work suspends the loop.
+ *
+ * @since 0.2.0
+ * @module
+ */
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import { BudgetExceeded, EvalError, isLambdaError, type LambdaError } from "./Errors.ts"
+import type * as Evaluator from "./Evaluator.ts"
+import * as Oracle from "./Oracle.ts"
+import { isTerminate } from "./forms/tool.ts"
+import * as Value from "./Value.ts"
+
+/**
+ * What answers each kind of request. A handler returns the answer — any value `Oracle.toValue`
+ * accepts — or fails: a failure ends the run (a tool's own failure should be answered as an
+ * observation instead, when the request says `observe`).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { Driver } from "lambdagent"
+ * const handlers: Driver.Handlers<never, never> = {
+ *   llm: (request) => Effect.succeed(`echo: ${String(request.input)}`),
+ *   tool: (request) => Effect.succeed(request.input),
+ *   memory: (request) => Effect.succeed(request.kind === "memory-read" ? request.input : request.output)
+ * }
+ * ```
+ */
+export interface Handlers<E, R> {
+  readonly llm: (request: Oracle.LlmRequest, run: RunState) => Effect.Effect<unknown, E, R>
+  readonly tool: (request: Oracle.ToolRequest, run: RunState) => Effect.Effect<unknown, E, R>
+  readonly memory: (request: Oracle.MemoryRequest, run: RunState) => Effect.Effect<unknown, E, R>
+  /**
+   * Checked before every request is answered: a reason to refuse it (the run fails with an
+   * `OracleError` saying so), or `undefined`.
+   */
+  readonly admit?: (request: Oracle.Request) => string | undefined
+  /** Told of every answer as it becomes a value (to record a run for replay). */
+  readonly answered?: (request: Oracle.Request, answer: Value.Value, run: RunState) => void
+}
+
+/**
+ * The run a request belongs to, as a handler sees it.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Driver } from "lambdagent"
+ * const tracing = (run: Driver.RunState) => run.execution.traceLevel !== "off"
+ * ```
+ */
+export interface RunState {
+  /** The machine the request came from (a `par` branch is an execution of its own). */
+  readonly execution: Evaluator.Execution
+}
+
+/**
+ * Options of {@link drive}.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Driver } from "lambdagent"
+ * const o: Driver.DriveOptions = { concurrency: 4, sliceMs: 10 }
+ * ```
+ */
+export interface DriveOptions {
+  /** Branches of one `par` that run at the same time (default: all of them). */
+  readonly concurrency?: number
+  /** Longest stretch of pure evaluation between chances to interrupt, in ms (default 10). */
+  readonly sliceMs?: number
+  /** The step the caller already took (`execution.slice(…)`), when it ran the machine first. */
+  readonly first?: Evaluator.SliceStep
+}
+
+const DEFAULT_SLICE_MS = 10
+
+/** One turn of the event loop: timers, I/O and signals get their chance, then the run goes on. */
+const nextTurn: Effect.Effect<void> = Effect.callback<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
+
+/** A budget error carrying the run's trace so far. */
+const exhausted = (exec: Evaluator.Execution, budget: "llmCalls" | "toolCalls" | "tokens", limit: number) =>
+  new BudgetExceeded({ budget, limit, steps: exec.steps, message: `${budget} budget of ${limit} exhausted`, trace: exec.events })
+
+/** The result of an effect that is already complete (an `Exit`), else `undefined`. */
+const completed = <A, E>(effect: Effect.Effect<A, E, any>): Exit.Exit<A, E> | undefined =>
+  Exit.isExit(effect) ? (effect as Exit.Exit<A, E>) : undefined
+
+type Step = Evaluator.SliceStep | { readonly _tag: "Failed"; readonly error: LambdaError }
+
+/** Run one machine step, turning thrown term-language errors into values. */
+const attempt = (f: () => Evaluator.SliceStep): Step => {
+  try {
+    return f()
+  } catch (error) {
+    if (isLambdaError(error)) return { _tag: "Failed", error }
+    throw error
+  }
+}
+
+/**
+ * Answer one request: check the budgets, then ask the handler. Returns an effect that may already
+ * be complete.
+ */
+const answer = <E, R>(
+  exec: Evaluator.Execution,
+  request: Oracle.Request,
+  handlers: Handlers<E, R>,
+  options: DriveOptions
+): Effect.Effect<Value.Value, E | LambdaError, R> => {
+  const refused = handlers.admit?.(request)
+  if (refused !== undefined) {
+    return Effect.fail(new EvalError({ kind: "OracleError", message: `capability denied: ${refused}`, steps: exec.steps }))
+  }
+  const usage = exec.usage
+  const budget = exec.budget
+  const run: RunState = { execution: exec }
+  let answered: Effect.Effect<unknown, E | LambdaError, R>
+  switch (request.kind) {
+    case "llm":
+      if (usage.llmCalls >= budget.llmCalls) return Effect.fail(exhausted(exec, "llmCalls", budget.llmCalls))
+      if (usage.tokens >= budget.tokens) return Effect.fail(exhausted(exec, "tokens", budget.tokens))
+      usage.llmCalls++
+      answered = handlers.llm(request, run)
+      break
+    case "tool":
+      if (isTerminate(request.name)) return Effect.succeed(request.input)
+      if (usage.toolCalls >= budget.toolCalls) return Effect.fail(exhausted(exec, "toolCalls", budget.toolCalls))
+      usage.toolCalls++
+      answered = handlers.tool(request, run)
+      break
+    case "memory-read":
+    case "memory-write":
+      answered = handlers.memory(request, run)
+      break
+    case "par":
+      answered = branches(exec, request, handlers, options)
+      break
+  }
+  const record = handlers.answered
+  const toValue = (output: unknown): Value.Value => {
+    const value = Oracle.toValue(output)
+    record?.(request, value, run)
+    return value
+  }
+  const done = completed(answered)
+  if (done === undefined) return Effect.map(answered, toValue)
+  return Exit.isSuccess(done) ? Effect.succeed(toValue(done.value)) : (done as unknown as Effect.Effect<never, E | LambdaError>)
+}
+
+const branches = <E, R>(
+  exec: Evaluator.Execution,
+  request: Oracle.ParRequest,
+  handlers: Handlers<E, R>,
+  options: DriveOptions
+): Effect.Effect<Value.Value, E | LambdaError, R> => {
+  const started = performance.now()
+  const runs = request.term.branches.map((_, i) => exec.branch(request, i))
+  return Effect.forEach(runs, (branch) => loop(branch, handlers, options, undefined), { concurrency: options.concurrency ?? "unbounded" }).pipe(
+    Effect.map((results) => {
+      // branch events join the run's trace in branch order, whatever order they finished in
+      for (const branch of runs) exec.events.push(...branch.events)
+      if (exec.traceLevel !== "off") {
+        exec.record({ step: exec.steps, kind: "par", name: `${runs.length} branches`, durationMs: performance.now() - started })
+      }
+      return Value.fromArray(results)
+    })
+  )
+}
+
+/**
+ * Step the machine, answering each oracle request with `handlers`, until it is done. Fails with
+ * the term language's errors (`EvalError`, `BudgetExceeded`) or the handlers' own. Interrupting
+ * the effect interrupts the pending answer (and every branch of a pending `par`).
+ *
+ * @since 0.2.0
+ * @category running
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Driver, Evaluator, Term } from "lambdagent"
+ * const exec = Evaluator.startApply(Term.tool("double"), 21)
+ * const value = await Effect.runPromise(Driver.drive(exec, {
+ *   llm: () => Effect.succeed(""),
+ *   tool: (request) => Effect.succeed(Number(request.input) * 2),
+ *   memory: () => Effect.succeed(null)
+ * }))
+ * console.log(value) // 42
+ * ```
+ */
+export const drive = <E, R>(
+  exec: Evaluator.Execution,
+  handlers: Handlers<E, R>,
+  options: DriveOptions = {}
+): Effect.Effect<Value.Value, E | LambdaError, R> => loop(exec, handlers, options, options.first)
+
+const loop = <E, R>(
+  exec: Evaluator.Execution,
+  handlers: Handlers<E, R>,
+  options: DriveOptions,
+  first: Evaluator.SliceStep | undefined
+): Effect.Effect<Value.Value, E | LambdaError, R> =>
+  Effect.suspend(() => {
+    const slice = options.sliceMs ?? DEFAULT_SLICE_MS
+    const go = (step: Step): Effect.Effect<Value.Value, E | LambdaError, R> => {
+      for (;;) {
+        switch (step._tag) {
+          case "Done":
+            return Effect.succeed(step.value)
+          case "Failed":
+            return Effect.fail(step.error)
+          case "Paused":
+            // let I/O, signals and other fibers run (and interruption reach this one), then go on
+            return Effect.flatMap(nextTurn, () => go(attempt(() => exec.slice(slice))))
+        }
+        const answered = answer(exec, step.request, handlers, options)
+        const done = completed(answered)
+        if (done === undefined) return Effect.flatMap(answered, (value) => go(attempt(() => exec.slice(slice, value))))
+        if (Exit.isFailure(done)) return done
+        const value = done.value
+        step = attempt(() => exec.slice(slice, value))
+      }
+    }
+    return go(first ?? attempt(() => exec.slice(slice)))
+  })

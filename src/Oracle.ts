@@ -1,0 +1,182 @@
+/**
+ * The oracle protocol: the requests the machine makes when it reaches a node it cannot reduce by
+ * itself (an LLM call, a tool call, a memory read or write, parallel branches), and the one rule
+ * that turns an oracle's answer into a value.
+ *
+ * A run is the machine's reductions interleaved with these requests; the `Driver` answers them.
+ * Each request carries an `id`, unique within its machine (a `par` branch is a machine of its
+ * own, named by its branch path), so a recorded answer can be matched to its request when a run
+ * is replayed. See `docs/semantics.md` for the rules.
+ *
+ * @since 0.2.0
+ * @module
+ */
+import type * as LanguageModel from "./LanguageModel.ts"
+import type * as Term from "./Term.ts"
+import * as Value from "./Value.ts"
+
+/**
+ * An LLM call: the `llm` node, its input, and for a ReAct thinking step the tools it may call and
+ * the conversation so far (`transcript`: the task, then each thought and observation).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Oracle } from "lambdagent"
+ * const show = (r: Oracle.LlmRequest) => `${r.term.name ?? "llm"}: ${String(r.input)}`
+ * ```
+ */
+export interface LlmRequest {
+  readonly kind: "llm"
+  readonly id: number
+  readonly term: Term.Of<"Llm">
+  readonly input: Value.Value
+  readonly tools?: ReadonlyArray<string>
+  readonly transcript?: ReadonlyArray<LanguageModel.ChatMessage>
+}
+
+/**
+ * A tool call. `observe` is true for a ReAct agent's calls: a failure becomes an observation the
+ * agent reads. `args` holds the arguments when the machine already has them as JSON (parsed from a
+ * model's answer), so they need not be parsed again.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Oracle } from "lambdagent"
+ * const r: Oracle.ToolRequest = { kind: "tool", id: 1, name: "search", input: "effect 4", observe: false }
+ * ```
+ */
+export interface ToolRequest {
+  readonly kind: "tool"
+  readonly id: number
+  readonly name: string
+  readonly input: Value.Value
+  readonly args?: unknown
+  readonly timeoutMs?: number
+  readonly observe: boolean
+}
+
+/**
+ * Read the recent entries of a `memory` node's scope (the answer is the input with the entries
+ * prepended), or store an exchange (the answer is ignored; the output is the node's result).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Oracle } from "lambdagent"
+ * const isRead = (r: Oracle.MemoryRequest) => r.kind === "memory-read"
+ * ```
+ */
+export type MemoryRequest =
+  | { readonly kind: "memory-read"; readonly id: number; readonly term: Term.Of<"Memory">; readonly input: Value.Value }
+  | {
+    readonly kind: "memory-write"
+    readonly id: number
+    readonly term: Term.Of<"Memory">
+    readonly input: Value.Value
+    readonly output: Value.Value
+  }
+
+/**
+ * Run a `par` node's branches on `input`; the answer is the list of their results, in branch
+ * order. The driver runs each branch as a machine of its own (`Execution.branch`).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Oracle } from "lambdagent"
+ * const width = (r: Oracle.ParRequest) => r.term.branches.length
+ * ```
+ */
+export interface ParRequest {
+  readonly kind: "par"
+  readonly id: number
+  readonly term: Term.Of<"Par">
+  readonly input: Value.Value
+}
+
+/**
+ * A node the machine cannot reduce by itself.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Oracle } from "lambdagent"
+ * const kinds: ReadonlyArray<Oracle.Request["kind"]> = ["llm", "tool", "memory-read", "memory-write", "par"]
+ * ```
+ */
+export type Request = LlmRequest | ToolRequest | MemoryRequest | ParRequest
+
+/**
+ * A short description of a request, for messages: `an LLM call (writer)`, `a call of tool "search"`.
+ *
+ * @since 0.2.0
+ * @category formatting
+ * @example
+ * ```ts
+ * import { Oracle, Term } from "lambdagent"
+ * Oracle.describe({ kind: "tool", id: 1, name: "t", input: 1, observe: false }) // 'a call of tool "t"'
+ * ```
+ */
+export const describe = (request: Request): string => {
+  switch (request.kind) {
+    case "llm":
+      return `an LLM call${request.term.name !== undefined ? ` (${request.term.name})` : ""}`
+    case "tool":
+      return `a call of tool ${JSON.stringify(request.name)}`
+    case "memory-read":
+    case "memory-write":
+      return "a memory store"
+    case "par":
+      return "parallel branches"
+  }
+}
+
+/**
+ * The value of an oracle's answer — the one rule every driver uses: values pass through; strings,
+ * booleans, safe integers and 64-bit `bigint`s are themselves; `null` and `undefined` are null; arrays
+ * become lists; a number that is not a safe integer (a fraction, `1e300`, `NaN`) becomes its
+ * decimal text, so nothing is rounded away; any other object becomes its JSON text.
+ *
+ * @since 0.2.0
+ * @category conversions
+ * @example
+ * ```ts
+ * import { Oracle, Value } from "lambdagent"
+ * Oracle.toValue(1.5) // "1.5"
+ * Value.toJson(Oracle.toValue([1, [2, 3]])) // [1, [2, 3]]
+ * Oracle.toValue({ a: 1 }) // '{"a":1}'
+ * ```
+ */
+export const toValue = (answer: unknown): Value.Value => {
+  if (answer === null || answer === undefined) return null
+  switch (typeof answer) {
+    case "string":
+    case "boolean":
+      return answer
+    case "bigint":
+      return answer >= -(2n ** 63n) && answer < 2n ** 63n ? answer : answer.toString()
+    case "number":
+      return Number.isSafeInteger(answer) ? (answer === 0 ? 0 : answer) : String(answer)
+    case "object":
+      break
+    default:
+      return String(answer)
+  }
+  if (
+    answer instanceof Value.List || answer instanceof Value.Pair || answer instanceof Value.Quoted ||
+    answer instanceof Value.Closure || answer instanceof Value.Continuation
+  ) return answer
+  if (Array.isArray(answer)) return Value.fromArray(answer.map(toValue))
+  try {
+    return JSON.stringify(answer)
+  } catch {
+    return String(answer)
+  }
+}

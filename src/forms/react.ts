@@ -1,0 +1,188 @@
+/**
+ * `react`: a bounded ReAct loop. Each step asks `think` for a thought, looks for a tool call in it
+ * (JSON, then XML, then a keyword), calls the tool and observes; no call, or `terminate`, ends the
+ * loop with the answer.
+ *
+ * A thinking `llm` sees the loop as a conversation: the task as the first user turn, then each
+ * thought as an assistant turn and its observation as a user turn. The conversation grows by two
+ * turns per step and is never re-rendered, so a step costs the same at step 5 and step 300. Any
+ * other think term is applied to the state as text (see {@link stateText}).
+ */
+import { code, type Code, Op } from "../internal/code.ts"
+import { extractToolCall } from "../internal/react.ts"
+import type * as LanguageModel from "../LanguageModel.ts"
+import type * as Term from "../Term.ts"
+import { preview } from "../Trace.ts"
+import * as Value from "../Value.ts"
+import { agentCost, applied, ONE_TOOL, plus, times, ZERO } from "./analysis.ts"
+import type { AgentStep, Form } from "./Form.ts"
+import { subscript } from "./loop.ts"
+import type { AgentMachine, OracleRequest } from "./step.ts"
+import { isTerminate } from "./tool.ts"
+
+/** `{"react": {"think": t, "tools": [name, …], "maxSteps": n, "toolTimeout"?: seconds, "observe"?: b}}` */
+export interface React {
+  readonly _tag: "React"
+  readonly think: Term.Term
+  readonly tools: ReadonlyArray<string>
+  readonly maxSteps: number
+  /** Seconds before a tool call becomes a timeout observation. */
+  readonly toolTimeout?: number
+  /** Append tool observations to the state (default true). */
+  readonly observe?: boolean
+}
+
+/**
+ * A ReAct agent: think, pick a tool, observe, repeat, at most `maxSteps` times.
+ *
+ * @since 0.1.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.react({ think: Term.llm({ system: "Use tools." }), tools: ["search", "terminate"], maxSteps: 10 })
+ * ```
+ */
+export const react = (options: Omit<React, "_tag">): Term.Term => ({ _tag: "React", ...options })
+
+interface Done {
+  readonly thought: string
+  readonly tool: string
+  readonly observation: string
+}
+
+interface State {
+  readonly fn: Value.Closure
+  /** Steps done. */
+  steps: number
+  /** What the loop works on: the input (with `observe: false`, the last thought). */
+  task: string
+  /** The conversation a thinking model sees. */
+  transcript: Array<LanguageModel.ChatMessage>
+  /** What each step did, for the state as text. */
+  log: Array<Done>
+  thought: string
+  tool: string
+  /** Whether the value returning now is an observation (else a thought). */
+  observing: boolean
+}
+
+/** The loop's state as text: the task, then each step's thought, action and observation. */
+export const stateText = (task: string, log: ReadonlyArray<Done>): string => {
+  let text = `[Task]\n${task}`
+  log.forEach((d, i) => (text += `\n\n[Step ${i + 1}]\nThought: ${d.thought}\nAction: ${d.tool}\nObservation: ${d.observation}`))
+  return text
+}
+
+const think = (m: AgentMachine, c: Code, state: State): OracleRequest | undefined => {
+  state.observing = false
+  m.push(c, state)
+  const thinker = c.a!
+  if (thinker.term._tag === "Llm") {
+    const transcript = state.transcript
+    return {
+      kind: "llm",
+      id: m.nextRequestId(),
+      term: thinker.term,
+      input: transcript[transcript.length - 1]!.content,
+      tools: (c.term as React).tools,
+      transcript
+    }
+  }
+  m.call(thinker, state.fn, stateText(state.task, state.log))
+  return undefined
+}
+
+const step: AgentStep<React> = {
+  apply: (m, c, fn, input) => {
+    const task = Value.toText(input)
+    return think(m, c, { fn, steps: 0, task, transcript: [{ role: "user", content: task }], log: [], thought: "", tool: "", observing: false })
+  },
+  resume: (m, c, state: State, value) => {
+    const term = c.term as React
+    if (!state.observing) {
+      const thought = Value.toText(value)
+      state.thought = thought
+      const call = extractToolCall(thought, term.tools)
+      if (call === undefined || isTerminate(call.tool)) {
+        if (m.tracing) m.record({ step: m.steps, kind: "react", name: "final", output: preview(thought) })
+        return void m.done(call !== undefined && call.args !== undefined && call.args.trim() !== "" ? call.args : thought)
+      }
+      state.tool = call.tool
+      state.observing = true
+      m.push(c, state)
+      if (!term.tools.includes(call.tool)) {
+        return void m.done(`[TOOL_ERROR] unknown tool ${JSON.stringify(call.tool)}; available: ${term.tools.join(", ")}`)
+      }
+      return {
+        kind: "tool",
+        id: m.nextRequestId(),
+        name: call.tool,
+        input: call.args ?? thought,
+        ...(call.json !== undefined ? { args: call.json } : {}),
+        ...(term.toolTimeout !== undefined ? { timeoutMs: term.toolTimeout * 1000 } : {}),
+        observe: true
+      }
+    }
+    state.steps++
+    const observation = Value.toText(value)
+    if (term.observe === false) {
+      state.task = state.thought
+      state.transcript = [{ role: "user", content: state.thought }]
+      state.log = []
+    } else {
+      state.transcript.push({ role: "assistant", content: state.thought }, { role: "user", content: `Observation: ${observation}` })
+      state.log.push({ thought: state.thought, tool: state.tool, observation })
+    }
+    if (state.steps >= term.maxSteps) return void m.done(stateText(state.task, state.log))
+    return think(m, c, state)
+  }
+}
+
+export const reactForm: Form<React, "react"> = {
+  tag: "React",
+  keys: ["react"],
+  parse: (p, node, key, obj) => {
+    const f = p.fields(node, key, obj[key], ["think", "tools", "maxSteps"], ["toolTimeout", "observe"])
+    const at = p.child(node, f, key)
+    if (!Array.isArray(f.tools) || f.tools.some((t) => typeof t !== "string")) return p.fail(at, "an array of tool names", "tools")
+    const tools = f.tools as ReadonlyArray<string>
+    const maxSteps = p.count(at, f.maxSteps, "maxSteps", 1)
+    const toolTimeout = f.toolTimeout === undefined ? undefined : p.count(at, f.toolTimeout, "toolTimeout", 0)
+    const observe = p.optionalBoolean(at, f, "observe")
+    return {
+      kids: [p.sub(node, f.think, key, "think")],
+      build: ([thinker]) =>
+        react({
+          think: thinker!,
+          tools,
+          maxSteps,
+          ...(toolTimeout !== undefined ? { toolTimeout } : {}),
+          ...(observe !== undefined ? { observe } : {})
+        })
+    }
+  },
+  children: (t) => [t.think],
+  withChildren: (t, [thinker]) => ({ ...t, think: thinker! }),
+  segments: () => [["react", "think"]],
+  encode: (t, [thinker]) => {
+    const out: Record<string, Term.Json> = { think: thinker!, tools: t.tools, maxSteps: t.maxSteps }
+    if (t.toolTimeout !== undefined) out.toolTimeout = t.toolTimeout
+    if (t.observe !== undefined) out.observe = t.observe
+    return { react: out }
+  },
+  pretty: (t, [thinker]) => {
+    const cases = [...t.tools.filter((n) => !isTerminate(n)).map((n) => `(${n}, Tool(${n}))`), "(terminate, λx. x)"]
+    return `Y${subscript(t.maxSteps)}(λself. λstate. let t = ${thinker}(state) in CASE t [${cases.join(", ")}] >> IF is_terminate THEN t ELSE self(state ⊕ obs))`
+  },
+  atomic: false,
+  capabilities: (t, into) => {
+    into.react = true
+    for (const name of t.tools) if (!isTerminate(name)) into.tools.add(name)
+  },
+  cost: (t, [thinker]) => agentCost(times(t.maxSteps, plus(applied(thinker!), t.tools.some((n) => !isTerminate(n)) ? ONE_TOOL : ZERO))),
+  value: () => "function",
+  compile: (t, kids) => code(Op.Agent, t, kids, step),
+  events: ["react"],
+  agent: step
+}

@@ -1,0 +1,110 @@
+/**
+ * Compiled code: what the machine runs. Variables are resolved to environment indices, literal
+ * lists folded into constants, and every node has one object shape so the machine's dispatch
+ * stays monomorphic. The pure calculus has one opcode per construct; every agent form compiles to
+ * `Op.Agent`, whose `x` is the form's step (see `src/forms/Form.ts`).
+ */
+import type * as Term from "../Term.ts"
+
+export const enum Op {
+  /** A small operator expression over simple operands, evaluated in one machine step. */
+  Simple,
+  Const,
+  Var,
+  Unbound,
+  Lam,
+  App,
+  Binary,
+  Unary,
+  If,
+  Cons,
+  List,
+  Pair,
+  Fold,
+  Quote,
+  Eval,
+  CodeOf,
+  Self,
+  Continue,
+  /** An agent form: evaluates to a function value whose application is the form's step. */
+  Agent
+}
+
+export const enum BinOp {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod,
+  Eq,
+  Lt,
+  Gt,
+  Lte,
+  Gte,
+  And,
+  Or,
+  Concat,
+  Contains,
+  StartsWith,
+  EndsWith
+}
+
+export const enum UnOp {
+  Not,
+  Head,
+  Tail,
+  IsEmpty,
+  Length,
+  Fst,
+  Snd,
+  Trim,
+  TrimStart,
+  TrimEnd,
+  Lower,
+  Upper,
+  IsJson
+}
+
+/** Static scope: the names bound around a node, innermost first. */
+export interface Scope {
+  readonly name: string
+  readonly next: Scope | undefined
+}
+
+export class Code {
+  constructor(
+    readonly op: Op,
+    readonly term: Term.Term,
+    readonly a: Code | undefined,
+    readonly b: Code | undefined,
+    readonly c: Code | undefined,
+    /** Literal value, variable index, operator, name, scope or agent step, depending on `op`. */
+    readonly x: any,
+    readonly items: ReadonlyArray<Code> | undefined,
+    /** For `Op.Simple`: the operator form (`Op.Binary` or `Op.Unary`). */
+    readonly sop: Op = op,
+    /** Whether this node can be evaluated directly, without machine frames. */
+    readonly simple: boolean = op === Op.Const || op === Op.Var || op === Op.Quote || op === Op.Self,
+    /** Nodes in a simple expression (the steps it accounts for). */
+    readonly n: number = 1,
+    /** Nesting depth of a simple expression (kept small so direct evaluation stays shallow). */
+    readonly depth: number = 1
+  ) {}
+}
+
+/** A node from its children: `a`, `b`, `c` are the first three, `items` all of them when given. */
+export const code = (op: Op, term: Term.Term, kids: ReadonlyArray<Code>, x?: unknown, items?: ReadonlyArray<Code>): Code =>
+  new Code(op, term, kids[0], kids[1], kids[2], x, items)
+
+const MAX_SIMPLE_DEPTH = 12
+
+/** Turn an operator node over simple operands into one `Op.Simple` node. */
+export const simplify = (c: Code): Code => {
+  if (c.op !== Op.Binary && c.op !== Op.Unary) return c
+  const a = c.a!
+  const b = c.b
+  if (!a.simple || (b !== undefined && !b.simple)) return c
+  const depth = 1 + Math.max(a.depth, b?.depth ?? 0)
+  if (depth > MAX_SIMPLE_DEPTH) return c
+  return new Code(Op.Simple, c.term, a, b, undefined, c.x, undefined, c.op, true, 1 + a.n + (b?.n ?? 0), depth)
+}
