@@ -44,7 +44,8 @@ export default defineConfig([
     dts: true,
     // the three builds run side by side: this one clears everything but the CLI's fixed file names
     clean: ["**/*", "!cli/**"],
-    external: ["lambdagent", /^lambdagent\//]
+    // the offline sentence encoder (optional dependencies) is loaded from node_modules on first use
+    external: ["lambdagent", /^lambdagent\//, /^@energetic-ai\//]
   },
   {
     ...common,

@@ -7,7 +7,10 @@ import * as ChromaServer from "./ChromaServer.ts"
 import { indexCommand, queryCommand } from "./commands.ts"
 import * as Embeddings from "./Embeddings.ts"
 import { ingest } from "./ingest.ts"
+import { type EvaluationRow, evaluate, evaluationTable, loadQuestions } from "./evaluate.ts"
 import { errorMessage } from "./RagError.ts"
+import * as SentenceEncoder from "./SentenceEncoder.ts"
+import * as SimpleIndex from "./SimpleIndex.ts"
 import { chunk, examplesDir, expectReason, recallAt, tempDir } from "./test/helpers.ts"
 
 // One real Chroma server (the `chroma` command of the chromadb package) for this file.
@@ -142,6 +145,25 @@ describe.skipIf(server === undefined)("ChromaIndex against a real Chroma server"
     console.log(`chroma recall@3 = ${recall.toFixed(3)} over ${chunks.length} chunks${misses.length > 0 ? `; misses:\n  ${misses.join("\n  ")}` : ""}`)
     assert.isAtLeast(recall, 0.75)
   })
+
+  it("with the offline sentence encoder, matches the embedded index on the labelled set", async () => {
+    const { chunks } = await ingest(path.join(examplesDir, "docs"))
+    const encoder = SentenceEncoder.make()
+    const index = open("examples-semantic", { embeddings: encoder })
+    await index.rebuild(chunks)
+    const questions = await loadQuestions(path.join(examplesDir, "questions.json"))
+    const { rows } = await evaluate(index, questions, ["vector"])
+    const embedded = SimpleIndex.make({ embeddings: encoder })
+    await embedded.rebuild(chunks)
+    const { rows: embeddedRows } = await evaluate(embedded, questions, ["vector", "bm25"])
+    console.log(`chroma, sentence encoder:\n${evaluationTable(rows)}`)
+    const all = (r: ReadonlyArray<EvaluationRow>, mode: string) => r.find((x) => x.kind === "all" && x.mode === mode)!.recallAt3
+    // The same vectors give the same ranking, whichever store holds them.
+    assert.strictEqual(all(rows, "vector"), all(embeddedRows, "vector"))
+    assert.isAbove(all(rows, "vector"), all(embeddedRows, "bm25"))
+    assert.isAtLeast(rows.find((x) => x.kind === "paraphrase")!.recallAt3, 0.85)
+    await expectReason(index.query("tides", 3, 0, { mode: "hybrid" }), "InvalidConfig")
+  }, 120_000)
 })
 
 describe.skipIf(server === undefined)("rag commands with the chroma backend and a local server", () => {

@@ -31,6 +31,7 @@ import {
   type SearchHit
 } from "./RetrievalIndex.ts"
 import { checkName } from "./SimpleIndex.ts"
+import { embeddingText } from "./VectorStore.ts"
 
 type ChromaModule = typeof import("chromadb")
 type Client = InstanceType<ChromaModule["ChromaClient"]>
@@ -174,11 +175,6 @@ const fromMetadata = (m: Metadata | null | undefined, id: string): ChunkMetadata
 }
 
 /** The text that is embedded: the section path (when there is one), then the chunk. */
-const embeddingText = (chunk: Chunk): string =>
-  chunk.metadata.section !== undefined && chunk.metadata.section.length > 0
-    ? `${chunk.metadata.section.join(" > ")}\n${chunk.text}`
-    : chunk.text
-
 /**
  * Open a `chroma` index. Nothing is contacted until the first call.
  *
@@ -409,6 +405,9 @@ export const make = (options: ChromaIndexOptions): RetrievalIndex => {
 
   const query: RetrievalIndex["query"] = async (text, topK, minScore, callOptions) => {
     checkQueryArgs(topK, minScore)
+    if (callOptions?.mode !== undefined && callOptions.mode !== "vector") {
+      throw new RagError({ reason: "InvalidConfig", message: `the chroma backend answers vector queries only, not ${callOptions.mode}` })
+    }
     return withClient("query", callOptions, async (client) => {
       const live = await liveCollection(client)
       if (live === undefined || text.trim() === "") return []
@@ -442,6 +441,7 @@ export const make = (options: ChromaIndexOptions): RetrievalIndex => {
   return {
     backend: "chroma",
     name,
+    mode: "vector",
     add,
     rebuild,
     query,

@@ -6,12 +6,14 @@
  * @module
  */
 import type { Chunk } from "./chunk.ts"
+import type { RetrievalMode } from "./fusion.ts"
 import { RagError } from "./RagError.ts"
 
 /**
  * One retrieved chunk and its relevance score (higher is better). The scale depends on the
- * backend: `simple` reports BM25 scores (0 and up, unbounded), `chroma` cosine similarity
- * (`1 - cosine distance`, from -1 to 1).
+ * mode: `bm25` reports BM25 scores (0 and up, unbounded), `vector` cosine similarity (from -1 to
+ * 1; for `chroma`, `1 - cosine distance`), `hybrid` the fused reciprocal-rank score (0 to
+ * `(bm25Weight + vectorWeight) / (k + 1)`, 0.27 with the defaults).
  *
  * @since 0.1.0
  * @category models
@@ -39,6 +41,22 @@ export interface SearchHit {
  */
 export interface CallOptions {
   readonly signal?: AbortSignal
+}
+
+/**
+ * Options of one query.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { QueryOptions } from "lambdagent/rag"
+ * const o: QueryOptions = { mode: "bm25" }
+ * ```
+ */
+export interface QueryOptions extends CallOptions {
+  /** Overrides the index's mode for this query (`simple` answers all three; `chroma` only `vector`). */
+  readonly mode?: RetrievalMode
 }
 
 /**
@@ -80,6 +98,8 @@ export interface RetrievalIndex {
   readonly backend: string
   /** The index name (a file name or a collection name). */
   readonly name: string
+  /** How `query` ranks by default: `bm25`, `vector` or `hybrid`. */
+  readonly mode?: RetrievalMode
   /** Add chunks to the current index; a chunk whose id is already present replaces it. */
   readonly add: (chunks: Iterable<Chunk> | AsyncIterable<Chunk>, options?: CallOptions) => Promise<BuildReport>
   /** Replace the whole index with these chunks, atomically. */
@@ -88,7 +108,7 @@ export interface RetrievalIndex {
     options?: CallOptions & { readonly fingerprint?: string }
   ) => Promise<BuildReport>
   /** The best `topK` chunks for `text` with a score of at least `minScore`, best first. An empty index answers `[]`. */
-  readonly query: (text: string, topK: number, minScore: number, options?: CallOptions) => Promise<Array<SearchHit>>
+  readonly query: (text: string, topK: number, minScore: number, options?: QueryOptions) => Promise<Array<SearchHit>>
   /** Number of chunks in the current index (0 when it was never built). */
   readonly count: (options?: CallOptions) => Promise<number>
   /** Remove the index and everything persisted for it. */

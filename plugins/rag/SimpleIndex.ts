@@ -1,6 +1,8 @@
 /**
- * The `simple` backend: an embedded BM25 index (MiniSearch), kept in memory and persisted as one
- * JSON file per index, with no server and no API key.
+ * The `simple` backend: an embedded BM25 index (MiniSearch) and, when it is given an embedder,
+ * one vector per chunk beside it; kept in memory and persisted as one JSON file per index, with
+ * no server and no API key. A query ranks by BM25, by vector similarity, or by both fused (see
+ * `fusion.ts`); with an embedder the default is `hybrid`.
  *
  * Text is split into Unicode words (each CJK character is a word of its own), lower-cased, stripped
  * of English stop words and of plural endings. A chunk's section path and file name are indexed as
@@ -19,6 +21,8 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import MiniSearch, { type Options as MiniSearchOptions } from "minisearch"
 import type { Chunk } from "./chunk.ts"
+import type { Embeddings } from "./Embeddings.ts"
+import { defaultFusion, type FusionOptions, fuseRankings, type RetrievalMode, retrievalModes } from "./fusion.ts"
 import { errorMessage, RagError, throwIfAborted } from "./RagError.ts"
 import {
   batches,
@@ -29,6 +33,7 @@ import {
   type SearchHit
 } from "./RetrievalIndex.ts"
 import { processTerm, tokenize } from "./terms.ts"
+import { decodeVector, embeddingText, embedUnit, encodeVector, nearest } from "./VectorStore.ts"
 
 const fileTitle = (source: string): string => path.basename(source, path.extname(source)).replace(/[-_.]+/g, " ")
 
@@ -61,11 +66,16 @@ const miniSearchOptions: MiniSearchOptions<Chunk> = {
 }
 
 const fileFormat = "lambdagent-rag-simple"
-const fileVersion = 1
+/** Version 2 added the optional `vectors` record; version 1 files (BM25 only) still load. */
+const fileVersion = 2
 
 interface State {
   readonly search: MiniSearch<Chunk>
   readonly chunks: Map<string, Chunk>
+  /** Chunk id → unit vector, when the index was built with an embedder. */
+  readonly vectors: Map<string, Float32Array>
+  /** The `id` of that embedder. */
+  readonly model: string | undefined
   readonly fingerprint: string | undefined
   /** Identity of the file this state was read from, to notice replacements by other processes. */
   readonly stamp: string | undefined
@@ -74,6 +84,8 @@ interface State {
 const emptyState = (): State => ({
   search: new MiniSearch<Chunk>(miniSearchOptions),
   chunks: new Map(),
+  vectors: new Map(),
+  model: undefined,
   fingerprint: undefined,
   stamp: undefined
 })
@@ -97,6 +109,12 @@ export interface SimpleIndexOptions {
   readonly persistDirectory?: string
   /** Index name, `[A-Za-z0-9._-]`; default `"default"`. */
   readonly name?: string
+  /** Embeds chunks and queries for `vector` and `hybrid`; absent: BM25 only. */
+  readonly embeddings?: Embeddings
+  /** Default `hybrid` with `embeddings`, else `bm25`. */
+  readonly mode?: RetrievalMode
+  /** How `hybrid` fuses its two rankings. */
+  readonly fusion?: FusionOptions
 }
 
 /**
@@ -149,6 +167,10 @@ export const checkName = (name: string): string => {
  */
 export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
   const name = checkName(options?.name ?? "default")
+  const embeddings = options?.embeddings
+  const defaultMode = options?.mode ?? (embeddings === undefined ? "bm25" : "hybrid")
+  checkMode(defaultMode, embeddings)
+  const fusion = { ...defaultFusion, ...options?.fusion }
   const dir = options?.persistDirectory
   const file = dir === undefined ? undefined : filePath(dir, name)
   let state: State = emptyState()
@@ -203,7 +225,18 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
           await handle.write(first ? body : `,${body}`)
           first = false
         }
-        await handle.write(`],"index":${JSON.stringify(next.search)}}`)
+        await handle.write(`],"index":${JSON.stringify(next.search)}`)
+        if (next.model !== undefined) {
+          await handle.write(`,"vectors":{"model":${JSON.stringify(next.model)},"data":{`)
+          let firstVector = true
+          for (const batch of chunkBatches([...next.vectors], 1000)) {
+            const body = batch.map(([id, v]) => `${JSON.stringify(id)}:"${encodeVector(v)}"`).join(",")
+            await handle.write(firstVector ? body : `,${body}`)
+            firstVector = false
+          }
+          await handle.write("}}")
+        }
+        await handle.write("}")
         await handle.sync()
       } finally {
         await handle.close()
@@ -223,33 +256,52 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
   }
 
   /** Adds chunks (replacing those with the same id) to a search index and its chunk map; how many came. */
+  /** Adds chunks (replacing those with the same id) to a search index, its chunk map and its vectors; how many came. */
   const addChunks = async (
     search: MiniSearch<Chunk>,
     map: Map<string, Chunk>,
+    vectors: Map<string, Float32Array>,
     chunks: Parameters<RetrievalIndex["add"]>[0],
     signal: AbortSignal | undefined
   ): Promise<number> => {
     let count = 0
     for await (const batch of batches(chunks, 1000)) {
       throwIfAborted(signal)
-      for (const chunk of batch) {
+      const unique = dedupe(batch)
+      if (embeddings !== undefined) {
+        const embedded = await embedUnit(embeddings, unique.map(embeddingText), signal === undefined ? {} : { signal })
+        unique.forEach((chunk, i) => vectors.set(chunk.id, embedded[i]!))
+      }
+      for (const chunk of unique) {
         if (search.has(chunk.id)) search.discard(chunk.id)
         map.set(chunk.id, chunk)
       }
-      search.addAll(dedupe(batch))
+      search.addAll(unique)
       count += batch.length
     }
     return count
+  }
+
+  /** The model the current state's vectors came from must be this index's embedder. */
+  const checkModel = (base: State): void => {
+    if (base.chunks.size > 0 && base.model !== embeddings?.id) {
+      throw new RagError({
+        reason: "InvalidConfig",
+        message: `simple index "${name}" was built ${base.model === undefined ? "without embeddings" : `with embeddings ${base.model}`} but is used ${embeddings === undefined ? "without embeddings" : `with ${embeddings.id}`}: rebuild it (lambdagent rag index) or use the same embeddings`
+      })
+    }
   }
 
   const add: RetrievalIndex["add"] = async (chunks, callOptions) => {
     const started = performance.now()
     const base = await current()
     // Work on a copy, so a failure part-way leaves the current state untouched.
+    checkModel(base)
     const copy = MiniSearch.loadJS<Chunk>(JSON.parse(JSON.stringify(base.search)), miniSearchOptions)
     const map = new Map(base.chunks)
-    const added = await addChunks(copy, map, chunks, callOptions?.signal)
-    state = await persist({ search: copy, chunks: map, fingerprint: undefined })
+    const vectors = new Map(base.vectors)
+    const added = await addChunks(copy, map, vectors, chunks, callOptions?.signal)
+    state = await persist({ search: copy, chunks: map, vectors, model: embeddings?.id, fingerprint: undefined })
     return { chunks: added, ms: performance.now() - started }
   }
 
@@ -257,35 +309,68 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
     const started = performance.now()
     const search = new MiniSearch<Chunk>(miniSearchOptions)
     const map = new Map<string, Chunk>()
-    await addChunks(search, map, chunks, callOptions?.signal)
-    state = await persist({ search, chunks: map, fingerprint: callOptions?.fingerprint })
+    const vectors = new Map<string, Float32Array>()
+    await addChunks(search, map, vectors, chunks, callOptions?.signal)
+    state = await persist({ search, chunks: map, vectors, model: embeddings?.id, fingerprint: callOptions?.fingerprint })
     loaded = true
     return { chunks: map.size, ms: performance.now() - started }
   }
 
-  const query: RetrievalIndex["query"] = async (text, topK, minScore, callOptions) => {
-    checkQueryArgs(topK, minScore)
-    throwIfAborted(callOptions?.signal)
-    const { chunks, search } = await current()
-    if (chunks.size === 0 || text.trim() === "") return []
+  const bm25Ranking = (base: State, text: string, limit: number, minScore = Number.NEGATIVE_INFINITY): Array<SearchHit> => {
     const hits: Array<SearchHit> = []
-    for (const result of search.search(text)) {
-      if (hits.length >= topK) break
+    for (const result of base.search.search(text)) {
+      if (hits.length >= limit) break
       if (result.score < minScore) continue
-      const chunk = chunks.get(String(result.id))
+      const chunk = base.chunks.get(String(result.id))
       if (chunk !== undefined) hits.push({ chunk, score: result.score })
     }
     return hits
   }
 
+  const vectorRanking = async (base: State, text: string, limit: number, signal: AbortSignal | undefined): Promise<Array<SearchHit>> => {
+    const [vector] = await embedUnit(embeddings!, [text], signal === undefined ? {} : { signal })
+    const hits: Array<SearchHit> = []
+    for (const { id, score } of nearest(base.vectors, vector!, limit)) {
+      const chunk = base.chunks.get(id)
+      if (chunk !== undefined) hits.push({ chunk, score })
+    }
+    return hits
+  }
+
+  const query: RetrievalIndex["query"] = async (text, topK, minScore, callOptions) => {
+    checkQueryArgs(topK, minScore)
+    const mode = callOptions?.mode ?? defaultMode
+    checkMode(mode, embeddings)
+    throwIfAborted(callOptions?.signal)
+    const base = await current()
+    if (base.chunks.size === 0 || text.trim() === "") return []
+    if (mode !== "bm25") checkModel(base)
+    const signal = callOptions?.signal
+    const depth = Math.max(fusion.depth, topK)
+    const ranked = mode === "bm25"
+      ? bm25Ranking(base, text, topK, minScore)
+      : mode === "vector"
+      ? await vectorRanking(base, text, depth, signal)
+      : fuseRankings([
+        { hits: bm25Ranking(base, text, depth), weight: fusion.bm25Weight },
+        { hits: await vectorRanking(base, text, depth, signal), weight: fusion.vectorWeight }
+      ], fusion.k)
+    return ranked.filter((h) => h.score >= minScore).slice(0, topK)
+  }
+
   return {
     backend: "simple",
     name,
+    mode: defaultMode,
     add,
     rebuild,
     query,
     count: async () => (await current()).chunks.size,
-    fingerprint: async () => (await current()).fingerprint,
+    // An index built with other embeddings has no usable fingerprint, so callers rebuild it.
+    fingerprint: async () => {
+      const base = await current()
+      return base.model === embeddings?.id ? base.fingerprint : undefined
+    },
     clear: async () => {
       if (file !== undefined) {
         await fs.rm(file, { force: true }).catch((cause: unknown) => {
@@ -312,6 +397,15 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
  */
 export const memory = (name = "default"): RetrievalIndex => make({ name })
 
+const checkMode = (mode: RetrievalMode, embeddings: Embeddings | undefined): void => {
+  if (!retrievalModes.includes(mode)) {
+    throw new RagError({ reason: "InvalidConfig", message: `unknown retrieval mode ${JSON.stringify(mode)}: use ${retrievalModes.join(", ")}` })
+  }
+  if (mode !== "bm25" && embeddings === undefined) {
+    throw new RagError({ reason: "InvalidConfig", message: `retrieval mode ${mode} needs embeddings; without them use bm25` })
+  }
+}
+
 const dedupe = (batch: ReadonlyArray<Chunk>): Array<Chunk> => {
   const byId = new Map<string, Chunk>()
   for (const chunk of batch) byId.set(chunk.id, chunk)
@@ -337,6 +431,7 @@ const load = async (file: string, stamp: string): Promise<State> => {
     readonly fingerprint?: unknown
     readonly chunks?: unknown
     readonly index?: unknown
+    readonly vectors?: { readonly model?: unknown; readonly data?: unknown }
   }
   try {
     parsed = JSON.parse(raw)
@@ -344,7 +439,7 @@ const load = async (file: string, stamp: string): Promise<State> => {
     throw corrupt(`not JSON (${errorMessage(cause)})`, cause)
   }
   if (parsed.format !== fileFormat) throw corrupt(`not a ${fileFormat} file`)
-  if (parsed.version !== fileVersion) throw corrupt(`unsupported version ${String(parsed.version)} (expected ${fileVersion})`)
+  if (parsed.version !== 1 && parsed.version !== fileVersion) throw corrupt(`unsupported version ${String(parsed.version)} (expected ${fileVersion})`)
   if (!Array.isArray(parsed.chunks) || typeof parsed.index !== "object" || parsed.index === null) {
     throw corrupt("missing chunks or index")
   }
@@ -356,9 +451,23 @@ const load = async (file: string, stamp: string): Promise<State> => {
   }
   const chunks = new Map<string, Chunk>()
   for (const chunk of parsed.chunks as Array<Chunk>) chunks.set(chunk.id, chunk)
+  const vectors = new Map<string, Float32Array>()
+  let model: string | undefined
+  if (parsed.vectors !== undefined) {
+    const data = parsed.vectors.data
+    if (typeof parsed.vectors.model !== "string" || typeof data !== "object" || data === null) throw corrupt("malformed vectors")
+    model = parsed.vectors.model
+    for (const [id, text] of Object.entries(data as Record<string, unknown>)) {
+      const vector = typeof text === "string" ? decodeVector(text) : undefined
+      if (vector === undefined) throw corrupt(`malformed vector for chunk ${JSON.stringify(id)}`)
+      vectors.set(id, vector)
+    }
+  }
   return {
     search,
     chunks,
+    vectors,
+    model,
     fingerprint: typeof parsed.fingerprint === "string" ? parsed.fingerprint : undefined,
     stamp
   }

@@ -1,6 +1,7 @@
 /**
- * The work behind `lambdagent rag index <source>` and `lambdagent rag query <question>`: each
- * returns printable text and a JSON-ready summary, and fails only with {@link RagError}.
+ * The work behind `lambdagent rag index <source>`, `lambdagent rag query <question>` and
+ * `lambdagent rag eval`: each returns printable text and a JSON-ready summary, and fails only with
+ * {@link RagError}.
  *
  * @since 0.1.0
  * @module
@@ -8,6 +9,8 @@
 import * as path from "node:path"
 import { defaultChunkOverlap } from "./chunk.ts"
 import type { Embeddings } from "./Embeddings.ts"
+import { type EvaluationMiss, type EvaluationRow, evaluate, evaluationTable, loadQuestions } from "./evaluate.ts"
+import { type RetrievalMode, retrievalModes } from "./fusion.ts"
 import { formatHits, type JsonResult, type OutputFormat, toJsonResults } from "./format.ts"
 import { chunkSource, type SkippedFile } from "./ingest.ts"
 import { type EmbeddingsSettings, openIndex } from "./open.ts"
@@ -47,8 +50,10 @@ export interface IndexLocationOptions {
   readonly name?: string
   /** A running Chroma server; default `CHROMA_URL`, else a local server on `persistDirectory`. */
   readonly chromaUrl?: string
-  /** Embeddings for `chroma`; default hashing. Must be the same for `index` and `query`. */
+  /** Embeddings of `vector` and `hybrid`; default the offline sentence encoder. Must be the same for `index` and `query`. */
   readonly embeddings?: EmbeddingsSettings | Embeddings
+  /** `simple`: default `hybrid`; `chroma`: `vector` only. */
+  readonly mode?: RetrievalMode
   /** Milliseconds per Chroma request; default 30 000. */
   readonly timeoutMs?: number
   /** Directory relative paths are resolved against; default the working directory. */
@@ -128,6 +133,7 @@ const locate = (options: IndexLocationOptions) => {
     persistDirectory: path.resolve(baseDir, persistDirectory),
     ...(options.chromaUrl === undefined ? {} : { chromaUrl: options.chromaUrl }),
     ...(options.embeddings === undefined ? {} : { embeddings: options.embeddings }),
+    ...(options.mode === undefined ? {} : { mode: options.mode }),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs })
   })
 }
@@ -274,6 +280,96 @@ export const queryCommand = async (
       const text = indexed === 0
         ? `No results: the ${summary.backend} index "${summary.name}" at ${displayLocation(opened.location, baseDir)} is empty or was never built. Build it with \`lambdagent rag index <source>\`.`
         : formatHits(hits, options.format ?? "numbered", question)
+      return { text, json: summary }
+    } finally {
+      await opened.close()
+    }
+  } catch (cause) {
+    throw asRagError(cause)
+  }
+}
+
+/**
+ * Options of {@link evalCommand}.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { EvalCommandOptions } from "lambdagent/rag"
+ * const o: EvalCommandOptions = { questions: "questions.json", modes: ["bm25", "hybrid"] }
+ * ```
+ */
+export interface EvalCommandOptions extends Omit<IndexLocationOptions, "mode"> {
+  /** The labelled questions (JSON); default `questions.json` (relative to `baseDir`). */
+  readonly questions?: string
+  /** Default: every mode the backend answers (`simple`: bm25, vector, hybrid; `chroma`: vector). */
+  readonly modes?: ReadonlyArray<RetrievalMode>
+}
+
+/**
+ * What `rag eval` measured.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { EvalSummary } from "lambdagent/rag"
+ * const s: EvalSummary = { backend: "simple", name: "default", indexed: 94, questions: 98, rows: [], misses: [] }
+ * ```
+ */
+export interface EvalSummary {
+  readonly backend: "simple" | "chroma"
+  readonly name: string
+  /** Chunks in the index. */
+  readonly indexed: number
+  readonly questions: number
+  readonly rows: ReadonlyArray<EvaluationRow>
+  readonly misses: ReadonlyArray<EvaluationMiss>
+}
+
+/**
+ * Measure an index built by {@link indexCommand} against labelled questions: recall@1, recall@3
+ * and MRR per kind of question and per mode. An empty index is an `IndexNotFound` error.
+ *
+ * @since 0.2.0
+ * @category commands
+ * @example
+ * ```ts
+ * import { evalCommand } from "lambdagent/rag"
+ * const { text } = await evalCommand({ questions: "examples/rag/questions.json" })
+ * console.log(text)
+ * ```
+ */
+export const evalCommand = async (options: EvalCommandOptions = {}): Promise<CommandResult<EvalSummary>> => {
+  const baseDir = options.baseDir ?? process.cwd()
+  try {
+    const backend = options.backend ?? "simple"
+    const modes = options.modes ?? (backend === "chroma" ? ["vector" as const] : retrievalModes)
+    for (const mode of modes) {
+      if (!retrievalModes.includes(mode)) {
+        throw new RagError({ reason: "InvalidConfig", message: `unknown mode ${JSON.stringify(mode)}: use ${retrievalModes.join(", ")}` })
+      }
+    }
+    const questions = await loadQuestions(path.resolve(baseDir, options.questions ?? "questions.json"))
+    const needsVectors = modes.some((m) => m !== "bm25")
+    const opened = locate({ ...options, mode: backend === "chroma" ? "vector" : needsVectors ? "hybrid" : "bm25" })
+    try {
+      const callOptions = options.signal === undefined ? {} : { signal: options.signal }
+      const indexed = await opened.index.count(callOptions)
+      if (indexed === 0) {
+        throw new RagError({
+          reason: "IndexNotFound",
+          message: `the ${backend} index "${opened.index.name}" at ${displayLocation(opened.location, baseDir)} is empty or was never built: build it with \`lambdagent rag index <source>\``
+        })
+      }
+      const { rows, misses } = await evaluate(opened.index, questions, modes, callOptions)
+      const summary: EvalSummary = { backend, name: opened.index.name, indexed, questions: questions.length, rows, misses }
+      const text = [
+        `Evaluated ${questions.length} question${questions.length === 1 ? "" : "s"} against ${backend} index "${summary.name}" (${indexed} chunks).`,
+        "",
+        evaluationTable(rows)
+      ].join("\n")
       return { text, json: summary }
     } finally {
       await opened.close()

@@ -16,9 +16,10 @@ import type { BuildReport, RetrievalIndex } from "./RetrievalIndex.ts"
 import { ragTool, retrieveContext } from "./tool.ts"
 
 /**
- * The `embeddings:` sub-block (used by the `chroma` backend).
+ * The `embeddings:` sub-block: the embedder of `vector` and `hybrid` retrieval, for both backends.
  *
- * - `provider`: `hashing` (default; offline, deterministic, lexical) or `openai` (any
+ * - `provider`: `local` (default; the offline sentence encoder shipped with lambdagent, see
+ *   `SentenceEncoder`), `hashing` (offline, deterministic, lexical only) or `openai` (any
  *   OpenAI-compatible `/embeddings` endpoint).
  * - `model`, `baseUrl`, `dimensions`, `timeoutMs`: for `openai`; `dimensions` also sets the
  *   hashing vector length (default 384).
@@ -34,7 +35,7 @@ import { ragTool, retrieveContext } from "./tool.ts"
  * ```
  */
 export const EmbeddingsConfig = z.strictObject({
-  provider: z.enum(["hashing", "openai"]).default("hashing"),
+  provider: z.enum(["local", "hashing", "openai"]).default("local"),
   model: z.string().min(1).optional(),
   baseUrl: z.url().optional(),
   apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").optional(),
@@ -70,12 +71,13 @@ const indexName = z
  * | `topK` | `3` | passages per retrieval |
  * | `chunkSize` | `1000` | characters per chunk at most |
  * | `chunkOverlap` | `min(150, chunkSize/4)` | characters shared by consecutive chunks |
- * | `backend` | `simple` | `simple` (embedded BM25) or `chroma` |
+ * | `backend` | `simple` | `simple` (embedded BM25 and vectors) or `chroma` |
+ * | `mode` | `hybrid` (`simple`), `vector` (`chroma`) | `bm25`, `vector` or `hybrid` (BM25 and vectors fused) |
  * | `minScore` | `0` | lowest score kept, on the backend's scale |
  * | `format` | `numbered` | `numbered`, `plain` or `json` |
  * | `agentic` | `true` | `true`: inject the `rag_retrieve` tool; `false`: prepend context to every input |
  * | `persistDirectory` | — | `simple`: where `<name>.json` lives; `chroma`: the local server's data directory |
- * | `embeddings` | `{provider: hashing}` | see {@link EmbeddingsConfig} |
+ * | `embeddings` | `{provider: local}` | see {@link EmbeddingsConfig} |
  * | `chromaUrl` | `CHROMA_URL` | a running Chroma server; absent with a `persistDirectory`: one is started |
  * | `maxFileBytes` | 10 MiB | larger files are refused |
  *
@@ -97,6 +99,7 @@ export const RagConfig = z
     chunkSize: z.number().int().min(20).default(1000),
     chunkOverlap: z.number().int().min(0).optional(),
     backend: z.enum(["simple", "chroma"]).default("simple"),
+    mode: z.enum(["bm25", "vector", "hybrid"]).optional(),
     minScore: z.number().default(0),
     format: z.enum(["numbered", "plain", "json"]).default("numbered"),
     agentic: z.boolean().default(true),
@@ -106,6 +109,9 @@ export const RagConfig = z
     maxFileBytes: z.number().int().positive().optional()
   })
   .superRefine((c, ctx) => {
+    if (c.backend === "chroma" && c.mode !== undefined && c.mode !== "vector") {
+      ctx.addIssue({ code: "custom", path: ["mode"], message: `the chroma backend supports mode vector only` })
+    }
     if (c.chunkOverlap !== undefined && c.chunkOverlap >= c.chunkSize / 2) {
       ctx.addIssue({
         code: "custom",
@@ -227,6 +233,7 @@ export const fromConfig = (input: RagConfigInput, baseDir: string, options?: Fro
   const opened = openIndex({
     backend: config.backend,
     name: config.name,
+    ...(config.mode === undefined ? {} : { mode: config.mode }),
     ...(config.persistDirectory === undefined ? {} : { persistDirectory: resolve(config.persistDirectory) }),
     ...(config.chromaUrl === undefined ? {} : { chromaUrl: config.chromaUrl }),
     ...(config.embeddings === undefined ? {} : { embeddings: config.embeddings })
@@ -272,6 +279,7 @@ export const fromConfig = (input: RagConfigInput, baseDir: string, options?: Fro
   const index: RetrievalIndex = {
     backend: inner.backend,
     name: inner.name,
+    ...(inner.mode === undefined ? {} : { mode: inner.mode }),
     add: async (chunks, o) => {
       await ensure()
       return inner.add(chunks, o)

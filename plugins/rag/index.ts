@@ -1,8 +1,10 @@
 /**
  * `lambdagent/rag`: retrieval-augmented generation for lambdagent agents.
  *
- * Ingest text, markdown and JSON into chunks, index them in an embedded BM25 index (`simple`) or a
- * Chroma server (`chroma`), and give agents a `rag_retrieve` tool or context-prepended inputs.
+ * Ingest text, markdown and JSON into chunks, index them in an embedded hybrid index (`simple`:
+ * BM25 and offline sentence embeddings, fused) or a Chroma server (`chroma`), and give agents a
+ * `rag_retrieve` tool or context-prepended inputs. `lambdagent rag eval` measures retrieval on
+ * labelled questions.
  *
  * @since 0.1.0
  * @module
@@ -26,6 +28,9 @@ export * as ChromaServer from "./ChromaServer.ts"
 export {
   type CommandResult,
   defaultPersistDirectory,
+  evalCommand,
+  type EvalCommandOptions,
+  type EvalSummary,
   indexCommand,
   type IndexCommandOptions,
   type IndexLocationOptions,
@@ -44,6 +49,22 @@ export {
   type RagRuntime
 } from "./config.ts"
 export * as Embeddings from "./Embeddings.ts"
+export {
+  evaluate,
+  type Evaluation,
+  type EvaluationMiss,
+  type EvaluationRow,
+  evaluationTable,
+  LabelledQuestion,
+  loadQuestions
+} from "./evaluate.ts"
+export {
+  defaultFusion,
+  type FusionOptions,
+  fuseRankings,
+  type RetrievalMode,
+  retrievalModes
+} from "./fusion.ts"
 export {
   contextPrompt,
   formatHits,
@@ -69,7 +90,8 @@ export {
 } from "./ingest.ts"
 export { embeddingsFrom, type EmbeddingsSettings, openIndex, type OpenedIndex, type OpenIndexOptions } from "./open.ts"
 export { isRagError, RagError, type RagErrorReason } from "./RagError.ts"
-export type { BuildReport, CallOptions, RetrievalIndex, SearchHit } from "./RetrievalIndex.ts"
+export type { BuildReport, CallOptions, QueryOptions, RetrievalIndex, SearchHit } from "./RetrievalIndex.ts"
+export * as SentenceEncoder from "./SentenceEncoder.ts"
 export * as SimpleIndex from "./SimpleIndex.ts"
 export { searchTerms } from "./terms.ts"
 export {
@@ -81,3 +103,4 @@ export {
   type RetrieveOptions,
   search
 } from "./tool.ts"
+export * as VectorStore from "./VectorStore.ts"

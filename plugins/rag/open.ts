@@ -8,8 +8,10 @@
 import * as ChromaIndex from "./ChromaIndex.ts"
 import * as ChromaServer from "./ChromaServer.ts"
 import * as Embeddings from "./Embeddings.ts"
+import type { RetrievalMode } from "./fusion.ts"
 import { RagError } from "./RagError.ts"
 import type { RetrievalIndex } from "./RetrievalIndex.ts"
+import * as SentenceEncoder from "./SentenceEncoder.ts"
 import * as SimpleIndex from "./SimpleIndex.ts"
 
 /**
@@ -24,7 +26,7 @@ import * as SimpleIndex from "./SimpleIndex.ts"
  * ```
  */
 export interface EmbeddingsSettings {
-  readonly provider?: "hashing" | "openai" | undefined
+  readonly provider?: "local" | "hashing" | "openai" | undefined
   readonly model?: string | undefined
   readonly baseUrl?: string | undefined
   readonly apiKeyEnv?: string | undefined
@@ -33,7 +35,7 @@ export interface EmbeddingsSettings {
 }
 
 /**
- * An embedder from settings; default the hashing embedder.
+ * An embedder from settings; default the offline sentence encoder (`local`).
  *
  * @since 0.1.0
  * @category constructors
@@ -41,13 +43,18 @@ export interface EmbeddingsSettings {
  * ```ts
  * import { embeddingsFrom } from "lambdagent/rag"
  * const e = embeddingsFrom({ provider: "hashing", dimensions: 128 })
- * console.log(e.id) // "hashing-128"
+ * console.log(e.id, embeddingsFrom(undefined).id) // "hashing-128" "use-lite-512"
  * ```
  */
 export const embeddingsFrom = (settings: EmbeddingsSettings | Embeddings.Embeddings | undefined): Embeddings.Embeddings => {
   if (settings !== undefined && "embed" in settings) return settings
-  if (settings === undefined || (settings.provider ?? "hashing") === "hashing") {
+  const provider = settings?.provider ?? "local"
+  if (provider === "local") return SentenceEncoder.make()
+  if (provider === "hashing") {
     return Embeddings.hashing(settings?.dimensions === undefined ? {} : { dimensions: settings.dimensions })
+  }
+  if (settings === undefined || provider !== "openai") {
+    throw new RagError({ reason: "InvalidConfig", message: `unknown embeddings provider ${JSON.stringify(provider)}: use local, hashing or openai` })
   }
   const keyEnv = settings.apiKeyEnv ?? "OPENAI_API_KEY"
   const apiKey = process.env[keyEnv]
@@ -80,7 +87,10 @@ export interface OpenIndexOptions {
   readonly persistDirectory?: string
   /** A running Chroma server; default `CHROMA_URL`, else a local server when `persistDirectory` is set, else `http://localhost:8000`. */
   readonly chromaUrl?: string
+  /** Default the offline sentence encoder (`local`); not loaded for `mode: bm25`. */
   readonly embeddings?: EmbeddingsSettings | Embeddings.Embeddings
+  /** `simple`: default `hybrid`. `chroma`: only `vector` (its default). */
+  readonly mode?: RetrievalMode
   /** Milliseconds per Chroma request; default 30 000. */
   readonly timeoutMs?: number
 }
@@ -125,8 +135,11 @@ export const openIndex = (options: OpenIndexOptions): OpenedIndex => {
   const backend = options.backend ?? "simple"
   const name = SimpleIndex.checkName(options.name ?? "default")
   if (backend === "simple") {
+    const mode = options.mode ?? "hybrid"
     const index = SimpleIndex.make({
       name,
+      mode,
+      ...(mode === "bm25" ? {} : { embeddings: embeddingsFrom(options.embeddings) }),
       ...(options.persistDirectory === undefined ? {} : { persistDirectory: options.persistDirectory })
     })
     return {
@@ -137,6 +150,9 @@ export const openIndex = (options: OpenIndexOptions): OpenedIndex => {
   }
   if (backend !== "chroma") {
     throw new RagError({ reason: "InvalidConfig", message: `unknown backend ${JSON.stringify(backend)}: use simple or chroma` })
+  }
+  if (options.mode !== undefined && options.mode !== "vector") {
+    throw new RagError({ reason: "InvalidConfig", message: `the chroma backend supports mode vector only, not ${options.mode}` })
   }
   const embeddings = embeddingsFrom(options.embeddings)
   const common = {
@@ -170,6 +186,7 @@ export const openIndex = (options: OpenIndexOptions): OpenedIndex => {
   const index: RetrievalIndex = {
     backend: "chroma",
     name,
+    mode: "vector",
     add: async (chunks, o) => (await get()).index.add(chunks, o),
     rebuild: async (chunks, o) => (await get()).index.rebuild(chunks, o),
     query: async (text, topK, minScore, o) => (await get()).index.query(text, topK, minScore, o),

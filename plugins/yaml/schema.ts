@@ -242,21 +242,22 @@ const RagSchema = z
     topK: z.number().int().min(1).max(100).describe("Passages per retrieval (default 3).").optional(),
     chunkSize: z.number().int().min(20).describe("Characters per chunk at most (default 1000).").optional(),
     chunkOverlap: count.describe("Characters shared by consecutive chunks.").optional(),
-    backend: z.enum(["simple", "chroma"]).describe("simple (embedded BM25, default) or chroma.").optional(),
+    backend: z.enum(["simple", "chroma"]).describe("simple (embedded BM25 and vectors, default) or chroma.").optional(),
+    mode: z.enum(["bm25", "vector", "hybrid"]).describe("How passages are ranked: hybrid (BM25 and vectors fused; default for simple), vector (default and only mode for chroma) or bm25.").optional(),
     minScore: z.number().describe("Lowest score kept (default 0).").optional(),
     format: z.enum(["numbered", "plain", "json"]).describe("How passages are shown (default numbered).").optional(),
     agentic: z.boolean().describe("true: the react agent gets a rag_retrieve tool; false: context is retrieved before every call.").optional(),
     persistDirectory: name.describe("Where the index lives.").optional(),
     embeddings: z
       .strictObject({
-        provider: z.enum(["hashing", "openai"]).describe("hashing (offline, deterministic, default) or openai (any OpenAI-compatible /embeddings endpoint).").optional(),
+        provider: z.enum(["local", "hashing", "openai"]).describe("local (offline sentence encoder shipped with lambdagent, default), hashing (offline, word matching only) or openai (any OpenAI-compatible /embeddings endpoint).").optional(),
         model: name.describe("Embedding model, for openai.").optional(),
         baseUrl: z.url().describe("Embeddings endpoint, for openai.").optional(),
         apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").describe("The environment variable holding the API key (default OPENAI_API_KEY); keys are never written in the file.").optional(),
         dimensions: z.number().int().min(2).max(65_536).describe("Vector length (for openai, and for hashing: default 384).").optional(),
         timeoutMs: positive.describe("Milliseconds per embeddings request, for openai.").optional()
       })
-      .describe("How passages are embedded (used by the chroma backend).")
+      .describe("How passages are embedded for vector and hybrid retrieval.")
       .optional(),
     chromaUrl: z.url().describe("A running Chroma server (default the CHROMA_URL variable; absent with a persistDirectory, one is started).").optional(),
     maxFileBytes: positive.describe("Larger source files are refused (default 10 MiB).").optional()

@@ -1,13 +1,18 @@
 /**
- * `lambdagent rag index <source> [--backend B]` and `lambdagent rag query "<question>" [--top-k N]`.
+ * `lambdagent rag index <source> [--backend B] [--mode M]`, `lambdagent rag query "<question>" [--top-k N]`
+ * and `lambdagent rag eval [--questions FILE] [--mode M]`.
  */
 import type { Command } from "commander"
 import type { Registration } from "./shell.ts"
 import { CliError, ExitCode } from "./io.ts"
 
 
+type Mode = "bm25" | "vector" | "hybrid"
+const modes: ReadonlyArray<Mode> = ["bm25", "vector", "hybrid"]
+
 interface Location {
   readonly backend?: "simple" | "chroma"
+  readonly mode?: string
   readonly persistDirectory?: string
   readonly name?: string
   readonly chromaUrl?: string
@@ -20,10 +25,17 @@ const location = (options: Location) => {
   }
   return {
     ...(options.backend !== undefined ? { backend: options.backend } : {}),
+    ...(options.mode !== undefined ? { mode: modeOf(options.mode) } : {}),
     ...(options.persistDirectory !== undefined ? { persistDirectory: options.persistDirectory } : {}),
     ...(options.name !== undefined ? { name: options.name } : {}),
     ...(options.chromaUrl !== undefined ? { chromaUrl: options.chromaUrl } : {})
   }
+}
+
+const modeOf = (text: string): Mode => {
+  const mode = modes.find((m) => m === text)
+  if (mode === undefined) throw new CliError(`--mode expects bm25, vector or hybrid, got ${JSON.stringify(text)}`, ExitCode.failed, "UsageError")
+  return mode
 }
 
 const positive = (text: string | undefined, flag: string): number | undefined => {
@@ -35,7 +47,8 @@ const positive = (text: string | undefined, flag: string): number | undefined =>
 
 const withLocation = (command: Command) =>
   command
-    .option("--backend <backend>", "simple (embedded BM25, default) or chroma")
+    .option("--backend <backend>", "simple (embedded BM25 and vectors, default) or chroma")
+    .option("--mode <mode>", "hybrid (default for simple), vector (chroma) or bm25")
     .option("--persist-directory <dir>", "where the index lives")
     .option("--name <name>", "index name")
     .option("--chroma-url <url>", "a running Chroma server (default: start a local one)")
@@ -77,6 +90,25 @@ export const registerRag: Registration = (program, run) => {
         ...location(options),
         ...(topK !== undefined ? { topK } : {}),
         ...(minScore !== undefined && Number.isFinite(minScore) ? { minScore } : {})
+      })
+      process.stdout.write(options.format === "json" ? JSON.stringify(result.json) + "\n" : result.text.replace(/\n?$/, "\n"))
+    }, () => options.format)
+  )
+  withLocation(
+    rag.command("eval")
+      .description("measure retrieval on labelled questions: recall@1, recall@3 and MRR per kind")
+      .option("--questions <file>", "JSON list of {question, kind, source} (default questions.json)")
+  ).action(async (options: Location & { questions?: string }) =>
+    run(async () => {
+      const plugin = await import("lambdagent/rag")
+      const { mode, ...where } = location(options)
+      const result = await plugin.evalCommand({
+        ...where,
+        ...(mode !== undefined ? { modes: [mode] } : {}),
+        ...(options.questions !== undefined ? { questions: options.questions } : {})
+      }).catch((cause: unknown) => {
+        if (plugin.isRagError(cause) && cause.reason === "SourceNotFound") throw new CliError(cause.message, ExitCode.notFound, "FileNotFound")
+        throw cause
       })
       process.stdout.write(options.format === "json" ? JSON.stringify(result.json) + "\n" : result.text.replace(/\n?$/, "\n"))
     }, () => options.format)

@@ -109,6 +109,26 @@ describe("lambdagent run", () => {
     expect(r.stdout).toContain("[Question]\nHow does the evaluator bound recursion?")
   })
 
+  it("rag index then rag eval prints recall per mode and kind; a missing questions file exits 4", async () => {
+    const index = join(dir, "rag-eval-index")
+    const built = await runCli(["rag", "index", "examples/rag/docs", "--persist-directory", index])
+    expect(built.code).toBe(0)
+    const evaluated = await runCli(["rag", "eval", "--questions", "examples/rag/questions.json", "--persist-directory", index, "--format", "json"])
+    expect(evaluated.code).toBe(0)
+    const summary = JSON.parse(evaluated.stdout) as { rows: Array<{ mode: string; kind: string; recallAt3: number }> }
+    expect(summary.rows.map((r) => r.mode)).toContain("hybrid")
+    expect(summary.rows.find((r) => r.mode === "hybrid" && r.kind === "paraphrase")!.recallAt3).toBeGreaterThanOrEqual(0.85)
+    const bm25 = await runCli(["rag", "eval", "--questions", "examples/rag/questions.json", "--persist-directory", index, "--mode", "bm25"])
+    expect(bm25.stdout).toMatch(/^bm25\s+all\s+98\s/m)
+    expect(bm25.stdout).not.toContain("hybrid")
+    const missing = await runCli(["rag", "eval", "--questions", join(dir, "absent.json"), "--persist-directory", index])
+    expect(missing.code).toBe(4)
+    expect(missing.stderr).toContain("no such questions file")
+    const badMode = await runCli(["rag", "eval", "--mode", "fuzzy", "--persist-directory", index])
+    expect(badMode.code).toBe(1)
+    expect(badMode.stderr).toContain("--mode expects bm25, vector or hybrid")
+  }, 120_000)
+
   it("refuses a dangerous --tool, with exit code 1", async () => {
     const r = await runCli(["run", "examples/agents/simple.yml", "x", "--tool", "wipe=rm -rf /"])
     expect(r.code).toBe(1)
