@@ -1,11 +1,58 @@
 /**
- * The errors of parsing and evaluating terms. Each is a tagged error (`_tag`) with a short
- * `message`; match on `_tag` (and `kind`/`budget`), never on message text.
+ * The errors of parsing and evaluating terms, and what every lambdagent error shares. Each is a
+ * Schema-backed tagged error (`_tag`, a short `message`, typed fields), so it can be encoded as
+ * JSON and decoded in another process; match on `_tag` (and `kind`/`budget`), never on message
+ * text. {@link isLambdagentError} recognises any of them, from the core or a plugin, across
+ * duplicate copies of the package.
  *
  * @since 0.1.0
  * @module
  */
-import * as Data from "effect/Data"
+import * as Schema from "effect/Schema"
+
+const Brand: unique symbol = Symbol.for("lambdagent/Error") as never
+
+/**
+ * Define an error class of lambdagent's: `Schema.TaggedError` plus the mark
+ * {@link isLambdagentError} looks for. Plugins define their errors with it too.
+ *
+ * @since 0.2.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Errors } from "lambdagent"
+ * class QuotaExceeded extends Errors.TaggedError<QuotaExceeded>()("QuotaExceeded", { message: Schema.String }) {}
+ * Errors.isLambdagentError(new QuotaExceeded({ message: "too many" })) // true
+ * ```
+ */
+export const TaggedError = <Self>() =>
+<const Tag extends string, const Fields extends Schema.Struct.Fields>(tag: Tag, fields: Fields) => {
+  const Base = Schema.TaggedError<Self>()(tag, fields)
+  class Branded extends (Base as unknown as new(...args: ReadonlyArray<any>) => object) {
+    get [Brand](): true {
+      return true
+    }
+  }
+  return Branded as unknown as typeof Base
+}
+
+/**
+ * Whether a value is an error of lambdagent's (core or plugin): an `Error` with a `_tag` and a
+ * `message`, defined with {@link TaggedError}. Works across duplicate copies of the package.
+ *
+ * @since 0.2.0
+ * @category guards
+ * @example
+ * ```ts
+ * import { Errors, Term } from "lambdagent"
+ * try { Term.parse({ var: 1 }) } catch (e) { Errors.isLambdagentError(e) } // true
+ * ```
+ */
+export const isLambdagentError = (u: unknown): u is Error & { readonly _tag: string; readonly message: string } =>
+  typeof u === "object" && u !== null && (u as { readonly [Brand]?: unknown })[Brand] === true
+
+const Path = Schema.Array(Schema.Union([Schema.String, Schema.Number]))
 
 /**
  * A JSON value that is not a well-formed term. `path` locates the offending node from the root
@@ -23,11 +70,11 @@ import * as Data from "effect/Data"
  * }
  * ```
  */
-export class TermParseError extends Data.TaggedError("TermParseError")<{
-  readonly message: string
-  readonly path: ReadonlyArray<string | number>
-  readonly expected: string
-}> {}
+export class TermParseError extends TaggedError<TermParseError>()("TermParseError", {
+  message: Schema.String,
+  path: Path,
+  expected: Schema.String
+}) {}
 
 /**
  * What went wrong while evaluating.
@@ -40,17 +87,36 @@ export class TermParseError extends Data.TaggedError("TermParseError")<{
  * const k: Errors.EvalErrorKind = "DivisionByZero"
  * ```
  */
-export type EvalErrorKind =
-  | "Unbound" // a variable nobody bound
-  | "TypeError" // an operation got a value of the wrong type
-  | "DivisionByZero"
-  | "EmptyList" // head or tail of []
-  | "Overflow" // an integer left the 64-bit range
-  | "RuntimeError" // self/continue outside a tool, unknown tool in code_of, …
-  | "InputTooLarge" // input above the size limit
-  | "RouteError" // no route matched and there is no default
-  | "ValidationError" // a guard's attempts all failed validation
-  | "OracleError" // an LLM, tool or memory call failed
+export type EvalErrorKind = typeof EvalErrorKind.Type
+
+/**
+ * The kinds of {@link EvalError}: `Unbound` (a variable nobody bound), `TypeError` (an operation
+ * got a value of the wrong type), `DivisionByZero`, `EmptyList` (head or tail of `[]`),
+ * `Overflow` (an integer left the 64-bit range), `RuntimeError` (self/continue outside a tool,
+ * an unknown tool in code_of, …), `InputTooLarge`, `RouteError` (no route matched and there is
+ * no default), `ValidationError` (a guard's attempts all failed validation), `OracleError` (an
+ * LLM, tool or memory call failed).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import { Errors } from "lambdagent"
+ * Errors.EvalErrorKind.literals.includes("Overflow") // true
+ * ```
+ */
+export const EvalErrorKind = Schema.Literals([
+  "Unbound",
+  "TypeError",
+  "DivisionByZero",
+  "EmptyList",
+  "Overflow",
+  "RuntimeError",
+  "InputTooLarge",
+  "RouteError",
+  "ValidationError",
+  "OracleError"
+])
 
 /**
  * A term that went wrong while evaluating. `path` is the JSON path of the failing node when the
@@ -68,13 +134,13 @@ export type EvalErrorKind =
  * }
  * ```
  */
-export class EvalError extends Data.TaggedError("EvalError")<{
-  readonly kind: EvalErrorKind
-  readonly message: string
-  readonly steps: number
-  readonly path?: ReadonlyArray<string | number>
-  readonly cause?: unknown
-}> {}
+export class EvalError extends TaggedError<EvalError>()("EvalError", {
+  kind: EvalErrorKind,
+  message: Schema.String,
+  steps: Schema.Number,
+  path: Schema.optional(Path),
+  cause: Schema.optional(Schema.Defect())
+}) {}
 
 /**
  * Which budget ran out.
@@ -87,7 +153,22 @@ export class EvalError extends Data.TaggedError("EvalError")<{
  * const b: Errors.BudgetKind = "steps"
  * ```
  */
-export type BudgetKind = "steps" | "depth" | "evalDepth" | "time" | "memory" | "llmCalls" | "toolCalls" | "tokens" | "loop"
+export type BudgetKind = typeof BudgetKind.Type
+
+/**
+ * The budgets a run can exhaust: the evaluator's (`steps`, `depth`, `evalDepth`, `time`,
+ * `memory`), an agent run's (`llmCalls`, `toolCalls`, `tokens`), and a loop's own maximum when it
+ * must meet its exit test (`loop`).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import { Errors } from "lambdagent"
+ * Errors.BudgetKind.literals.length // 9
+ * ```
+ */
+export const BudgetKind = Schema.Literals(["steps", "depth", "evalDepth", "time", "memory", "llmCalls", "toolCalls", "tokens", "loop"])
 
 /**
  * A run stopped because a budget ran out. Carries the limit, the steps used and, for agent
@@ -106,13 +187,13 @@ export type BudgetKind = "steps" | "depth" | "evalDepth" | "time" | "memory" | "
  * }
  * ```
  */
-export class BudgetExceeded extends Data.TaggedError("BudgetExceeded")<{
-  readonly budget: BudgetKind
-  readonly limit: number
-  readonly steps: number
-  readonly message: string
-  readonly trace?: ReadonlyArray<unknown>
-}> {}
+export class BudgetExceeded extends TaggedError<BudgetExceeded>()("BudgetExceeded", {
+  budget: BudgetKind,
+  limit: Schema.Number,
+  steps: Schema.Number,
+  message: Schema.String,
+  trace: Schema.optional(Schema.Array(Schema.Unknown))
+}) {}
 
 /**
  * Any error of the term language.

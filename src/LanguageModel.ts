@@ -8,9 +8,10 @@
  * @module
  */
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
+import * as Schema from "effect/Schema"
 import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
+import { TaggedError } from "./Errors.ts"
 
 /**
  * One message of a conversation.
@@ -160,15 +161,23 @@ export type ChatChunk =
  * const retryable = (r: LanguageModel.ProviderErrorReason) => r === "RateLimited" || r === "Server" || r === "Network"
  * ```
  */
-export type ProviderErrorReason =
-  | "Auth" // 401/403, missing key
-  | "RateLimited" // 429
-  | "Timeout" // no answer within the timeout
-  | "BadResponse" // malformed or truncated body
-  | "Server" // 5xx
-  | "Network" // connection refused/reset
-  | "BadRequest" // 4xx other than the above
-  | "Unavailable" // the provider cannot run here (binary or package missing)
+export type ProviderErrorReason = typeof ProviderErrorReason.Type
+
+/**
+ * The reasons a provider call fails: `Auth` (401/403, a missing key), `RateLimited` (429),
+ * `Timeout` (no answer in time), `BadResponse` (a malformed or truncated body), `Server` (5xx),
+ * `Network` (connection refused or reset), `BadRequest` (another 4xx), `Unavailable` (the
+ * provider cannot run here: a binary or package is missing).
+ *
+ * @since 0.2.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { LanguageModel } from "lambdagent"
+ * LanguageModel.ProviderErrorReason.literals.includes("RateLimited") // true
+ * ```
+ */
+export const ProviderErrorReason = Schema.Literals(["Auth", "RateLimited", "Timeout", "BadResponse", "Server", "Network", "BadRequest", "Unavailable"])
 
 /**
  * A failed provider call.
@@ -182,16 +191,16 @@ export type ProviderErrorReason =
  * console.log(e.reason) // "Auth"
  * ```
  */
-export class ProviderError extends Data.TaggedError("ProviderError")<{
-  readonly provider: string
-  readonly reason: ProviderErrorReason
-  readonly message: string
+export class ProviderError extends TaggedError<ProviderError>()("ProviderError", {
+  provider: Schema.String,
+  reason: ProviderErrorReason,
+  message: Schema.String,
   /** HTTP status when there was one. */
-  readonly status?: number
+  status: Schema.optional(Schema.Number),
   /** Seconds the server asked us to wait (Retry-After). */
-  readonly retryAfter?: number
-  readonly cause?: unknown
-}> {}
+  retryAfter: Schema.optional(Schema.Number),
+  cause: Schema.optional(Schema.Defect())
+}) {}
 
 /**
  * What a language model can do: answer a chat, or stream the answer.

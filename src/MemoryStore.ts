@@ -10,9 +10,10 @@
  */
 import type * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { TaggedError } from "./Errors.ts"
 import { LocalMemory } from "./internal/LocalMemory.ts"
 
 /**
@@ -93,16 +94,16 @@ export interface PutOptions {
  * const e = new MemoryStore.MemoryError({ store: "redis", operation: "put", message: "connection refused" })
  * ```
  */
-export class MemoryError extends Data.TaggedError("MemoryError")<{
+export class MemoryError extends TaggedError<MemoryError>()("MemoryError", {
   /** The `name` of the store that failed. */
-  readonly store: string
+  store: Schema.String,
   /** What was being done. */
-  readonly operation: "get" | "put" | "listRecent" | "clear" | "open" | "close"
+  operation: Schema.Literals(["get", "put", "listRecent", "clear", "open", "close"]),
   /** What failed and where (URL or path). */
-  readonly message: string
+  message: Schema.String,
   /** The underlying error, when there is one. */
-  readonly cause?: unknown
-}> {}
+  cause: Schema.optional(Schema.Defect())
+}) {}
 
 /**
  * Tells whether a value is a {@link MemoryError}, by its `_tag` (safe across bundled copies of

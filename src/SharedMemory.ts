@@ -17,9 +17,10 @@
  * @since 0.1.0
  * @module
  */
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as z from "zod"
+import { TaggedError } from "./Errors.ts"
 import type { MemoryEntry, MemoryError, MemoryStoreShape } from "./MemoryStore.ts"
 import { defaultMaxEntries } from "./MemoryStore.ts"
 import * as Term from "./Term.ts"
@@ -92,12 +93,12 @@ export type Version = MemoryEntry
  * const e = new SharedMemory.SharedMemoryError({ reason: "AppendOnly", key: "plan", message: "plan is already bound" })
  * ```
  */
-export class SharedMemoryError extends Data.TaggedError("SharedMemoryError")<{
-  readonly reason: "AppendOnly" | "Full"
+export class SharedMemoryError extends TaggedError<SharedMemoryError>()("SharedMemoryError", {
+  reason: Schema.Literals(["AppendOnly", "Full"]),
   /** The key of the refused write. */
-  readonly key: string
-  readonly message: string
-}> {}
+  key: Schema.String,
+  message: Schema.String
+}) {}
 
 /**
  * Tells whether a value is a {@link SharedMemoryError}, by its `_tag` (safe across bundled

@@ -10,11 +10,12 @@
  * @module
  */
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type * as z from "zod"
+import { TaggedError } from "./Errors.ts"
 
 /**
  * Where a tool comes from; shown by `lambdagent tools`.
@@ -100,12 +101,12 @@ export const defaultTimeoutMs = 30_000
  * const e = new Tools.ToolError({ tool: "add", reason: "InvalidInput", message: "a: expected number" })
  * ```
  */
-export class ToolError extends Data.TaggedError("ToolError")<{
-  readonly tool: string
-  readonly reason: "NotFound" | "InvalidInput" | "Failed" | "Timeout"
-  readonly message: string
-  readonly cause?: unknown
-}> {}
+export class ToolError extends TaggedError<ToolError>()("ToolError", {
+  tool: Schema.String,
+  reason: Schema.Literals(["NotFound", "InvalidInput", "Failed", "Timeout"]),
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {}
 
 /**
  * Define a tool with an inferred input type; `kind` defaults to `host`.

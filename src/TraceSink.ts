@@ -14,6 +14,7 @@ import * as Layer from "effect/Layer"
 import { createWriteStream, openSync } from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { TaggedError } from "./Errors.ts"
 import type * as Trace from "./Trace.ts"
 
 /**
@@ -115,7 +116,7 @@ export const layerMemory = (events: Array<SinkEvent>): Layer.Layer<never> =>
  * const e = new TraceSink.TraceFileError({ path: "/nope/trace.jsonl", message: "ENOENT: no such file or directory" })
  * ```
  */
-export class TraceFileError extends Schema.TaggedError<TraceFileError>()("TraceFileError", {
+export class TraceFileError extends TaggedError<TraceFileError>()("TraceFileError", {
   path: Schema.String,
   message: Schema.String
 }) {}

@@ -14,8 +14,8 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { type CallToolResult, CallToolResultSchema, ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js"
-import * as Data from "effect/Data"
-import type { Tools } from "lambdagent"
+import * as Schema from "effect/Schema"
+import { Errors, type Tools } from "lambdagent"
 import * as z from "zod"
 import { SERVER_VERSION } from "./server.ts"
 
@@ -98,11 +98,11 @@ export interface McpToolsOptions {
  * const e = new McpClientError({ server: "search", message: "connection refused" })
  * ```
  */
-export class McpClientError extends Data.TaggedError("McpClientError")<{
-  readonly server: string
-  readonly message: string
-  readonly cause?: unknown
-}> {}
+export class McpClientError extends Errors.TaggedError<McpClientError>()("McpClientError", {
+  server: Schema.String,
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {}
 
 /**
  * A tool a server offers, as `tools/list` describes it.

@@ -28,6 +28,8 @@ import {
   type ServerResult
 } from "@modelcontextprotocol/sdk/types.js"
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
+import * as Schema from "effect/Schema"
+import { Errors } from "lambdagent"
 import * as z from "zod"
 import type { AgentPolicy } from "./analysis.ts"
 import type { AnswerOracle } from "./execute.ts"
@@ -180,19 +182,14 @@ const progressOf = (
  * @example
  * ```ts
  * import { ProtocolError } from "lambdagent/mcp"
- * const e = new ProtocolError(-32602, "Unknown tool: sqare")
+ * const e = new ProtocolError({ code: -32602, message: "Unknown tool: sqare" })
  * ```
  */
-export class ProtocolError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown
-  ) {
-    super(message)
-    this.name = "ProtocolError"
-  }
-}
+export class ProtocolError extends Errors.TaggedError<ProtocolError>()("ProtocolError", {
+  code: Schema.Number,
+  message: Schema.String,
+  data: Schema.optional(Schema.Unknown)
+}) {}
 
 type RequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
@@ -314,7 +311,7 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
 
   const callTool = async (name: string, args: Record<string, unknown> = {}, context: Partial<ToolCallContext> = {}): Promise<CallToolResult> => {
     const tool = findTool(name)
-    if (tool === undefined) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
+    if (tool === undefined) throw new ProtocolError({ code: ErrorCode.InvalidParams, message: `Unknown tool: ${name}` })
     try {
       return await tool.call(args, {
         signal: context.signal ?? new AbortController().signal,
@@ -347,7 +344,7 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
       const text = await template.read(variables)
       if (text !== undefined) return { text, ...(template.mimeType !== undefined ? { mimeType: template.mimeType } : {}) }
     }
-    throw new ProtocolError(-32002, `Resource not found: ${uri}`, { uri })
+    throw new ProtocolError({ code: -32002, message: `Resource not found: ${uri}`, data: { uri } })
   }
 
   const sessions = new Set<Server>()
@@ -399,7 +396,7 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
         const parsed = schema.safeParse(request)
         if (!parsed.success) {
           const issues = parsed.error.issues.map((i) => `${i.path.map(String).join(".") || "request"}: ${i.message}`).join("; ")
-          throw new ProtocolError(ErrorCode.InvalidParams, `Invalid params for ${method}: ${issues}`)
+          throw new ProtocolError({ code: ErrorCode.InvalidParams, message: `Invalid params for ${method}: ${issues}` })
         }
         return handler(parsed.data, extra)
       })
@@ -477,10 +474,10 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
     }))
     on("prompts/get", GetPromptRequestSchema, async (request) => {
       const prompt = listPrompts().find((p) => p.name === request.params.name)
-      if (prompt === undefined) throw new ProtocolError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}`)
+      if (prompt === undefined) throw new ProtocolError({ code: ErrorCode.InvalidParams, message: `Unknown prompt: ${request.params.name}` })
       const args = request.params.arguments ?? {}
       const missing = (prompt.arguments ?? []).filter((a) => a.required === true && args[a.name] === undefined).map((a) => a.name)
-      if (missing.length > 0) throw new ProtocolError(ErrorCode.InvalidParams, `Missing required argument(s): ${missing.join(", ")}`)
+      if (missing.length > 0) throw new ProtocolError({ code: ErrorCode.InvalidParams, message: `Missing required argument(s): ${missing.join(", ")}` })
       return await prompt.get(args)
     })
     session.onerror = (error) => log(`session error: ${error.message}`)

@@ -10,10 +10,10 @@ import { randomBytes } from "node:crypto"
 import { mkdir, open, readFile, rename, unlink } from "node:fs/promises"
 import { homedir } from "node:os"
 import { dirname, join } from "node:path"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import type { MemoryStore } from "lambdagent"
-import { Term } from "lambdagent"
+import { Errors, Term } from "lambdagent"
 
 /**
  * One version of an evolved tool, as stored.
@@ -88,12 +88,12 @@ export interface ToolRegistryStore {
  * const e = new RegistryStoreError({ store: "file tools.json", operation: "load", message: "not JSON" })
  * ```
  */
-export class RegistryStoreError extends Data.TaggedError("RegistryStoreError")<{
-  readonly store: string
-  readonly operation: "load" | "save"
-  readonly message: string
-  readonly cause?: unknown
-}> {}
+export class RegistryStoreError extends Errors.TaggedError<RegistryStoreError>()("RegistryStoreError", {
+  store: Schema.String,
+  operation: Schema.Literals(["load", "save"]),
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {}
 
 const FORMAT = "lambdagent/mcp-tools"
 const FORMAT_VERSION = 1

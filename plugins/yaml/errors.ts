@@ -12,7 +12,8 @@
  * @since 0.1.0
  * @module
  */
-import * as Data from "effect/Data"
+import * as Schema from "effect/Schema"
+import { Errors } from "lambdagent"
 
 /**
  * A path from the top of the file to a field: keys and list indexes.
@@ -26,6 +27,8 @@ import * as Data from "effect/Data"
  * ```
  */
 export type FieldPath = ReadonlyArray<string | number>
+
+const FieldPathSchema = Schema.Array(Schema.Union([Schema.String, Schema.Number]))
 
 /**
  * A 1-based line and column in the YAML text.
@@ -62,15 +65,27 @@ export interface Issue {
   readonly path: FieldPath
   /** `path` as text: `chain.steps[1].prompt`. */
   readonly field: string
-  readonly line?: number
-  readonly column?: number
+  readonly line?: number | undefined
+  readonly column?: number | undefined
   readonly message: string
-  readonly expected?: string
-  readonly actual?: string
-  readonly suggestion?: string
+  readonly expected?: string | undefined
+  readonly actual?: string | undefined
+  readonly suggestion?: string | undefined
   /** The lint rule, for semantic problems. */
-  readonly rule?: string
+  readonly rule?: string | undefined
 }
+
+const IssueSchema = Schema.Struct({
+  path: FieldPathSchema,
+  field: Schema.String,
+  line: Schema.optional(Schema.Number),
+  column: Schema.optional(Schema.Number),
+  message: Schema.String,
+  expected: Schema.optional(Schema.String),
+  actual: Schema.optional(Schema.String),
+  suggestion: Schema.optional(Schema.String),
+  rule: Schema.optional(Schema.String)
+})
 
 /**
  * Write a field path as text: `chain.steps[1].prompt`, `router.routes["code review"]`; the top
@@ -129,6 +144,8 @@ export const formatIssue = (issue: Issue, file?: string): string =>
  */
 export type ConfigErrorReason = "NotFound" | "Unreadable" | "Syntax" | "TooLarge" | "TooDeep"
 
+const ConfigErrorReasonSchema = Schema.Literals(["NotFound", "Unreadable", "Syntax", "TooLarge", "TooDeep"])
+
 /**
  * The file cannot be read, or its text is not one valid YAML document. `line` and `column` locate
  * syntax errors.
@@ -145,14 +162,14 @@ export type ConfigErrorReason = "NotFound" | "Unreadable" | "Syntax" | "TooLarge
  * }
  * ```
  */
-export class ConfigError extends Data.TaggedError("ConfigError")<{
-  readonly message: string
-  readonly reason: ConfigErrorReason
-  readonly file?: string
-  readonly line?: number
-  readonly column?: number
-  readonly cause?: unknown
-}> {}
+export class ConfigError extends Errors.TaggedError<ConfigError>()("ConfigError", {
+  message: Schema.String,
+  reason: ConfigErrorReasonSchema,
+  file: Schema.optional(Schema.String),
+  line: Schema.optional(Schema.Number),
+  column: Schema.optional(Schema.Number),
+  cause: Schema.optional(Schema.Defect())
+}) {}
 
 /**
  * Build a {@link ConfigError} whose message starts with its position.
@@ -196,18 +213,18 @@ export const configError = (
  * }
  * ```
  */
-export class SchemaError extends Data.TaggedError("SchemaError")<{
-  readonly message: string
-  readonly file?: string
-  readonly path: FieldPath
-  readonly field: string
-  readonly line?: number
-  readonly column?: number
-  readonly expected?: string
-  readonly actual?: string
-  readonly suggestion?: string
-  readonly issues: ReadonlyArray<Issue>
-}> {}
+export class SchemaError extends Errors.TaggedError<SchemaError>()("SchemaError", {
+  message: Schema.String,
+  file: Schema.optional(Schema.String),
+  path: FieldPathSchema,
+  field: Schema.String,
+  line: Schema.optional(Schema.Number),
+  column: Schema.optional(Schema.Number),
+  expected: Schema.optional(Schema.String),
+  actual: Schema.optional(Schema.String),
+  suggestion: Schema.optional(Schema.String),
+  issues: Schema.Array(IssueSchema)
+}) {}
 
 /**
  * The file is well-formed but describes an agent that cannot run (a router with no routes, a
@@ -225,18 +242,18 @@ export class SchemaError extends Data.TaggedError("SchemaError")<{
  * }
  * ```
  */
-export class SemanticError extends Data.TaggedError("SemanticError")<{
-  readonly message: string
-  readonly file?: string
-  readonly rule: string
-  readonly path: FieldPath
-  readonly field: string
-  readonly line?: number
-  readonly column?: number
-  readonly expected?: string
-  readonly actual?: string
-  readonly issues: ReadonlyArray<Issue>
-}> {}
+export class SemanticError extends Errors.TaggedError<SemanticError>()("SemanticError", {
+  message: Schema.String,
+  file: Schema.optional(Schema.String),
+  rule: Schema.String,
+  path: FieldPathSchema,
+  field: Schema.String,
+  line: Schema.optional(Schema.Number),
+  column: Schema.optional(Schema.Number),
+  expected: Schema.optional(Schema.String),
+  actual: Schema.optional(Schema.String),
+  issues: Schema.Array(IssueSchema)
+}) {}
 
 const byPosition = (a: Issue, b: Issue) =>
   (a.line ?? Infinity) - (b.line ?? Infinity) || (a.column ?? Infinity) - (b.column ?? Infinity)

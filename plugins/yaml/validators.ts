@@ -13,7 +13,8 @@
  * @since 0.1.0
  * @module
  */
-import { Term } from "lambdagent"
+import * as Schema from "effect/Schema"
+import { Errors, Term } from "lambdagent"
 import { formatFieldPath, type Issue, schemaError, type FieldPath, type Position } from "./errors.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -76,19 +77,21 @@ type ArithOp = "+" | "-" | "*" | "//" | "%"
  * }
  * ```
  */
-export class ValidatorSyntaxError extends Error {
-  /** @since 0.1.0 */
-  readonly _tag = "ValidatorSyntaxError"
-  constructor(
-    message: string,
-    /** Character offset in the expression. */
-    readonly offset: number,
-    readonly expected?: string,
-    readonly actual?: string
-  ) {
-    super(message)
-  }
-}
+export class ValidatorSyntaxError extends Errors.TaggedError<ValidatorSyntaxError>()("ValidatorSyntaxError", {
+  message: Schema.String,
+  /** Character offset in the expression. */
+  offset: Schema.Number,
+  expected: Schema.optional(Schema.String),
+  actual: Schema.optional(Schema.String)
+}) {}
+
+const syntaxError = (message: string, offset: number, expected?: string, actual?: string): ValidatorSyntaxError =>
+  new ValidatorSyntaxError({
+    message,
+    offset,
+    ...(expected !== undefined ? { expected } : {}),
+    ...(actual !== undefined ? { actual } : {})
+  })
 
 /** The functions a validator may call. */
 const FUNCTIONS = ["len", "is_json", "bool", "abs", "min", "max"] as const
@@ -128,20 +131,20 @@ const tokenize = (source: string): Array<Token> => {
       let j = i
       while (j < source.length && /[\d_]/.test(source[j]!)) j++
       if (source[j] === "." || source[j] === "e" || source[j] === "E") {
-        throw new ValidatorSyntaxError(
+        throw syntaxError(
           "fractional numbers are not supported: the term language has only integers",
           start,
           "an integer",
           source.slice(start, j + 1)
         )
       }
-      if (/[A-Za-z]/.test(source[j] ?? "")) throw new ValidatorSyntaxError(`malformed number ${JSON.stringify(source.slice(start, j + 1))}`, start)
+      if (/[A-Za-z]/.test(source[j] ?? "")) throw syntaxError(`malformed number ${JSON.stringify(source.slice(start, j + 1))}`, start)
       const text = source.slice(start, j)
       if (/__|_$/.test(text) || (text.length > 1 && text.startsWith("0") && /[1-9]/.test(text))) {
-        throw new ValidatorSyntaxError(`malformed number ${JSON.stringify(text)}`, start)
+        throw syntaxError(`malformed number ${JSON.stringify(text)}`, start)
       }
       const n = BigInt(text.replace(/_/g, ""))
-      if (n >= 2n ** 63n) throw new ValidatorSyntaxError(`${text} does not fit in a 64-bit integer`, start)
+      if (n >= 2n ** 63n) throw syntaxError(`${text} does not fit in a 64-bit integer`, start)
       tokens.push({ kind: "int", text, start, value: n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n })
       i = j
       continue
@@ -151,7 +154,7 @@ const tokenize = (source: string): Array<Token> => {
       while (j < source.length && /\w/.test(source[j]!)) j++
       const text = source.slice(start, j)
       if ((source[j] === "'" || source[j] === "\"") && /^[rRbBfFuU]{1,2}$/.test(text)) {
-        throw new ValidatorSyntaxError(`string prefixes (${text}'…') are not supported; write a plain '…' string`, start)
+        throw syntaxError(`string prefixes (${text}'…') are not supported; write a plain '…' string`, start)
       }
       tokens.push({ kind: "name", text, start })
       i = j
@@ -164,10 +167,10 @@ const tokenize = (source: string): Array<Token> => {
       continue
     }
     const op = OPERATORS.find((o) => source.startsWith(o, i))
-    if (op === undefined) throw new ValidatorSyntaxError(`unexpected character ${JSON.stringify(ch)}`, start)
-    if (op === "**") throw new ValidatorSyntaxError("** (power) is not supported", start)
-    if (op === "/") throw new ValidatorSyntaxError("/ (true division) is not supported: integers only; use // for floor division", start, "//", "/")
-    if (op === "=") throw new ValidatorSyntaxError("= is assignment; compare with ==", start, "==", "=")
+    if (op === undefined) throw syntaxError(`unexpected character ${JSON.stringify(ch)}`, start)
+    if (op === "**") throw syntaxError("** (power) is not supported", start)
+    if (op === "/") throw syntaxError("/ (true division) is not supported: integers only; use // for floor division", start, "//", "/")
+    if (op === "=") throw syntaxError("= is assignment; compare with ==", start, "==", "=")
     tokens.push({ kind: "op", text: op, start })
     i += op.length
   }
@@ -179,7 +182,7 @@ const ESCAPES: Readonly<Record<string, string>> = { n: "\n", t: "\t", r: "\r", "
 
 const readString = (source: string, start: number): { end: number; value: string } => {
   const quote = source[start]!
-  if (source.startsWith(quote.repeat(3), start)) throw new ValidatorSyntaxError("triple-quoted strings are not supported", start)
+  if (source.startsWith(quote.repeat(3), start)) throw syntaxError("triple-quoted strings are not supported", start)
   let value = ""
   let i = start + 1
   while (i < source.length) {
@@ -198,12 +201,12 @@ const readString = (source: string, start: number): { end: number; value: string
         i += 2
         continue
       }
-      throw new ValidatorSyntaxError(`unknown escape \\${next ?? ""}`, i)
+      throw syntaxError(`unknown escape \\${next ?? ""}`, i)
     }
     value += ch
     i++
   }
-  throw new ValidatorSyntaxError("unterminated string", start, `a closing ${quote}`, "the end of the expression")
+  throw syntaxError("unterminated string", start, `a closing ${quote}`, "the end of the expression")
 }
 
 const KEYWORDS = new Set(["and", "or", "not", "in", "is", "if", "else", "True", "False", "None", "lambda", "for"])
@@ -242,11 +245,11 @@ class Parser {
   private unexpected(expected: string): ValidatorSyntaxError {
     const t = this.token
     const actual = t.kind === "end" ? "the end of the expression" : JSON.stringify(t.text)
-    return new ValidatorSyntaxError(`expected ${expected}, found ${actual}`, t.start, expected, actual)
+    return syntaxError(`expected ${expected}, found ${actual}`, t.start, expected, actual)
   }
 
   private enter(): void {
-    if (++this.depth > MAX_DEPTH) throw new ValidatorSyntaxError(`the expression nests deeper than ${MAX_DEPTH} levels`, this.token.start)
+    if (++this.depth > MAX_DEPTH) throw syntaxError(`the expression nests deeper than ${MAX_DEPTH} levels`, this.token.start)
   }
 
   parse(): ValidatorExpr {
@@ -258,7 +261,7 @@ class Parser {
 
   private expression(): ValidatorExpr {
     this.enter()
-    if (this.isName("lambda")) throw new ValidatorSyntaxError("lambda is not supported: the validator is already a function of x", this.token.start)
+    if (this.isName("lambda")) throw syntaxError("lambda is not supported: the validator is already a function of x", this.token.start)
     const start = this.token.start
     const value = this.or()
     if (this.isName("if")) {
@@ -387,13 +390,13 @@ class Parser {
         if (nameToken.kind !== "name") throw this.unexpected("a method name after \".\"")
         this.next()
         if (!this.isOp("(")) {
-          throw new ValidatorSyntaxError(
+          throw syntaxError(
             `attribute access (.${nameToken.text}) is not allowed; only the methods ${METHODS.join(", ")} can be called`,
             nameToken.start
           )
         }
         if (!(METHODS as ReadonlyArray<string>).includes(nameToken.text)) {
-          throw new ValidatorSyntaxError(
+          throw syntaxError(
             `unknown method .${nameToken.text}(); available: ${METHODS.map((m) => `.${m}()`).join(", ")}`,
             nameToken.start,
             `one of ${METHODS.join(", ")}`,
@@ -402,12 +405,12 @@ class Parser {
         }
         e = { kind: "method", start: e.start, target: e, name: nameToken.text, args: this.arguments() }
       } else if (this.isOp("[")) {
-        throw new ValidatorSyntaxError(
+        throw syntaxError(
           "indexing and slicing (x[…]) are not supported: the term language has no string slicing; use startswith, endswith or in",
           this.token.start
         )
       } else if (this.isOp("(")) {
-        throw new ValidatorSyntaxError("only named functions can be called", this.token.start)
+        throw syntaxError("only named functions can be called", this.token.start)
       } else {
         return e
       }
@@ -419,7 +422,7 @@ class Parser {
     const args: Array<ValidatorExpr> = []
     while (!this.isOp(")")) {
       if (this.token.kind === "name" && this.tokens[this.index + 1]?.text === "=") {
-        throw new ValidatorSyntaxError("keyword arguments are not supported", this.token.start)
+        throw syntaxError("keyword arguments are not supported", this.token.start)
       }
       args.push(this.expression())
       if (!this.isOp(",")) break
@@ -447,9 +450,9 @@ class Parser {
       case "op":
         if (t.text === "(") {
           this.next()
-          if (this.isOp(")")) throw new ValidatorSyntaxError("tuples are not supported", t.start)
+          if (this.isOp(")")) throw syntaxError("tuples are not supported", t.start)
           const e = this.expression()
-          if (this.isOp(",")) throw new ValidatorSyntaxError("tuples are not supported; use a list [a, b]", this.token.start)
+          if (this.isOp(",")) throw syntaxError("tuples are not supported; use a list [a, b]", this.token.start)
           this.expectOp(")", "\")\"")
           return e
         }
@@ -474,7 +477,7 @@ class Parser {
     this.next()
     switch (t.text) {
       case "x":
-        if (this.isOp("(")) throw new ValidatorSyntaxError("x is the output, not a function", t.start)
+        if (this.isOp("(")) throw syntaxError("x is the output, not a function", t.start)
         return { kind: "x", start: t.start }
       case "True":
       case "False":
@@ -484,7 +487,7 @@ class Parser {
       case "true":
       case "false":
       case "null":
-        throw new ValidatorSyntaxError(
+        throw syntaxError(
           `unknown name ${t.text}; write ${t.text === "null" ? "None" : t.text === "true" ? "True" : "False"}`,
           t.start,
           t.text === "null" ? "None" : t.text === "true" ? "True" : "False",
@@ -492,17 +495,17 @@ class Parser {
         )
     }
     if (FORBIDDEN.has(t.text) || t.text.startsWith("__")) {
-      throw new ValidatorSyntaxError(
+      throw syntaxError(
         `${t.text} is not allowed: validators are pure expressions over x; available functions: ${FUNCTIONS.join(", ")}`,
         t.start,
         `one of ${FUNCTIONS.join(", ")}`,
         t.text
       )
     }
-    if (KEYWORDS.has(t.text)) throw new ValidatorSyntaxError(`unexpected keyword ${t.text}`, t.start, "a value", t.text)
+    if (KEYWORDS.has(t.text)) throw syntaxError(`unexpected keyword ${t.text}`, t.start, "a value", t.text)
     if (this.isOp("(")) {
       if (!(FUNCTIONS as ReadonlyArray<string>).includes(t.text)) {
-        throw new ValidatorSyntaxError(
+        throw syntaxError(
           `unknown function ${t.text}(); available: ${FUNCTIONS.join(", ")}`,
           t.start,
           `one of ${FUNCTIONS.join(", ")}`,
@@ -511,7 +514,7 @@ class Parser {
       }
       return { kind: "call", start: t.start, name: t.text, args: this.arguments() }
     }
-    throw new ValidatorSyntaxError(`unknown name ${t.text}: the output is x`, t.start, "x", t.text)
+    throw syntaxError(`unknown name ${t.text}: the output is x`, t.start, "x", t.text)
   }
 }
 
@@ -528,10 +531,10 @@ class Parser {
  * ```
  */
 export const parseValidator = (source: string): ValidatorExpr => {
-  if (source.length > MAX_LENGTH) throw new ValidatorSyntaxError(`the expression is longer than ${MAX_LENGTH} characters`, 0)
+  if (source.length > MAX_LENGTH) throw syntaxError(`the expression is longer than ${MAX_LENGTH} characters`, 0)
   const tokens = tokenize(source)
   const loop = tokens.find((t) => t.kind === "name" && (t.text === "for" || t.text === "while"))
-  if (loop !== undefined) throw new ValidatorSyntaxError("comprehensions and loops are not supported", loop.start)
+  if (loop !== undefined) throw syntaxError("comprehensions and loops are not supported", loop.start)
   return new Parser(tokens).parse()
 }
 
@@ -598,7 +601,7 @@ class Compiler {
   }
 
   private fail(e: ValidatorExpr, message: string, expected?: string, actual?: Ty): never {
-    throw new ValidatorSyntaxError(message, e.start, expected, actual === undefined ? undefined : tyName[actual])
+    throw syntaxError(message, e.start, expected, actual === undefined ? undefined : tyName[actual])
   }
 
   private need(e: ValidatorExpr, typed: Typed, allowed: ReadonlyArray<Ty>, what: string): Typed {
@@ -753,7 +756,7 @@ class Compiler {
   private arity(e: { readonly start: number; readonly args: ReadonlyArray<ValidatorExpr> }, name: string, min: number, max: number): void {
     if (e.args.length < min || e.args.length > max) {
       const wanted = min === max ? `${min}` : max === Infinity ? `at least ${min}` : `${min} to ${max}`
-      throw new ValidatorSyntaxError(`${name} takes ${wanted} argument${max === 1 ? "" : "s"}, got ${e.args.length}`, e.start)
+      throw syntaxError(`${name} takes ${wanted} argument${max === 1 ? "" : "s"}, got ${e.args.length}`, e.start)
     }
   }
 
@@ -872,7 +875,7 @@ export const compileValidator = (source: string, at: ValidatorLocation = { path:
  * @example
  * ```ts
  * import { ValidatorSyntaxError, validatorIssueError } from "lambdagent/yaml"
- * const e = validatorIssueError(new ValidatorSyntaxError("unexpected character \"$\"", 4), "len($)", { path: ["guard", "validator"] })
+ * const e = validatorIssueError(syntaxError("unexpected character \"$\"", 4), "len($)", { path: ["guard", "validator"] })
  * e.field // "guard.validator"
  * ```
  */
@@ -888,7 +891,7 @@ export const validatorIssueError = (e: ValidatorSyntaxError, source: string, at:
  * @example
  * ```ts
  * import { ValidatorSyntaxError, validatorIssue } from "lambdagent/yaml"
- * validatorIssue(new ValidatorSyntaxError("unknown name y: the output is x", 4), "len(y)", { path: ["guard", "validator"] }).message
+ * validatorIssue(syntaxError("unknown name y: the output is x", 4), "len(y)", { path: ["guard", "validator"] }).message
  * ```
  */
 export const validatorIssue = (e: ValidatorSyntaxError, source: string, at: ValidatorLocation): Issue => {

@@ -4,7 +4,8 @@
  * @since 0.1.0
  * @internal
  */
-import * as Data from "effect/Data"
+import * as Schema from "effect/Schema"
+import { TaggedError } from "../../Errors.ts"
 
 /**
  * A model spec (`openai:gpt-4o-mini`, `scripted:echo`, …) that names no known provider or is
@@ -23,7 +24,7 @@ import * as Data from "effect/Data"
  * }
  * ```
  */
-export class SpecError extends Data.TaggedError("SpecError")<{
-  readonly spec: string
-  readonly message: string
-}> {}
+export class SpecError extends TaggedError<SpecError>()("SpecError", {
+  spec: Schema.String,
+  message: Schema.String
+}) {}
