@@ -18,7 +18,7 @@ import * as Stream from "effect/Stream"
 import * as z from "zod"
 import type * as Budget from "./Budget.ts"
 import * as Driver from "./Driver.ts"
-import { BudgetExceeded, EvalError, isLambdaError, type LambdaError } from "./Errors.ts"
+import { EvalError, isLambdaError, type LambdaError } from "./Errors.ts"
 import * as Evaluator from "./Evaluator.ts"
 import * as Oracle from "./Oracle.ts"
 import * as LanguageModel from "./LanguageModel.ts"
@@ -631,9 +631,7 @@ export const run = (
       Effect.timeoutOrElse({
         duration: timeMs,
         orElse: () =>
-          Effect.fail(
-            new BudgetExceeded({ budget: "time", limit: timeMs, steps: exec.steps, message: `time budget of ${timeMs} ms exhausted`, trace: exec.events })
-          )
+          Effect.fail(exec.exhausted("time", timeMs, `time budget of ${timeMs} ms exhausted`))
       })
     )
     return {

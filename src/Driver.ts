@@ -17,7 +17,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { BudgetExceeded, EvalError, isLambdaError, type LambdaError } from "./Errors.ts"
+import { EvalError, isLambdaError, type LambdaError } from "./Errors.ts"
 import type * as Evaluator from "./Evaluator.ts"
 import * as Oracle from "./Oracle.ts"
 import { isTerminate } from "./forms/tool.ts"
@@ -98,9 +98,6 @@ const nextTurn: Effect.Effect<void> = Effect.callback<void>((resume) => {
   return Effect.sync(() => clearImmediate(handle))
 })
 
-/** A budget error carrying the run's trace so far. */
-const exhausted = (exec: Evaluator.Execution, budget: "llmCalls" | "toolCalls" | "tokens", limit: number) =>
-  new BudgetExceeded({ budget, limit, steps: exec.steps, message: `${budget} budget of ${limit} exhausted`, trace: exec.events })
 
 /** The result of an effect that is already complete (an `Exit`), else `undefined`. */
 const completed = <A, E>(effect: Effect.Effect<A, E, any>): Exit.Exit<A, E> | undefined =>
@@ -138,14 +135,14 @@ const answer = <E, R>(
   let answered: Effect.Effect<unknown, E | LambdaError, R>
   switch (request.kind) {
     case "llm":
-      if (usage.llmCalls >= budget.llmCalls) return Effect.fail(exhausted(exec, "llmCalls", budget.llmCalls))
-      if (usage.tokens >= budget.tokens) return Effect.fail(exhausted(exec, "tokens", budget.tokens))
+      if (usage.llmCalls >= budget.llmCalls) return Effect.fail(exec.exhausted("llmCalls", budget.llmCalls))
+      if (usage.tokens >= budget.tokens) return Effect.fail(exec.exhausted("tokens", budget.tokens))
       usage.llmCalls++
       answered = handlers.llm(request, run)
       break
     case "tool":
       if (isTerminate(request.name)) return Effect.succeed(request.input)
-      if (usage.toolCalls >= budget.toolCalls) return Effect.fail(exhausted(exec, "toolCalls", budget.toolCalls))
+      if (usage.toolCalls >= budget.toolCalls) return Effect.fail(exec.exhausted("toolCalls", budget.toolCalls))
       usage.toolCalls++
       answered = handlers.tool(request, run)
       break

@@ -183,7 +183,7 @@ export const BudgetKind = Schema.Literals(["steps", "depth", "evalDepth", "time"
  * try {
  *   Evaluator.evaluate(Term.app(omega, omega), { budget: { steps: 10_000 } })
  * } catch (e) {
- *   if (e instanceof Errors.BudgetExceeded) console.log(e.budget, e.steps) // "steps" 10001
+ *   if (e instanceof Errors.BudgetExceeded) console.log(e.budget, e.steps > 10_000) // "steps" true
  * }
  * ```
  */
@@ -192,7 +192,10 @@ export class BudgetExceeded extends TaggedError<BudgetExceeded>()("BudgetExceede
   limit: Schema.Number,
   steps: Schema.Number,
   message: Schema.String,
-  trace: Schema.optional(Schema.Array(Schema.Unknown))
+  /** The run's trace up to the point it stopped. */
+  trace: Schema.optional(Schema.Array(Schema.Unknown)),
+  /** The run's oracle counters when it stopped. */
+  usage: Schema.optional(Schema.Struct({ llmCalls: Schema.Number, toolCalls: Schema.Number, tokens: Schema.Number }))
 }) {}
 
 /**
@@ -225,7 +228,8 @@ export const isLambdaError = (u: unknown): u is LambdaError =>
   (u._tag === "TermParseError" || u._tag === "EvalError" || u._tag === "BudgetExceeded")
 
 /**
- * The structured form of an error for JSON output: `{kind, message, path?}`.
+ * The structured form of an error for JSON output: `{kind, message, path?, steps?}`; a budget
+ * error adds which budget and its limit, the counters and the partial trace (when it has one).
  *
  * @since 0.1.0
  * @category encoding
@@ -236,13 +240,30 @@ export const isLambdaError = (u: unknown): u is LambdaError =>
  * // { kind: "TermParseError", message: "bad", path: ["var"] }
  * ```
  */
-export const toJson = (error: LambdaError): { kind: string; message: string; path?: ReadonlyArray<string | number>; steps?: number } => {
+export const toJson = (error: LambdaError): {
+  kind: string
+  message: string
+  path?: ReadonlyArray<string | number>
+  steps?: number
+  budget?: BudgetKind
+  limit?: number
+  usage?: { readonly llmCalls: number; readonly toolCalls: number; readonly tokens: number }
+  trace?: ReadonlyArray<unknown>
+} => {
   switch (error._tag) {
     case "TermParseError":
       return { kind: "TermParseError", message: error.message, path: error.path }
     case "EvalError":
       return { kind: error.kind, message: error.message, steps: error.steps, ...(error.path ? { path: error.path } : {}) }
     case "BudgetExceeded":
-      return { kind: "BudgetExceeded", message: error.message, steps: error.steps }
+      return {
+        kind: "BudgetExceeded",
+        message: error.message,
+        steps: error.steps,
+        budget: error.budget,
+        limit: error.limit,
+        ...(error.usage !== undefined ? { usage: error.usage } : {}),
+        ...(error.trace !== undefined && error.trace.length > 0 ? { trace: error.trace } : {})
+      }
   }
 }

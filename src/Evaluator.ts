@@ -11,9 +11,10 @@
  * @module
  */
 import * as Budget from "./Budget.ts"
+import * as Errors from "./Errors.ts"
 import { EvalError } from "./Errors.ts"
 import { foldTree } from "./internal/tree.ts"
-import { Counters, Ctx, Machine, type MachineConfig } from "./internal/machine.ts"
+import { budgetError, Counters, Ctx, Machine, type MachineConfig } from "./internal/machine.ts"
 import * as Oracle from "./Oracle.ts"
 import * as Term from "./Term.ts"
 import type * as Trace from "./Trace.ts"
@@ -188,6 +189,14 @@ export class Execution {
     return this.machine.config.budget
   }
 
+  /**
+   * A `BudgetExceeded` for this run: `budget` ran out at `limit`; it carries the steps, the
+   * counters and the trace so far.
+   */
+  exhausted(budget: Errors.BudgetKind, limit: number, message = `${budget} budget of ${limit} exhausted`): Errors.BudgetExceeded {
+    return budgetError(this.machine.config, budget, limit, this.counters.steps, message)
+  }
+
   /** Record an event in this execution's trace (and tell the listener), as the machine does. */
   record(event: Trace.TraceEvent): void {
     const config = this.machine.config
@@ -296,16 +305,60 @@ const dataValue = (json: unknown): Value.Value | undefined => {
   return undefined
 }
 
+const pureOnly = (execution: Execution, request: OracleRequest) =>
+  new EvalError({
+    kind: "OracleError",
+    message: `the term needs ${Oracle.describe(request)}; pure evaluation cannot answer it (use a runtime)`,
+    steps: execution.steps
+  })
+
 const finish = (execution: Execution): Result => {
   const step = execution.next()
-  if (step._tag === "Suspended") {
-    throw new EvalError({
-      kind: "OracleError",
-      message: `the term needs ${Oracle.describe(step.request)}; pure evaluation cannot answer it (use a runtime)`,
-      steps: execution.steps
-    })
-  }
+  if (step._tag === "Suspended") throw pureOnly(execution, step.request)
   return { value: step.value, trace: execution.events, steps: execution.steps }
+}
+
+/**
+ * Options of {@link complete}.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Evaluator } from "lambdagent"
+ * const o: Evaluator.CompleteOptions = { signal: AbortSignal.timeout(1_000), sliceMs: 5 }
+ * ```
+ */
+export interface CompleteOptions {
+  /** Stops the evaluation between two slices; the promise rejects with the signal's reason. */
+  readonly signal?: AbortSignal
+  /** Longest stretch of evaluation between two turns of the event loop, in ms (default 10). */
+  readonly sliceMs?: number
+}
+
+/**
+ * Finish a pure evaluation without holding the event loop: the machine runs in slices of about
+ * `sliceMs` and yields between them, so timers, I/O and signals (Ctrl+C) are served while a long
+ * term computes, and `signal` can stop it. Rejects like {@link evaluate}.
+ *
+ * @since 0.2.0
+ * @category evaluation
+ * @example
+ * ```ts
+ * import { Evaluator, Term } from "lambdagent"
+ * const result = await Evaluator.complete(Evaluator.start(Term.mul(Term.lit(6), Term.lit(7))))
+ * console.log(result.value) // 42
+ * ```
+ */
+export const complete = async (execution: Execution, options: CompleteOptions = {}): Promise<Result> => {
+  const sliceMs = options.sliceMs ?? 10
+  const signal = options.signal
+  for (let step = execution.slice(sliceMs); ; step = execution.slice(sliceMs)) {
+    if (step._tag === "Done") return { value: step.value, trace: execution.events, steps: execution.steps }
+    if (step._tag === "Suspended") throw pureOnly(execution, step.request)
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    if (signal?.aborted === true) throw signal.reason
+  }
 }
 
 /**

@@ -232,7 +232,7 @@ export const failureOf = (error: unknown): HttpFailure => {
   }
   if (Errors.isLambdaError(error)) {
     const { kind, message, ...details } = Errors.toJson(error)
-    return new HttpFailure(422, kind, message, error._tag === "BudgetExceeded" ? { ...details, budget: error.budget } : details)
+    return new HttpFailure(422, kind, message, details)
   }
   switch (tagOf(error)) {
     case "ProviderError": {

@@ -159,7 +159,7 @@ export const execute = async (request: ExecuteRequest): Promise<ExecuteResult> =
     Effect.timeoutOrElse({
       duration: Math.max(0, exec.deadline - Date.now()),
       orElse: () =>
-        Effect.fail(new Errors.BudgetExceeded({ budget: "time", limit, steps: exec.steps, message: `time budget of ${limit} ms exhausted` }))
+        Effect.fail(exec.exhausted("time", limit, `time budget of ${limit} ms exhausted`))
     })
   )
   const signal = request.signal

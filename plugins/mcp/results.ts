@@ -196,7 +196,7 @@ export const errorInfo = (error: unknown): ErrorInfo => {
   if (Errors.isLambdaError(error)) {
     const base = Errors.toJson(error)
     const info: ErrorInfo = { ...base, ...(base.path !== undefined ? { path: [...base.path] } : {}) }
-    return error._tag === "BudgetExceeded" ? { ...info, budget: error.budget, limit: error.limit } : info
+    return info
   }
   return { kind: "InternalError", message: error instanceof Error ? error.message : String(error) }
 }

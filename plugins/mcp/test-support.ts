@@ -2,7 +2,7 @@
  * Shared helpers of the MCP plugin's tests: starting the server in a child process (stdio or
  * HTTP), connecting the official SDK client, and the reference's example programs.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -11,7 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { type CallToolResult, CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import { type CallToolResult, CallToolResultSchema, LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js"
 
 /** The repository root (the tests spawn the server from there). */
 export const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -209,5 +209,68 @@ export const omega = {
   app: {
     func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } },
     arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }
+  }
+}
+
+/** The server as a child process spoken to line by line, without any client library. */
+export class RawServer {
+  readonly child: ChildProcessWithoutNullStreams
+  readonly lines: Array<string> = []
+  stderr = ""
+  private buffer = ""
+  private waiters: Array<() => void> = []
+  readonly exited: Promise<number | null>
+
+  /** `args`: the `node` arguments (default: the test server with an in-memory store and `extra`). */
+  constructor(extra: ReadonlyArray<string> = [], args: ReadonlyArray<string> = serverArgs(["--store", ":memory:", ...extra])) {
+    this.child = spawn(process.execPath, args, { cwd: root })
+    this.child.stdout.on("data", (chunk: Buffer) => {
+      this.buffer += chunk.toString("utf8")
+      let newline: number
+      while ((newline = this.buffer.indexOf("\n")) >= 0) {
+        this.lines.push(this.buffer.slice(0, newline))
+        this.buffer = this.buffer.slice(newline + 1)
+      }
+      for (const wake of this.waiters.splice(0)) wake()
+    })
+    this.child.stderr.on("data", (chunk: Buffer) => (this.stderr += chunk.toString("utf8")))
+    this.exited = new Promise((resolve) => this.child.once("exit", (code) => resolve(code)))
+  }
+
+  send(line: string | object) {
+    this.child.stdin.write((typeof line === "string" ? line : JSON.stringify(line)) + "\n")
+  }
+
+  /** The next unread stdout line, parsed. */
+  private read = 0
+  async next(): Promise<Record<string, any>> {
+    const deadline = Date.now() + REQUEST_TIMEOUT_MS
+    while (this.read >= this.lines.length) {
+      if (Date.now() > deadline) throw new Error(`no response; stderr: ${this.stderr}`)
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve)
+        setTimeout(resolve, 100)
+      })
+    }
+    return JSON.parse(this.lines[this.read++]!)
+  }
+
+  /** The response with this id (notifications before it are skipped). */
+  async response(id: number): Promise<Record<string, any>> {
+    for (;;) {
+      const message = await this.next()
+      if (message.id === id) return message
+    }
+  }
+
+  async initialize(protocolVersion = LATEST_PROTOCOL_VERSION) {
+    this.send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion, capabilities: {}, clientInfo: { name: "raw", version: "0" } } })
+    const response = await this.response(0)
+    this.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+    return response
+  }
+
+  kill() {
+    if (this.child.exitCode === null) this.child.kill("SIGKILL")
   }
 }

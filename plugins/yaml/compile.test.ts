@@ -1,5 +1,5 @@
 import { readdirSync } from "node:fs"
-import { Term, Tools, Value } from "lambdagent"
+import { Budget, Term, Tools, Value } from "lambdagent"
 import { describe, expect, it } from "vitest"
 import { compileConfig, fromConfig, loadConfig, type CompiledAgent, toolReferences } from "./compile.ts"
 import { SchemaError, SemanticError } from "./errors.ts"
@@ -398,10 +398,33 @@ describe("memory, guard, rag and the wrapping order", () => {
     const agent = compile({
       type: "simple",
       systemPrompt: "x",
-      runtime: { engine: "cek", maxSteps: 5000, timeout: 1.5, maxLlmCalls: 3, maxToolCalls: 4, maxTokens: 9000 },
+      runtime: {
+        engine: "cek",
+        maxSteps: 5000,
+        timeout: 1.5,
+        maxLlmCalls: 3,
+        maxToolCalls: 4,
+        maxTokens: 9000,
+        maxDepth: 2000,
+        maxEvalDepth: 7,
+        maxMemoryMb: 16,
+        maxInputBytes: 4096
+      },
       checkpoint: { enabled: true, directory: ".ckpt" }
     })
-    expect(agent.budget).toEqual({ steps: 5000, timeMs: 1500, llmCalls: 3, toolCalls: 4, tokens: 9000 })
+    // every budget a run has can be set from the file
+    expect(agent.budget).toEqual({
+      steps: 5000,
+      timeMs: 1500,
+      llmCalls: 3,
+      toolCalls: 4,
+      tokens: 9000,
+      depth: 2000,
+      evalDepth: 7,
+      memory: 16 * 1024 * 1024,
+      inputBytes: 4096
+    })
+    expect(Object.keys(agent.budget).sort()).toEqual(Object.keys(Budget.defaults).sort())
     expect(agent.runtime).toEqual({ engine: "cek", checkpoint: { enabled: true, directory: ".ckpt" } })
   })
 })

@@ -940,6 +940,10 @@ export const compileConfig = (config: unknown, options: CompileOptions = {}): Co
   if (runtime?.maxLlmCalls !== undefined) budget.llmCalls = runtime.maxLlmCalls
   if (runtime?.maxToolCalls !== undefined) budget.toolCalls = runtime.maxToolCalls
   if (runtime?.maxTokens !== undefined) budget.tokens = runtime.maxTokens
+  if (runtime?.maxDepth !== undefined) budget.depth = runtime.maxDepth
+  if (runtime?.maxEvalDepth !== undefined) budget.evalDepth = runtime.maxEvalDepth
+  if (runtime?.maxMemoryMb !== undefined) budget.memory = runtime.maxMemoryMb * 1024 * 1024
+  if (runtime?.maxInputBytes !== undefined) budget.inputBytes = runtime.maxInputBytes
   const baseDir = options.baseDir ?? (source.file !== undefined ? dirname(source.file) : undefined)
   return {
     term,

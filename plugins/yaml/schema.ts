@@ -382,7 +382,11 @@ const RuntimeSchema = z
     timeout: seconds.describe("Seconds for a whole run.").optional(),
     maxLlmCalls: positive.describe("Most LLM calls in one run.").optional(),
     maxToolCalls: positive.describe("Most tool calls in one run.").optional(),
-    maxTokens: positive.describe("Most tokens in one run.").optional()
+    maxTokens: positive.describe("Most tokens in one run.").optional(),
+    maxDepth: positive.describe("Deepest the evaluator's continuation stack may grow (non-tail recursion), in frames.").optional(),
+    maxEvalDepth: positive.describe("Deepest eval may nest.").optional(),
+    maxMemoryMb: positive.describe("Largest value (string, list) a run may build, in MiB.").optional(),
+    maxInputBytes: positive.describe("Largest input or term text a run accepts, in bytes.").optional()
   })
   .meta({ id: "Runtime", title: "Runtime budget" })
 

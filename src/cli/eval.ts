@@ -41,9 +41,9 @@ export const evalCommand = async (termArg: string, options: EvalOptions): Promis
   const term = Term.parseText(termText)
   const tools = options.tools === undefined ? {} : await readTools(options.tools)
   const common = { budget, tools, trace: options.trace === true ? "beta" as const : "off" as const }
-  const result = options.input === undefined && options.as === undefined
-    ? Evaluator.evaluateDetailed(term, common)
-    : Evaluator.run(
+  const execution = options.input === undefined && options.as === undefined
+    ? Evaluator.start(term, common)
+    : Evaluator.startRun(
       term,
       options.input === undefined ? null : Evaluator.readInput(await readJsonArgument(options.input, "input"), budget),
       {
@@ -52,6 +52,8 @@ export const evalCommand = async (termArg: string, options: EvalOptions): Promis
         ...(options.step !== undefined ? { step: Number(options.step) } : {})
       }
     )
+  // in slices, so that Ctrl+C is served while a long term computes
+  const result = await Evaluator.complete(execution)
   if (options.format === "json") {
     const body = options.trace === true
       ? `{"value":${Value.toJsonText(result.value)},"steps":${result.steps},"trace":${JSON.stringify(result.trace)}}`

@@ -77,6 +77,12 @@ class Exhausted {
   ) {}
 }
 
+/** A budget error of a run: the steps used, the counters and the trace so far. */
+export const budgetError = (config: MachineConfig, budget: BudgetKind, limit: number, steps: number, message: string): BudgetExceeded => {
+  const { llmCalls, tokens, toolCalls } = config.counters
+  return new BudgetExceeded({ budget, limit, steps, message, trace: config.events, usage: { llmCalls, toolCalls, tokens } })
+}
+
 const enum K {
   AppArg,
   AppCall,
@@ -307,13 +313,7 @@ export class Machine implements AgentMachine, Meter {
   }
 
   private depthExceeded(steps: number): never {
-    throw new BudgetExceeded({
-      budget: "depth",
-      limit: this.config.budget.depth,
-      steps,
-      message: `evaluation nested deeper than ${this.config.budget.depth} frames`,
-      trace: this.config.events
-    })
+    throw budgetError(this.config, "depth", this.config.budget.depth, steps, `evaluation nested deeper than ${this.config.budget.depth} frames`)
   }
 
   private checkClock(): void {
@@ -480,13 +480,7 @@ export class Machine implements AgentMachine, Meter {
               continue
             case Op.Eval:
               if (ctx.evalDepth >= budget.evalDepth) {
-                throw new BudgetExceeded({
-                  budget: "evalDepth",
-                  limit: budget.evalDepth,
-                  steps,
-                  message: `eval nested deeper than ${budget.evalDepth}`,
-                  trace: config.events
-                })
+                throw budgetError(config, "evalDepth", budget.evalDepth, steps, `eval nested deeper than ${budget.evalDepth}`)
               }
               if (sp >= maxDepth) this.depthExceeded(steps)
               f[sp] = K.Eval
@@ -778,22 +772,13 @@ export class Machine implements AgentMachine, Meter {
   }
 
   private stepsExceeded(steps: number): never {
-    throw new BudgetExceeded({
-      budget: "steps",
-      limit: this.config.budget.steps,
-      steps,
-      message: `step budget of ${this.config.budget.steps} exhausted`,
-      trace: this.config.events
-    })
+    throw budgetError(this.config, "steps", this.config.budget.steps, steps, `step budget of ${this.config.budget.steps} exhausted`)
   }
 
   private toError(error: unknown, at: Code, steps: number): unknown {
     this.at = undefined
-    if (error instanceof Exhausted) {
-      return new BudgetExceeded({ budget: error.budget, limit: error.limit, steps, message: error.message, trace: this.config.events })
-    }
-    if (error instanceof BudgetExceeded && error.steps !== steps) {
-      return new BudgetExceeded({ budget: error.budget, limit: error.limit, steps, message: error.message, trace: this.config.events })
+    if (error instanceof Exhausted || (error instanceof BudgetExceeded && error.steps !== steps)) {
+      return budgetError(this.config, error.budget, error.limit, steps, error.message)
     }
     if (error instanceof Fault || error instanceof Int.IntOverflow) {
       const kind = error instanceof Fault ? error.kind : "Overflow"

@@ -1,8 +1,9 @@
-import { mkdtempSync, writeFileSync } from "node:fs"
+import { spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { runCli } from "./helpers.ts"
+import { cliPath, runCli } from "./helpers.ts"
 
 const square = JSON.stringify({ lam: "x", body: { mul: [{ var: "x" }, { var: "x" }] } })
 
@@ -76,3 +77,49 @@ describe("lambdagent eval", () => {
     expect(empty.stderr).toContain("invalid JSON")
   })
 })
+
+describe("lambdagent eval, bounded", () => {
+  const omega = JSON.stringify({ app: { func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }, arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } } } })
+
+  it("a budget exhaustion in --format json carries the budget, the counters and the partial trace", async () => {
+    const r = await runCli(["eval", omega, "--fuel", "40", "--trace", "--format", "json"])
+    expect(r.code).toBe(1)
+    const { error } = JSON.parse(r.stderr)
+    expect(error).toMatchObject({ kind: "BudgetExceeded", budget: "steps", limit: 40, usage: { llmCalls: 0, toolCalls: 0, tokens: 0 } })
+    expect(error.steps).toBeGreaterThan(40)
+    expect(error.trace.length).toBeGreaterThan(5)
+    expect(error.trace[0]).toMatchObject({ kind: "beta", name: "x" })
+  })
+
+  it("the doubling term of the issue stops at the memory budget instead of crashing the process", async () => {
+    const dbl = JSON.stringify({ lam: "x", body: { app: { func: { self: true }, arg: { concat: [{ var: "x" }, { var: "x" }] } } } })
+    const r = await runCli(["eval", dbl, "--as", "dbl", "--input", "[1,2]", "--format", "json"])
+    expect(r.code).toBe(1)
+    expect(JSON.parse(r.stderr).error).toMatchObject({ kind: "BudgetExceeded", budget: "memory" })
+  })
+
+  it("Ctrl+C stops a long evaluation while it computes (exit 130)", async () => {
+    const child = spawn(process.execPath, [cliPath, "eval", omega, "--fuel", "9000000000"], { stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d) => (stdout += d))
+    child.stderr.on("data", (d) => (stderr += d))
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+    // evaluating once the process has spent a second of CPU (start-up takes a fraction of that)
+    await untilCpuSeconds(child.pid!, 1)
+    child.kill("SIGINT")
+    expect(await exited).toBe(130)
+    expect(stdout).toBe("")
+    expect(stderr).toContain("[interrupted]")
+  })
+})
+
+/** Resolves once process `pid` has used `seconds` of CPU time (user + system). */
+const untilCpuSeconds = async (pid: number, seconds: number): Promise<void> => {
+  const ticksPerSecond = 100
+  for (;;) {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    if ((Number(fields[11]) + Number(fields[12])) / ticksPerSecond >= seconds) return
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
