@@ -136,28 +136,57 @@ const evalSimple = (code: Code, env: Env | undefined, ctx: Ctx, m: Machine): Val
       return e.v
     }
     case Op.Self:
-      if (ctx.self === undefined) {
-        m.at = code
-        throw new Fault("RuntimeError", "self used outside a tool")
-      }
+      if (ctx.self === undefined) throw new Fault("RuntimeError", "self used outside a tool")
       return ctx.self
     default: {
       const a = evalSimple(code.a!, env, ctx, m)
-      m.at = code
       if (code.sop === Op.Unary) return unary(code.x, a, m)
       const op = code.x as BinOp
       if (op === BinOp.And || op === BinOp.Or) {
         const left = isTrue(a, op === BinOp.And ? "and's operands" : "or's operands")
         if (left === (op === BinOp.Or)) return left
-        const right = evalSimple(code.b!, env, ctx, m)
-        m.at = code
-        return isTrue(right, op === BinOp.And ? "and's operands" : "or's operands")
+        return isTrue(evalSimple(code.b!, env, ctx, m), op === BinOp.And ? "and's operands" : "or's operands")
       }
-      const b = evalSimple(code.b!, env, ctx, m)
-      m.at = code
-      return binary(op, a, b, m)
+      return binary(op, a, evalSimple(code.b!, env, ctx, m), m)
     }
   }
+}
+
+/** Whether evaluating a simple expression fails (its value otherwise). */
+const attempt = (code: Code, env: Env | undefined, ctx: Ctx, m: Machine): { readonly value: Value.Value } | undefined => {
+  try {
+    return { value: evalSimple(code, env, ctx, m) }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The node of a simple expression where its evaluation fails, found by evaluating it again (it
+ * is pure), or `undefined` when it evaluates: the hot path then never records where it is.
+ */
+const failingNode = (code: Code, env: Env | undefined, ctx: Ctx, m: Machine): Code | undefined => {
+  const whole = attempt(code, env, ctx, m)
+  if (whole !== undefined) return undefined
+  if (code.op !== Op.Simple) return code
+  const a = attempt(code.a!, env, ctx, m)
+  if (a === undefined) return failingNode(code.a!, env, ctx, m)
+  const op = code.x as BinOp
+  const shortCircuit = code.sop === Op.Binary && (op === BinOp.And || op === BinOp.Or) && a.value === (op === BinOp.Or)
+  if (code.b !== undefined && !shortCircuit && attempt(code.b, env, ctx, m) === undefined) return failingNode(code.b, env, ctx, m)
+  return code
+}
+
+/** Where a fault raised while the machine was at `current` happened: inside its simple operands, or at it. */
+const faultAt = (current: Code, env: Env | undefined, ctx: Ctx, m: Machine): Code => {
+  if (current.op === Op.Simple) return failingNode(current, env, ctx, m) ?? current
+  const operands = current.op === Op.App ? [current.a!, current.b!] : current.op === Op.If ? [current.a!] : []
+  for (const operand of operands) {
+    if (!operand.simple) break
+    const at = failingNode(operand, env, ctx, m)
+    if (at !== undefined) return at
+  }
+  return current
 }
 
 /** The context a function body runs in: the caller's tool context, the callee's eval depth. */
@@ -180,8 +209,6 @@ export class Machine implements AgentMachine, Meter {
   private finished = false
   private requests = 0
   private touched = 0
-  /** The node a direct evaluation is at, for error paths. */
-  at: Code | undefined = undefined
 
   constructor(
     readonly config: MachineConfig,
@@ -406,7 +433,6 @@ export class Machine implements AgentMachine, Meter {
           switch (code.op) {
             case Op.Simple:
               value = evalSimple(code, env, ctx, this)
-              this.at = undefined
               steps += code.n - 1
               mode = Mode.Return
               continue
@@ -430,7 +456,6 @@ export class Machine implements AgentMachine, Meter {
               if (code.a!.simple && code.b!.simple) {
                 fn = evalSimple(code.a!, env, ctx, this)
                 value = evalSimple(code.b!, env, ctx, this)
-                this.at = undefined
                 steps += code.a!.n + code.b!.n
                 mode = Mode.Apply
                 continue
@@ -447,7 +472,6 @@ export class Machine implements AgentMachine, Meter {
               if (code.a!.simple) {
                 const cond = code.a!
                 const test = evalSimple(cond, env, ctx, this)
-                this.at = undefined
                 steps += cond.n
                 code = isTrue(test, "if's condition") ? code.b! : code.c!
                 continue
@@ -767,7 +791,8 @@ export class Machine implements AgentMachine, Meter {
     } catch (error) {
       this.finished = true
       save()
-      throw this.toError(error, this.at ?? current, counters.steps > steps ? counters.steps : steps)
+      const at = error instanceof Fault || error instanceof Int.IntOverflow ? faultAt(current, env, ctx, this) : current
+      throw this.toError(error, at, counters.steps > steps ? counters.steps : steps)
     }
   }
 
@@ -776,7 +801,6 @@ export class Machine implements AgentMachine, Meter {
   }
 
   private toError(error: unknown, at: Code, steps: number): unknown {
-    this.at = undefined
     if (error instanceof Exhausted || (error instanceof BudgetExceeded && error.steps !== steps)) {
       return budgetError(this.config, error.budget, error.limit, steps, error.message)
     }
