@@ -1,0 +1,195 @@
+/**
+ * Properties of the semantics (docs/semantics.md): determinism given the oracles' answers, the
+ * soundness of the static bounds, budget monotonicity, and `par` of pure branches as their
+ * sequence.
+ */
+import fc from "fast-check"
+import { createRuntime, Errors, Evaluator, Oracle, type LanguageModel, Scripted, Term, Tools, Value } from "lambdagent"
+import { execute } from "lambdagent/mcp"
+import { describe, expect, it } from "vitest"
+
+const x = Term.var("x")
+const short = Term.lam("s", Term.lt(Term.length(Term.var("s")), Term.lit(12)))
+
+/** Random agent terms: every agent form, higher-order use, folds over literal lists, conditionals. */
+const { agent } = fc.letrec<{ agent: Term.Term }>((tie) => {
+  const a = () => tie("agent")
+  return {
+    agent: fc.oneof(
+      { depthSize: "small", withCrossShrink: true },
+      fc.constantFrom("a", "b", "c").map((system) => Term.llm({ system, conversation: false })),
+      fc.constantFrom("t1", "t2", "terminate").map(Term.tool),
+      fc.array(a(), { minLength: 1, maxLength: 3 }).map(Term.compose),
+      fc.tuple(a(), fc.nat(3), fc.boolean()).map(([body, max, test]) => Term.loop({ body, max, ...(test ? { until: short } : {}) })),
+      fc.tuple(a(), a(), a(), fc.boolean()).map(([classify, first, second, withDefault]) =>
+        Term.route({ classify, routes: [["a", first], ["b", second]], ...(withDefault ? { default: first } : {}) })
+      ),
+      fc.tuple(fc.array(a(), { minLength: 1, maxLength: 3 }), fc.constantFrom<Term.Merge>("tuple", "concat")).map(([bs, merge]) => Term.par(bs, merge)),
+      fc.tuple(a(), fc.nat(2), fc.constantFrom<Term.Fallback>("last", "empty")).map(([inner, retry, fallback]) =>
+        Term.guard({ agent: inner, validate: short, retry, fallback })
+      ),
+      fc.integer({ min: 1, max: 3 }).map((maxSteps) => Term.react({ think: Term.llm({ system: "think" }), tools: ["t1", "terminate"], maxSteps })),
+      // higher-order: an agent passed to a function that applies it twice
+      a().map((f) => Term.app(Term.lam("f", Term.lam("x", Term.app(Term.var("f"), Term.app(Term.var("f"), x)))), f)),
+      // a fold over a literal list, applying the agent once per item
+      a().map((f) => Term.lam("x", Term.fold(Term.lam("p", Term.app(f, Term.fst(Term.var("p")))), x, Term.list([Term.lit(1), Term.lit(2)])))),
+      fc.tuple(a(), a()).map(([f, g]) => Term.lam("x", Term.if(Term.app(short, x), Term.app(f, x), Term.app(g, x))))
+    )
+  }
+})
+
+/** A model whose answers follow `seed`: texts, route labels, ReAct tool calls and final answers. */
+const scripted = (seed: number): LanguageModel.LanguageModelShape => {
+  const replies = ["a", "b", "{\"tool\":\"t1\",\"args\":\"q\"}", "done", "a much longer answer than twelve"]
+  let state = seed
+  return Scripted.respond(() => {
+    state = (state * 1103515245 + 12345) % 2147483648
+    return replies[state % replies.length]!
+  })
+}
+
+const tools = [
+  Tools.define({ name: "t1", description: "one", run: (s: string) => `t1(${s.length})` }),
+  Tools.define({ name: "t2", description: "two", run: (s: string) => `t2 ${s.slice(0, 3)}` })
+]
+
+/** What a run came to: its value, or its error (a failed route or guard is an outcome too). */
+type Outcome = { readonly value: Term.Json } | { readonly error: string }
+
+const outcomeOf = (error: unknown): Outcome => {
+  if (!Errors.isLambdagentError(error)) throw error
+  return { error: `${error._tag}:${(error as { kind?: string }).kind ?? ""}:${error.message}` }
+}
+
+/** Run `term` on a scripted model, counting the calls the model and the tools really answer. */
+const runOn = async (term: Term.Term, seed: number) => {
+  const model = scripted(seed)
+  const calls = { llm: 0, tool: 0 }
+  const counted: LanguageModel.LanguageModelShape = { ...model, chat: (request) => (calls.llm++, model.chat(request)) }
+  const countedTools = tools.map((t) => ({ ...t, run: (input: string, context: Tools.ToolContext) => (calls.tool++, t.run(input, context)) }))
+  const runtime = createRuntime({ model: counted, tools: countedTools, trace: "agent" })
+  try {
+    const result = await runtime.run(term, "go", { budget: { llmCalls: 1000, toolCalls: 1000 } })
+    return { calls, outcome: { value: result.result } as Outcome, trace: result.trace, steps: result.stats.steps }
+  } catch (error) {
+    return { calls, outcome: outcomeOf(error), trace: (error as { trace?: ReadonlyArray<unknown> }).trace ?? [], steps: -1 }
+  } finally {
+    await runtime.close()
+  }
+}
+
+describe("semantics (properties)", () => {
+  it("no run makes more LLM or tool calls than the static bounds say", async () => {
+    await fc.assert(fc.asyncProperty(agent, fc.nat(1000), async (term, seed) => {
+      const bounds = Term.bounds(term)
+      const { calls } = await runOn(term, seed)
+      expect(calls.llm).toBeLessThanOrEqual(bounds.llmCalls)
+      expect(calls.tool).toBeLessThanOrEqual(bounds.toolCalls)
+    }), { numRuns: 300 })
+  })
+
+  it("a run is determined by its term, its input and the oracles' answers", async () => {
+    const observable = (events: ReadonlyArray<unknown>) => events.map((e) => ({ ...(e as object), durationMs: 0 }))
+    await fc.assert(fc.asyncProperty(agent, fc.nat(1000), async (term, seed) => {
+      const first = await runOn(term, seed)
+      const second = await runOn(term, seed)
+      expect(second.outcome).toEqual(first.outcome)
+      expect(second.steps).toBe(first.steps)
+      expect(second.calls).toEqual(first.calls)
+      expect(observable(second.trace)).toEqual(observable(first.trace))
+    }), { numRuns: 100 })
+  })
+
+  /** Pure terms that terminate or run out of steps: self-free arithmetic, lists, folds and loops. */
+  const { pure } = fc.letrec<{ pure: Term.Term }>((tie) => {
+    const p = () => tie("pure")
+    return {
+      pure: fc.oneof(
+        { depthSize: "small", withCrossShrink: true },
+        fc.integer({ min: -50, max: 50 }).map(Term.lit),
+        fc.tuple(fc.constantFrom<Term.BinaryOp>("add", "sub", "mul", "eq", "lt"), p(), p()).map(([op, l, r]) => Term.binary(op, l, r)),
+        fc.tuple(p(), p(), p()).map(([c, t, e]) => Term.if(Term.lt(c, Term.lit(0)), t, e)),
+        fc.array(p(), { maxLength: 4 }).map((items) => Term.fold(Term.lam("q", Term.add(Term.fst(Term.var("q")), Term.snd(Term.var("q")))), Term.lit(0), Term.list(items))),
+        fc.tuple(p(), fc.nat(30)).map(([body, max]) => Term.app(Term.loop({ body: Term.lam("n", Term.add(Term.var("n"), Term.lit(1))), max }), body)),
+        p().map((body) => Term.app(Term.lam("y", Term.mul(Term.var("y"), Term.var("y"))), body))
+      )
+    }
+  })
+
+  /** A pure evaluation's outcome and the steps it took (the steps counted when it stopped, for errors). */
+  const evaluated = (term: Term.Term, steps?: number) => {
+    try {
+      const result = Evaluator.evaluateDetailed(term, steps === undefined ? {} : { budget: { steps } })
+      return { outcome: { value: Value.toJson(result.value) } as Outcome, steps: result.steps, exhausted: false }
+    } catch (error) {
+      const exhausted = error instanceof Errors.BudgetExceeded && error.budget === "steps"
+      return { outcome: outcomeOf(error), steps: (error as { steps: number }).steps, exhausted }
+    }
+  }
+
+  it("budgets are monotone: more steps never change an outcome, fewer never rescue a run that ran out", () => {
+    fc.assert(fc.property(pure, fc.integer({ min: 1, max: 400 }), (term, steps) => {
+      const full = evaluated(term)
+      const limited = evaluated(term, steps)
+      if (limited.exhausted) {
+        expect(full.steps).toBeGreaterThan(steps)
+        expect(evaluated(term, Math.max(1, steps - 1)).exhausted).toBe(true)
+      } else {
+        expect(limited.outcome).toEqual(full.outcome)
+        expect(limited.steps).toBe(full.steps)
+      }
+    }), { numRuns: 500 })
+  })
+
+  it("a par of pure branches equals their results in sequence", async () => {
+    const branch = pure.map((body) => Term.lam("z", body))
+    await fc.assert(fc.asyncProperty(fc.array(branch, { minLength: 1, maxLength: 4 }), async (branches) => {
+      const runtime = createRuntime()
+      try {
+        const parallel: Outcome = await runtime.run(Term.par(branches, Term.lam("xs", Term.var("xs"))), 0).then(
+          (r) => ({ value: r.result }),
+          outcomeOf
+        )
+        // in sequence: each branch's outcome; the par fails with the first branch that fails
+        const each = branches.map((b) => evaluated(Term.app(b, Term.lit(0))).outcome)
+        const failed = each.find((o) => "error" in o)
+        const sequence: Outcome = failed ?? { value: each.map((o) => (o as { value: Term.Json }).value) }
+        expect(parallel.hasOwnProperty("error")).toBe(sequence.hasOwnProperty("error"))
+        if ("value" in sequence) expect(parallel).toEqual(sequence)
+      } finally {
+        await runtime.close()
+      }
+    }), { numRuns: 100 })
+  })
+
+  it("an oracle's answer becomes the same value in an agent run and on the MCP server", async () => {
+    const answers = fc.oneof(
+      fc.integer(),
+      fc.double({ noNaN: false }),
+      fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }),
+      fc.string(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(fc.oneof(fc.integer(), fc.string(), fc.double())),
+      fc.dictionary(fc.string(), fc.integer())
+    )
+    await fc.assert(fc.asyncProperty(answers, async (answer) => {
+      const runtime = createRuntime({ tools: [Tools.define({ name: "host", description: "h", run: () => answer })] })
+      try {
+        const viaAgent = (await runtime.run(Term.tool("host"), "q")).value
+        const viaServer = (await execute({
+          code: Term.tool("host"),
+          input: "q",
+          tools: new Map(),
+          budget: {},
+          policy: { tools: ["host"] },
+          oracle: () => answer
+        })).value
+        expect(Value.toJson(viaServer)).toEqual(Value.toJson(viaAgent))
+        expect(Value.toJson(viaAgent)).toEqual(Value.toJson(Oracle.toValue(answer)))
+      } finally {
+        await runtime.close()
+      }
+    }), { numRuns: 200 })
+  })
+})
