@@ -40,7 +40,9 @@ export default defineConfig([
   {
     ...common,
     entry: entries,
-    format: ["esm", "cjs"],
+    // ESM only: Node ≥ 22.12 loads it from CommonJS too (`require(esm)`), so every host shares one
+    // copy of the core, and the types describe exactly what runs
+    format: ["esm"],
     dts: true,
     // the three builds run side by side: this one clears everything but the CLI's fixed file names
     clean: ["**/*", "!cli/**"],

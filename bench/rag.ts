@@ -1,7 +1,8 @@
 /**
  * Retrieval benchmark: index build time for 10,000 and 100,000 synthetic chunks and query latency
  * (p50 / p99), for the `simple` backend (persisted to a temporary directory) and the `chroma`
- * backend (a local server started from the chromadb package, hashing embeddings).
+ * backend (a local server started from the chromadb package of test/tools, installed on first use;
+ * hashing embeddings).
  *
  * Run alone with `npx tsx bench/rag.ts`. Environment:
  * - `RAG_BENCH_SIZES` (default `10000,100000`): sizes for `simple`;
@@ -16,6 +17,7 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import type { Chunk, RetrievalIndex } from "../plugins/rag/index.ts"
 import { ChromaIndex, ChromaServer, Embeddings, SimpleIndex } from "../plugins/rag/index.ts"
+import { ensureTools, toolsDir } from "../test/tools/index.ts"
 
 /** A small deterministic PRNG (mulberry32), so every run indexes the same text. */
 const prng = (seed: number): (() => number) => {
@@ -171,7 +173,8 @@ export async function run(): Promise<void> {
       }
       if (backends.includes("chroma") && chromaSizes.includes(size)) {
         try {
-          server ??= await ChromaServer.start({ path: path.join(dir, "chroma") })
+          ensureTools()
+          server ??= await ChromaServer.start({ path: path.join(dir, "chroma"), resolveFrom: toolsDir })
         } catch (e) {
           console.log(`chroma skipped: ${e instanceof Error ? e.message : String(e)}`)
           backends.splice(backends.indexOf("chroma"), 1)
