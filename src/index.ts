@@ -4,6 +4,10 @@
  * @since 0.1.0
  * @module
  */
+import { exitOnUnsupportedNode } from "./internal/supportedNode.ts"
+
+exitOnUnsupportedNode()
+
 export * as Agent from "./Agent.ts"
 export * as Anthropic from "./providers/Anthropic.ts"
 export * as Budget from "./Budget.ts"

@@ -40,23 +40,8 @@ export const buildProgram = (registrations: ReadonlyArray<Registration>): Comman
   return program
 }
 
-/**
- * Node marks `node:sqlite` experimental and says so on stderr the first time it loads. The SQLite
- * stores are tested and supported here, so the notice would only alarm users; other warnings
- * still print as Node prints them.
- */
-const hideSqliteNotice = (): void => {
-  const print = process.listeners("warning")
-  process.removeAllListeners("warning")
-  process.on("warning", (warning) => {
-    if (warning.name === "ExperimentalWarning" && warning.message.includes("SQLite")) return
-    for (const listener of print) listener(warning)
-  })
-}
-
 export const runProgram = async (argv: ReadonlyArray<string>, registrations: ReadonlyArray<Registration>): Promise<void> => {
   installInterrupt()
-  hideSqliteNotice()
   const program = buildProgram(registrations)
   try {
     await program.parseAsync(argv as Array<string>)

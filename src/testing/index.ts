@@ -6,5 +6,9 @@
  * @since 0.1.0
  * @module
  */
+import { exitOnUnsupportedNode } from "../internal/supportedNode.ts"
+
+exitOnUnsupportedNode()
+
 export * from "./LanguageModelKit.ts"
 export * from "./MemoryStoreKit.ts"
