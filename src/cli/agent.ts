@@ -29,7 +29,10 @@ export interface AgentOverrides {
   readonly tools?: ReadonlyArray<Tools.ToolDefinition>
 }
 
-/** `--tool NAME=CMD` specs as shell tools (a dangerous or malformed spec is a usage error). */
+/**
+ * `--tool NAME=CMD` specs as shell tools: a malformed spec is a usage error (exit 2), a command that
+ * could destroy data is refused (exit 1).
+ */
 export const shellTools = (specs: ReadonlyArray<string>, options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Array<Tools.ToolDefinition> =>
   specs.map((spec) => {
     try {
@@ -38,7 +41,8 @@ export const shellTools = (specs: ReadonlyArray<string>, options: { timeoutMs?: 
         ...(options.env !== undefined ? { env: options.env } : {})
       })
     } catch (error) {
-      throw new CliError((error as Error).message, ExitCode.failed, (error as { _tag?: string })._tag ?? "InvalidToolSpec")
+      const tag = (error as { _tag?: string })._tag ?? "InvalidToolSpec"
+      throw new CliError((error as Error).message, tag === "DangerousCommand" ? ExitCode.failed : ExitCode.usage, tag)
     }
   })
 
@@ -253,7 +257,7 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
     try {
       model = Providers.fromSpec(settings.model, settings.env !== undefined ? { env: settings.env } : {})
     } catch (error) {
-      throw new CliError(`--model ${settings.model}: ${(error as Error).message}`, ExitCode.failed, "UsageError")
+      throw new CliError(`--model ${settings.model}: ${(error as Error).message}`, ExitCode.usage, "UsageError")
     }
     const chosen = model
     resolveModel = () => chosen

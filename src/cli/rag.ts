@@ -3,8 +3,7 @@
  */
 import type { Command } from "commander"
 import type { Registration } from "./shell.ts"
-import { CliError, ExitCode } from "./io.ts"
-
+import { finite, integer, oneOf, textOrJson } from "./options.ts"
 
 interface Location {
   readonly backend?: "simple" | "chroma"
@@ -15,9 +14,6 @@ interface Location {
 }
 
 const location = (options: Location) => {
-  if (options.backend !== undefined && options.backend !== "simple" && options.backend !== "chroma") {
-    throw new CliError(`--backend expects simple or chroma, got ${JSON.stringify(options.backend)}`, ExitCode.failed, "UsageError")
-  }
   return {
     ...(options.backend !== undefined ? { backend: options.backend } : {}),
     ...(options.persistDirectory !== undefined ? { persistDirectory: options.persistDirectory } : {}),
@@ -26,20 +22,13 @@ const location = (options: Location) => {
   }
 }
 
-const positive = (text: string | undefined, flag: string): number | undefined => {
-  if (text === undefined) return undefined
-  const n = Number(text)
-  if (!Number.isInteger(n) || n <= 0) throw new CliError(`${flag} expects a positive integer, got ${JSON.stringify(text)}`, ExitCode.failed, "UsageError")
-  return n
-}
-
 const withLocation = (command: Command) =>
   command
-    .option("--backend <backend>", "simple (embedded BM25, default) or chroma")
+    .option("--backend <backend>", "simple (embedded BM25, default) or chroma", oneOf("--backend", ["simple", "chroma"]))
     .option("--persist-directory <dir>", "where the index lives")
     .option("--name <name>", "index name")
     .option("--chroma-url <url>", "a running Chroma server (default: start a local one)")
-    .option("--format <format>", "text or json", "text")
+    .option("--format <format>", "text or json", textOrJson, "text")
 
 export const registerRag: Registration = (program, run) => {
   const rag = program.command("rag").description("retrieval over your documents")
@@ -47,17 +36,16 @@ export const registerRag: Registration = (program, run) => {
     rag.command("index")
       .description("index files or directories (text, markdown, JSON)")
       .argument("<source...>", "files or directories")
-      .option("--chunk-size <n>", "characters per chunk")
-      .option("--chunk-overlap <n>", "characters shared by neighbouring chunks")
-  ).action(async (sources: Array<string>, options: Location & { chunkSize?: string; chunkOverlap?: string }) =>
+      .option("--chunk-size <n>", "characters per chunk", integer("--chunk-size", 1))
+      .option("--chunk-overlap <n>", "characters shared by neighbouring chunks", integer("--chunk-overlap", 0))
+  ).action(async (sources: Array<string>, options: Location & { chunkSize?: number; chunkOverlap?: number }) =>
     run(async () => {
       const plugin = await import("lambdagent/rag")
-      const chunkSize = positive(options.chunkSize, "--chunk-size")
-      const chunkOverlap = options.chunkOverlap === undefined ? undefined : Number(options.chunkOverlap)
+      const { chunkOverlap, chunkSize } = options
       const result = await plugin.indexCommand(sources, {
         ...location(options),
         ...(chunkSize !== undefined ? { chunkSize } : {}),
-        ...(chunkOverlap !== undefined && Number.isFinite(chunkOverlap) ? { chunkOverlap } : {})
+        ...(chunkOverlap !== undefined ? { chunkOverlap } : {})
       })
       process.stdout.write(options.format === "json" ? JSON.stringify(result.json) + "\n" : result.text.replace(/\n?$/, "\n"))
     }, () => options.format)
@@ -66,17 +54,16 @@ export const registerRag: Registration = (program, run) => {
     rag.command("query")
       .description("retrieve the passages that best answer a question")
       .argument("<question>", "the question")
-      .option("--top-k <n>", "how many passages (default 3)")
-      .option("--min-score <s>", "drop passages scoring below this")
-  ).action(async (question: string, options: Location & { topK?: string; minScore?: string }) =>
+      .option("--top-k <n>", "how many passages (default 3)", integer("--top-k", 1))
+      .option("--min-score <s>", "drop passages scoring below this", finite("--min-score"))
+  ).action(async (question: string, options: Location & { topK?: number; minScore?: number }) =>
     run(async () => {
       const plugin = await import("lambdagent/rag")
-      const topK = positive(options.topK, "--top-k")
-      const minScore = options.minScore === undefined ? undefined : Number(options.minScore)
+      const { minScore, topK } = options
       const result = await plugin.queryCommand(question, {
         ...location(options),
         ...(topK !== undefined ? { topK } : {}),
-        ...(minScore !== undefined && Number.isFinite(minScore) ? { minScore } : {})
+        ...(minScore !== undefined ? { minScore } : {})
       })
       process.stdout.write(options.format === "json" ? JSON.stringify(result.json) + "\n" : result.text.replace(/\n?$/, "\n"))
     }, () => options.format)
