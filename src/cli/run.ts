@@ -75,8 +75,9 @@ export const runCommand = async (config: string, positional: string | undefined,
     tools: extraTools
   })
   const input = await readRunInput(positional, options)
-  const { close, notices, runtime } = await buildRuntime(agent, {
+  const { close, demo, notices, runtime } = await buildRuntime(agent, {
     ...(options.model !== undefined ? { model: options.model } : {}),
+    input,
     extraTools,
     ...(env !== undefined ? { env } : {}),
     trace: options.verbose === true ? "beta" : "agent",
@@ -114,7 +115,8 @@ export const runCommand = async (config: string, positional: string | undefined,
       process.stdout.write(JSON.stringify(record) + "\n")
       return
     }
-    if ((options.trace === true || options.verbose === true) && options.quiet !== true) {
+    // a demo run shows what the agent did: that is what it is for
+    if ((options.trace === true || options.verbose === true || demo) && options.quiet !== true) {
       output.trace.forEach((event, i) => process.stderr.write(`${formatEventLine(event, i)}\n`))
       process.stderr.write(`${"─".repeat(40)}\n${summaryLine(output.trace)}\n`)
     }
