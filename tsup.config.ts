@@ -1,3 +1,4 @@
+import { copyFile } from "node:fs/promises"
 import type { Plugin } from "esbuild"
 import { defineConfig } from "tsup"
 
@@ -46,7 +47,9 @@ export default defineConfig([
     dts: true,
     // the three builds run side by side: this one clears everything but the CLI's fixed file names
     clean: ["**/*", "!cli/**"],
-    external: ["lambdagent", /^lambdagent\//]
+    external: ["lambdagent", /^lambdagent\//],
+    // the `lambdagent/yaml/schema.json` export, beside the plugin it describes
+    onSuccess: () => copyFile("plugins/yaml/schema.json", "dist/plugins/yaml/schema.json")
   },
   {
     ...common,

@@ -4,9 +4,11 @@
  * program (which starts without loading the runtime) behave the same way.
  */
 import { Command, CommanderError } from "commander"
+import manifest from "../../package.json" with { type: "json" }
 import { exitCodeOf, ExitCode, installInterrupt, reportError } from "./io.ts"
 
-export const VERSION = "0.1.0"
+/** The package's version, from package.json at build time. */
+export const VERSION: string = manifest.version
 
 /** Runs an action, turning any failure into a one-line report and an exit code. */
 export type Action = (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>

@@ -47,9 +47,9 @@ export const ensureTools = (): void => {
 /** Resolve a module of the tools (`chromadb`, `@modelcontextprotocol/conformance/package.json`, …). */
 export const resolveTool = (specifier: string): string => createRequire(join(toolsDir, "package.json")).resolve(specifier)
 
-/** The script of a tool's command, as its package.json `bin` names it. */
+/** The script of a tool's command (one of test/tools/package.json's dependencies), as its package.json `bin` names it. */
 export const toolBin = (pkg: string, command: string): string => {
-  const manifestPath = resolveTool(`${pkg}/package.json`)
+  const manifestPath = join(toolsModules, pkg, "package.json")
   const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as { bin?: string | Record<string, string> }
   const bin = typeof manifest.bin === "string" ? manifest.bin : manifest.bin?.[command]
   if (bin === undefined) throw new Error(`${pkg} has no command ${command}`)
