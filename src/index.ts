@@ -2,7 +2,7 @@
  * lambdagent: build, check and run LLM agents as terms of a small JSON lambda calculus.
  *
  * @since 0.1.0
- * @module
+ * @module lambdagent
  */
 import { exitOnUnsupportedNode } from "./internal/supportedNode.ts"
 

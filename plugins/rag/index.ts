@@ -5,7 +5,7 @@
  * Chroma server (`chroma`), and give agents a `rag_retrieve` tool or context-prepended inputs.
  *
  * @since 0.1.0
- * @module
+ * @module lambdagent/rag
  */
 export {
   type Chunk,

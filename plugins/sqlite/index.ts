@@ -8,7 +8,7 @@
  * returned, deleted when a read meets them, and swept periodically.
  *
  * @since 0.1.0
- * @module
+ * @module lambdagent/sqlite
  */
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
@@ -503,6 +503,7 @@ export const SqliteMemory = { make, layer } as const
  * ```
  */
 export const stores: {
+  /** The SQLite store of {@link make}, for `memory.strategy: sqlite`. */
   readonly sqlite: (
     options?: SqliteMemoryOptions
   ) => Effect.Effect<MemoryStore.MemoryStoreShape, MemoryStore.MemoryError, Scope.Scope>

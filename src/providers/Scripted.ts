@@ -60,7 +60,11 @@ export type Rule =
   | { readonly _tag: "Fixed"; readonly text: string }
   | { readonly _tag: "Sequence"; readonly replies: ReadonlyArray<Reply> }
   | { readonly _tag: "Plan"; readonly steps: ReadonlyArray<string> }
-  | { readonly _tag: "Respond"; readonly respond: (request: ChatRequest) => Reply }
+  | {
+    readonly _tag: "Respond"
+    /** The reply to a request; a throw becomes a `ProviderError` of reason `BadResponse`. */
+    readonly respond: (request: ChatRequest) => Reply
+  }
 
 /**
  * Options of the scripted model.
