@@ -1,6 +1,13 @@
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
-import { describe, expect, it } from "vitest"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
 import { runCli } from "./helpers.ts"
+
+// examples/agents/memory.yml keeps its SQLite memory next to the file: it runs from a copy here
+const dir = mkdtempSync(join(tmpdir(), "lambdagent-offline-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const noKeys = { OPENAI_API_KEY: "", ANTHROPIC_API_KEY: "" }
 
@@ -39,7 +46,8 @@ describe("lambdagent run with no provider reachable", () => {
   })
 
   it.skipIf(ollamaPortTaken)("falls back at once when no Ollama server listens, instead of retrying the connection", async () => {
-    const r = await runCli(["run", "examples/agents/memory.yml", "my name is Ada"], { env: noKeys })
+    copyFileSync("examples/agents/memory.yml", join(dir, "memory.yml"))
+    const r = await runCli(["run", join(dir, "memory.yml"), "my name is Ada"], { env: noKeys })
     expect(r.code).toBe(0)
     expect(r.stdout).toBe("my name is Ada\n")
     expect(r.stderr).toContain("[ollama: no Ollama server is listening at localhost:11434; running on the offline scripted model, which echoes its input. For a real model: start one (ollama serve), or pass --model provider:name.]")
