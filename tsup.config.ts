@@ -1,3 +1,4 @@
+import { copyFile } from "node:fs/promises"
 import type { Plugin } from "esbuild"
 import { defineConfig } from "tsup"
 
@@ -40,12 +41,16 @@ export default defineConfig([
   {
     ...common,
     entry: entries,
-    format: ["esm", "cjs"],
+    // ESM only: Node ≥ 22.12 loads it from CommonJS too (`require(esm)`), so every host shares one
+    // copy of the core, and the types describe exactly what runs
+    format: ["esm"],
     dts: true,
     // the three builds run side by side: this one clears everything but the CLI's fixed file names
     clean: ["**/*", "!cli/**"],
     // the offline sentence encoder (optional dependencies) is loaded from node_modules on first use
-    external: ["lambdagent", /^lambdagent\//, /^@energetic-ai\//]
+    external: ["lambdagent", /^lambdagent\//, /^@energetic-ai\//],
+    // the `lambdagent/yaml/schema.json` export, beside the plugin it describes
+    onSuccess: () => copyFile("plugins/yaml/schema.json", "dist/plugins/yaml/schema.json")
   },
   {
     ...common,

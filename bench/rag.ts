@@ -4,7 +4,7 @@
  * and RSS, for the `simple` backend in its three modes — `bm25` alone (the baseline, built
  * without embeddings), `vector` alone and `hybrid`, the last two on one index built with the
  * offline sentence encoder — and for the `chroma` backend (a local server started from the
- * chromadb package, hashing embeddings).
+ * chromadb package of test/tools, installed on first use; hashing embeddings).
  *
  * Run alone with `npx tsx bench/rag.ts`. Environment:
  * - `RAG_BENCH_SIZES` (default `10000,100000`): sizes for `simple` BM25;
@@ -22,6 +22,7 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import type { Chunk, RetrievalIndex } from "../plugins/rag/index.ts"
 import { ChromaIndex, ChromaServer, Embeddings, type RetrievalMode, SentenceEncoder, SimpleIndex } from "../plugins/rag/index.ts"
+import { ensureTools, toolsDir } from "../test/tools/index.ts"
 
 /** A small deterministic PRNG (mulberry32), so every run indexes the same text. */
 const prng = (seed: number): (() => number) => {
@@ -230,7 +231,8 @@ export async function run(): Promise<void> {
       }
       if (backends.includes("chroma") && chromaSizes.includes(size)) {
         try {
-          server ??= await ChromaServer.start({ path: path.join(dir, "chroma") })
+          ensureTools()
+          server ??= await ChromaServer.start({ path: path.join(dir, "chroma"), resolveFrom: toolsDir })
         } catch (e) {
           console.log(`chroma skipped: ${e instanceof Error ? e.message : String(e)}`)
           backends.splice(backends.indexOf("chroma"), 1)

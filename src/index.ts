@@ -2,8 +2,12 @@
  * lambdagent: build, check and run LLM agents as terms of a small JSON lambda calculus.
  *
  * @since 0.1.0
- * @module
+ * @module lambdagent
  */
+import { exitOnUnsupportedNode } from "./internal/supportedNode.ts"
+
+exitOnUnsupportedNode()
+
 export * as Agent from "./Agent.ts"
 export * as Analysis from "./Analysis.ts"
 export * as Anthropic from "./providers/Anthropic.ts"

@@ -6,7 +6,7 @@
  * status lines and graceful shutdown on SIGTERM. The protocol is documented in `docs/http.md`.
  *
  * @since 0.1.0
- * @module
+ * @module lambdagent/http
  */
 export { defaultCommandPort, serveCommand, type ServeCommandOptions } from "./command.ts"
 export {

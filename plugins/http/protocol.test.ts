@@ -84,6 +84,13 @@ describe("request helpers", () => {
     }
   })
 
+  it("refuses to build a bearer check without a token (an unset variable), with a clear message", () => {
+    expect(() => bearerCheck(process.env["LAMBDAGENT_TEST_UNSET_TOKEN"]!)).toThrow(
+      new TypeError("bearerCheck needs a non-empty token, got undefined: is the variable that should hold it set?")
+    )
+    expect(() => bearerCheck("")).toThrow("bearerCheck needs a non-empty token, got an empty string")
+  })
+
   it("recognises requests for an event stream", () => {
     const req = (accept?: string) => ({ headers: accept === undefined ? {} : { accept } }) as IncomingMessage
     expect(wantsEventStream(req("text/event-stream"))).toBe(true)

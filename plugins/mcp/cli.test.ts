@@ -119,18 +119,18 @@ describe("usage errors", () => {
   const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
     spawnSync(process.execPath, [cliPath, ...args], { cwd: root, encoding: "utf8", input: "", env: { ...process.env, ...env }, timeout: 30_000 })
 
-  it("refuses the HTTP options without HTTP, and an empty token, with one line and exit code 1", () => {
+  it("refuses the HTTP options without HTTP, and an empty token, with one line and exit code 2", () => {
     for (const [args, message] of [
       [["mcp", "--store", ":memory:", "--token", "x"], "--token applies to Streamable HTTP only: add --http PORT"],
       [["mcp", "--store", ":memory:", "--allow-host", "a.example"], "--allow-host applies to Streamable HTTP only"],
-      [["mcp", "--http", "0", "--store", ":memory:", "--token", ""], "--token must not be empty"],
+      [["mcp", "--http", "0", "--store", ":memory:", "--token", ""], "--token expects a non-empty token, got \"\""],
       [["mcp", "--http", "0", "--store", ":memory:", "--allow-origin", "localhost"], "error: UsageError: allowed origin \"localhost\" is not an origin"],
       [["serve", "examples/agents/chain.yml", "--mcp", "--token", "x"], "--token applies to Streamable HTTP only: add --mcp --http PORT"],
       [["serve", "examples/agents/chain.yml", "--http", "0"], "--http applies to --mcp only"],
       [["serve", "examples/agents/chain.yml", "--port", "0", "--allow-origin", "localhost"], "error: UsageError: allowed origin \"localhost\" is not an origin"]
     ] as const) {
       const r = cli(args)
-      expect(r.status, args.join(" ")).toBe(1)
+      expect(r.status, args.join(" ")).toBe(2)
       expect(r.stderr, args.join(" ")).toContain(message)
       expect(r.stderr).not.toMatch(/\n\s+at /) // no stack trace
     }

@@ -136,7 +136,9 @@ export interface DiscoveredTool {
  * ```
  */
 export type McpToolset = ReadonlyArray<Tools.ToolDefinition<unknown>> & {
+  /** Close the connections to every server (and stop the stdio servers it started). */
   readonly close: () => Promise<void>
+  /** The same as `close`, for `await using`. */
   readonly [Symbol.asyncDispose]: () => Promise<void>
 }
 

@@ -8,9 +8,9 @@
 import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { readdir, readFile } from "node:fs/promises"
-import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { resolveTool } from "../../test/tools/index.ts"
 import { cliPath, type HttpProcess, root, spawnHttpServer, tempDir } from "./test-support.ts"
 
 /** Scenarios that apply to any server: each must pass. */
@@ -59,8 +59,7 @@ interface Check {
   readonly errorMessage?: string
 }
 
-const require = createRequire(import.meta.url)
-const runner = join(dirname(require.resolve("@modelcontextprotocol/conformance/package.json")), "dist", "index.js")
+const runner = join(dirname(resolveTool("@modelcontextprotocol/conformance/package.json")), "dist", "index.js")
 
 /** Run the conformance CLI; its exit code and output. */
 const conformance = (args: ReadonlyArray<string>, cwd: string): Promise<{ code: number | null; output: string }> =>

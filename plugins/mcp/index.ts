@@ -7,7 +7,7 @@
  * - A client ({@link mcpTools}, {@link discover}) that turns other MCP servers' tools into agent tools.
  *
  * @since 0.1.0
- * @module
+ * @module lambdagent/mcp
  */
 export * from "./analysis.ts"
 export * from "./client.ts"

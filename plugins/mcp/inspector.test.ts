@@ -1,15 +1,16 @@
 /**
  * The MCP Inspector's command-line mode against the built `lambdagent mcp`, as a user runs it:
- * `npx @modelcontextprotocol/inspector --cli node dist/cli/main.js mcp --store :memory: --method …`.
- * Offline (npx does not install or check for updates, the inspector needs no network), with a
- * home directory of its own, and with an `xdg-open` on the PATH that records any attempt to open a
- * browser.
+ * `npx @modelcontextprotocol/inspector --cli node dist/cli/main.js mcp --store :memory: --method …`
+ * (its command from test/tools, where the test suite's global setup installs it). Offline (the
+ * inspector needs no network), with a home directory of its own, and with an `xdg-open` on the
+ * PATH that records any attempt to open a browser.
  */
 import { spawn } from "node:child_process"
 import { chmod, mkdir, readdir, writeFile } from "node:fs/promises"
 import { existsSync } from "node:fs"
 import { delimiter, dirname, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { toolBin } from "../../test/tools/index.ts"
 import { cliPath, type HttpProcess, root, spawnHttpServer, tempDir } from "./test-support.ts"
 
 interface Result {
@@ -23,10 +24,11 @@ let home: Awaited<ReturnType<typeof tempDir>>
 let env: Record<string, string>
 const browserMarker = () => join(home.path, "browser-opened")
 
-/** `npx @modelcontextprotocol/inspector --cli ARGS`, its exit code and its output (JSON on stdout). */
+/** `mcp-inspector --cli ARGS`, its exit code and its output (JSON on stdout). */
 const inspector = (args: ReadonlyArray<string>): Promise<Result> =>
   new Promise((resolve, reject) => {
-    const child = spawn("npx", ["--no-install", "@modelcontextprotocol/inspector", "--cli", ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+    const bin = toolBin("@modelcontextprotocol/inspector", "mcp-inspector")
+    const child = spawn(process.execPath, [bin, "--cli", ...args], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))

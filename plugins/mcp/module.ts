@@ -72,6 +72,7 @@ export interface ToolSpec {
   readonly description: string
   readonly inputSchema: { readonly type: "object"; readonly [key: string]: unknown }
   readonly annotations?: ToolAnnotations
+  /** Answer a call: the arguments (checked against `inputSchema`) and the call's context. */
   readonly call: (args: Record<string, unknown>, context: ToolCallContext) => CallToolResult | Promise<CallToolResult>
 }
 
@@ -150,6 +151,7 @@ export interface ResourceSpec {
   readonly title?: string
   readonly description?: string
   readonly mimeType?: string
+  /** The resource's text, read on each `resources/read`. */
   readonly read: () => string | Promise<string>
 }
 
@@ -175,6 +177,7 @@ export interface ResourceTemplateSpec {
   readonly title?: string
   readonly description?: string
   readonly mimeType?: string
+  /** The text of the resource the template's variables name, or `undefined` when there is none. */
   readonly read: (variables: Readonly<Record<string, string>>) => string | undefined | Promise<string | undefined>
 }
 
@@ -198,6 +201,7 @@ export interface PromptSpec {
   readonly title?: string
   readonly description?: string
   readonly arguments?: ReadonlyArray<{ readonly name: string; readonly description?: string; readonly required?: boolean }>
+  /** The prompt's messages for the given arguments. */
   readonly get: (args: Readonly<Record<string, string>>) => GetPromptResult | Promise<GetPromptResult>
 }
 
@@ -242,9 +246,14 @@ export interface ModuleChange {
  */
 export interface ServerModule {
   readonly name: string
+  /** The module's tools, read on every `tools/list` and call. */
   readonly tools?: () => ReadonlyArray<ToolSpec>
+  /** Its resources, read on every `resources/list` and read. */
   readonly resources?: () => ReadonlyArray<ResourceSpec>
+  /** Its resource templates, read on every `resources/templates/list`. */
   readonly resourceTemplates?: () => ReadonlyArray<ResourceTemplateSpec>
+  /** Its prompts, read on every `prompts/list` and get. */
   readonly prompts?: () => ReadonlyArray<PromptSpec>
+  /** Report changes of its lists (the server then notifies clients); returns the unsubscribe function. */
   readonly subscribe?: (onChange: (change: ModuleChange) => void) => () => void
 }

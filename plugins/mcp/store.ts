@@ -72,7 +72,9 @@ export interface StoredTool {
 export interface ToolRegistryStore {
   /** Where the tools live, for logs (`file /path/tools.json`, `memory`, …). */
   readonly description: string
+  /** Read every stored tool (none when nothing was saved yet). */
   readonly load: () => Promise<ReadonlyArray<StoredTool>>
+  /** Replace what is stored with these tools. */
   readonly save: (tools: ReadonlyArray<StoredTool>) => Promise<void>
 }
 

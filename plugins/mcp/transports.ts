@@ -58,6 +58,7 @@ export interface ServeHandle {
   readonly port?: number
   /** Resolves once the server has stopped (end of input on stdio, or {@link ServeHandle.close}). */
   readonly closed: Promise<void>
+  /** Stop the server; resolves once it has stopped. */
   readonly close: () => Promise<void>
 }
 

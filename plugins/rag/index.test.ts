@@ -11,10 +11,7 @@ describe("lambdagent/rag entry point", () => {
       exports: Record<string, unknown>
       peerDependenciesMeta?: Record<string, { optional?: boolean }>
     }
-    assert.deepStrictEqual(pkg.exports["./rag"], {
-      import: { types: "./dist/plugins/rag/index.d.ts", default: "./dist/plugins/rag/index.js" },
-      require: { types: "./dist/plugins/rag/index.d.cts", default: "./dist/plugins/rag/index.cjs" }
-    })
+    assert.deepStrictEqual(pkg.exports["./rag"], { types: "./dist/plugins/rag/index.d.ts", default: "./dist/plugins/rag/index.js" })
     assert.strictEqual((entries as Record<string, string>)["plugins/rag/index"], "plugins/rag/index.ts")
     assert.isTrue(pkg.peerDependenciesMeta?.["chromadb"]?.optional, "chromadb stays optional")
   })

@@ -7,7 +7,7 @@
  * labelled questions.
  *
  * @since 0.1.0
- * @module
+ * @module lambdagent/rag
  */
 export {
   type Chunk,

@@ -10,7 +10,7 @@
  * Requires Redis 6.2 or newer (for `SET … PXAT`), standalone (scripts touch keys they compute).
  *
  * @since 0.1.0
- * @module
+ * @module lambdagent/redis
  */
 import { createHash } from "node:crypto"
 import * as Config from "effect/Config"
@@ -498,6 +498,7 @@ export const RedisMemory = { make, layer } as const
  * ```
  */
 export const stores: {
+  /** The Redis store of {@link make}, for `memory.strategy: redis`. */
   readonly redis: (
     options?: RedisMemoryOptions
   ) => Effect.Effect<MemoryStore.MemoryStoreShape, MemoryStore.MemoryError, Scope.Scope>

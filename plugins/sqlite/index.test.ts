@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process"
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { DatabaseSync } from "node:sqlite"
 import * as Effect from "effect/Effect"
 import * as TestClock from "effect/testing/TestClock"
@@ -306,5 +307,21 @@ describe("SqliteMemory across processes", () => {
     } finally {
       await close()
     }
+  })
+})
+
+describe("SqliteMemory in a host", () => {
+  it("prints nothing when imported and opened, and leaves the host's other warnings alone", () => {
+    const host = [
+      "import * as Effect from 'effect/Effect'",
+      "const SqliteMemory = await import('lambdagent/sqlite')",
+      "await Effect.runPromise(Effect.scoped(Effect.flatMap(SqliteMemory.make({ path: ':memory:' }), (store) => store.put('global', 'k', 'v'))))",
+      "process.emitWarning('the host warns', 'HostWarning')",
+      "console.log('done')"
+    ].join("\n")
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", host], { cwd: fileURLToPath(new URL("../..", import.meta.url)), encoding: "utf8" })
+    assert.strictEqual(r.stdout, "done\n")
+    assert.match(r.stderr, /^\(node:\d+\) HostWarning: the host warns\n/)
+    assert.notInclude(r.stderr, "SQLite")
   })
 })

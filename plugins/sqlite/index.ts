@@ -8,17 +8,18 @@
  * returned, deleted when a read meets them, and swept periodically.
  *
  * @since 0.1.0
- * @module
+ * @module lambdagent/sqlite
  */
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
-import { DatabaseSync, type StatementSync } from "node:sqlite"
+import type { DatabaseSync, StatementSync } from "node:sqlite"
 import type * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { MemoryStore } from "lambdagent"
+import { nodeSqlite } from "./nodeSqlite.ts"
 
 /**
  * Options of the SQLite store.
@@ -356,7 +357,7 @@ export const make = (
     const db = yield* Effect.acquireRelease(
       Effect.try({
         try: () => {
-          const db = new DatabaseSync(path)
+          const db = new (nodeSqlite().DatabaseSync)(path)
           db.exec(`PRAGMA busy_timeout = ${Math.min(busyTimeoutMs, BUSY_SLICE_MS)}`)
           return db
         },
@@ -502,6 +503,7 @@ export const SqliteMemory = { make, layer } as const
  * ```
  */
 export const stores: {
+  /** The SQLite store of {@link make}, for `memory.strategy: sqlite`. */
   readonly sqlite: (
     options?: SqliteMemoryOptions
   ) => Effect.Effect<MemoryStore.MemoryStoreShape, MemoryStore.MemoryError, Scope.Scope>

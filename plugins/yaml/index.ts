@@ -12,7 +12,7 @@
  * See `docs/yaml.md` and `docs/lint.md`.
  *
  * @since 0.1.0
- * @module
+ * @module lambdagent/yaml
  */
 export * from "./bounds.ts"
 export * from "./builtins.ts"

@@ -35,6 +35,16 @@ describe("the JSON Schema for editors", () => {
     expect(validate({ systemPrompt: "no type" })).toBe(false)
   })
 
+  it("takes a demo plan at the top level only: an input and at least one reply", () => {
+    const demo = { input: "What is 19 + 23?", plan: ["{\"tool\": \"run\", \"args\": 1}", "{{observation}}"] }
+    expect(AgentFileSchema.safeParse({ type: "react", demo }).success).toBe(true)
+    expect(AgentFileSchema.safeParse({ type: "react", demo: { input: "x", plan: [] } }).success).toBe(false)
+    expect(AgentFileSchema.safeParse({ type: "react", demo: { plan: ["x"] } }).success).toBe(false)
+    expect(AgentFileSchema.safeParse({ type: "react", demo: { ...demo, replies: ["x"] } }).success).toBe(false)
+    const nested = "type: router\nrouter:\n  classifier: {prompt: p}\n  routes:\n    a: {systemPrompt: a, demo: {input: x, plan: [y]}}\n"
+    expect(lint(nested).error?.message).toMatch(/demo.*top level/)
+  })
+
   it("describes fields, for hover help", () => {
     const schema = jsonSchema() as { properties: Record<string, { description?: string }>; $defs: Record<string, { properties: Record<string, { description?: string }> }> }
     expect(schema.properties.systemPrompt!.description).toMatch(/λ body/)

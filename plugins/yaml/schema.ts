@@ -393,7 +393,7 @@ const RuntimeSchema = z
 /**
  * A whole agent file: an agent (with `type` required) plus the top-level-only blocks that
  * describe the world around it (`runtime`, `app`, `mcpServers`, `sharedMemory`, `cli`, `a2a`,
- * `checkpoint`).
+ * `checkpoint`, `demo`).
  *
  * @since 0.1.0
  * @category schemas
@@ -465,6 +465,16 @@ export const AgentFileSchema = AgentSchema.extend({
       autoSaveSteps: count.describe("Take a snapshot every this many steps.").optional()
     })
     .describe("State snapshots; not compiled, kept in CompiledAgent.runtime.checkpoint for the runtime.")
+    .optional(),
+  demo: z
+    .strictObject({
+      input: name.describe("The input the plan answers (compared without case and extra spaces); any other input gets the offline model that echoes."),
+      plan: z
+        .array(name)
+        .min(1)
+        .describe("The demo model's replies in order, as a real model gave them; {{observation}} in a reply stands for the last tool result the model was shown.")
+    })
+    .describe("A scripted demo model for running with no provider reachable: `lambdagent run` replays this recorded plan (the tools run for real) and says so on stderr. Not compiled.")
     .optional()
 }).meta({ title: "lambdagent agent file" })
 
@@ -531,7 +541,7 @@ export type StepConfig = z.output<typeof StepSchema>
  * console.log(topLevelOnlyKeys.includes("runtime")) // true
  * ```
  */
-export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory", "cli", "a2a", "checkpoint"] as const
+export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory", "cli", "a2a", "checkpoint", "demo"] as const
 
 /**
  * Keys of the reference format that this compiler deliberately does not support, with why.

@@ -6,9 +6,10 @@
 import { existsSync, statSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import * as Effect from "effect/Effect"
-import { Agent, CliAgent, createRuntime, type LanguageModel, type MemoryStore, OpenAI, type Plugin, Providers, type Runtime, ShellTool, Term, Tools } from "lambdagent"
+import { Agent, CliAgent, createRuntime, type LanguageModel, type MemoryStore, type Plugin, Providers, type Runtime, ShellTool, Term, Tools } from "lambdagent"
 import * as z from "zod"
 import { CliError, ExitCode, readTextFile } from "./io.ts"
+import { offlineModel, type Unreachable, unreachable } from "./offline.ts"
 import { loadStorePlugin, openSharedMemory } from "./stores.ts"
 
 /** An agent ready to run. */
@@ -29,7 +30,10 @@ export interface AgentOverrides {
   readonly tools?: ReadonlyArray<Tools.ToolDefinition>
 }
 
-/** `--tool NAME=CMD` specs as shell tools (a dangerous or malformed spec is a usage error). */
+/**
+ * `--tool NAME=CMD` specs as shell tools: a malformed spec is a usage error (exit 2), a command that
+ * could destroy data is refused (exit 1).
+ */
 export const shellTools = (specs: ReadonlyArray<string>, options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Array<Tools.ToolDefinition> =>
   specs.map((spec) => {
     try {
@@ -38,7 +42,8 @@ export const shellTools = (specs: ReadonlyArray<string>, options: { timeoutMs?: 
         ...(options.env !== undefined ? { env: options.env } : {})
       })
     } catch (error) {
-      throw new CliError((error as Error).message, ExitCode.failed, (error as { _tag?: string })._tag ?? "InvalidToolSpec")
+      const tag = (error as { _tag?: string })._tag ?? "InvalidToolSpec"
+      throw new CliError((error as Error).message, tag === "DangerousCommand" ? ExitCode.failed : ExitCode.usage, tag)
     }
   })
 
@@ -73,31 +78,13 @@ export const loadAgent = async (file: string, overrides: AgentOverrides = {}): P
   }
 }
 
-/** The environment variable holding a provider's key, when it needs one. */
-const keyVariable = (provider: string): string | undefined => {
-  if (provider === "anthropic") return "ANTHROPIC_API_KEY"
-  const preset = (OpenAI.presets as Record<string, OpenAI.Preset | undefined>)[provider]
-  return preset?.apiKeyEnv
-}
-
-/** Why a provider cannot answer here, or `undefined` when it (probably) can. */
-const unreachable = (provider: string): string | undefined => {
-  const variable = keyVariable(provider)
-  if (variable !== undefined && (process.env[variable] ?? "") === "") return `no ${variable} is set`
-  if (provider === "claude-code") {
-    const bin = process.env.LAMBDAGENT_CLAUDE_BIN ?? "claude"
-    const found = bin.includes("/") ? existsSync(bin) : (process.env.PATH ?? "").split(":").some((dir) => existsSync(`${dir}/${bin}`))
-    if (!found) return `the ${bin} binary is not installed`
-  }
-  if (provider === "ollama" && process.env.LAMBDAGENT_OLLAMA_CHECKED !== "1") return undefined
-  return undefined
-}
-
 export interface RuntimeChoice {
   readonly runtime: Runtime.Runtime
   readonly tools: ReadonlyArray<Tools.ToolDefinition>
   /** Lines to tell the user (on stderr) about the model and tools the run uses. */
   readonly notices: ReadonlyArray<string>
+  /** Whether the LLM calls follow the config's recorded demo plan (no provider was reachable). */
+  readonly demo: boolean
   /** Close the runtime and the connections to MCP servers. */
   readonly close: () => Promise<void>
 }
@@ -105,6 +92,8 @@ export interface RuntimeChoice {
 export interface RuntimeSettings {
   /** `--model`: every LLM call goes to this spec. */
   readonly model?: string
+  /** The input of a single run (`lambdagent run`): the config's demo plan applies to its own input only. */
+  readonly input?: string
   /** Tools from the command line (`--tool`). */
   readonly extraTools?: ReadonlyArray<Tools.ToolDefinition>
   readonly env?: NodeJS.ProcessEnv
@@ -249,25 +238,29 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
   const notices: Array<string> = []
   let resolveModel: Runtime.RuntimeOptions["resolveModel"]
   let model: LanguageModel.LanguageModelShape | undefined
+  let demo = false
   if (settings.model !== undefined) {
     try {
       model = Providers.fromSpec(settings.model, settings.env !== undefined ? { env: settings.env } : {})
     } catch (error) {
-      throw new CliError(`--model ${settings.model}: ${(error as Error).message}`, ExitCode.failed, "UsageError")
+      throw new CliError(`--model ${settings.model}: ${(error as Error).message}`, ExitCode.usage, "UsageError")
     }
     const chosen = model
     resolveModel = () => chosen
     if (settings.model.startsWith("scripted")) notices.push(`[model: ${settings.model} — the offline scripted model; no API key needed]`)
   } else {
     const providers = agent.compiled?.providers ?? []
-    const missing = new Map(providers.map((p) => [p, unreachable(p)] as const).filter(([, why]) => why !== undefined))
+    const missing = new Map<string, Unreachable>()
+    for (const provider of providers) {
+      const why = await unreachable(provider, agent)
+      if (why !== undefined) missing.set(provider, why)
+    }
     if (missing.size > 0 || providers.length === 0) {
-      const offline = Providers.fromSpec("scripted:echo")
-      model = offline
-      resolveModel = (settings) => (settings.provider === undefined || missing.has(settings.provider) ? offline : undefined)
-      for (const [provider, why] of missing) {
-        notices.push(`[${provider}: ${why}; running on the offline scripted model (it echoes its input). Set the key or pass --model provider:name for real answers.]`)
-      }
+      const offline = offlineModel(agent, missing, settings.input)
+      model = offline.model
+      demo = offline.demo
+      resolveModel = (settings) => (settings.provider === undefined || missing.has(settings.provider) ? offline.model : undefined)
+      notices.push(...offline.notices)
     }
   }
   const sharedRequirement = agent.compiled?.sharedMemory
@@ -318,6 +311,7 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
     runtime,
     tools,
     notices,
+    demo,
     close: async () => {
       await runtime.close()
       await referenced.close()

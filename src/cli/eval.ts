@@ -4,27 +4,22 @@
 import type { Registration } from "./shell.ts"
 import { Evaluator, Term, Trace, Value } from "lambdagent"
 import { CliError, ExitCode, readJsonArgument, readTextFile } from "./io.ts"
+import { integer, textOrJson } from "./options.ts"
 
 interface EvalOptions {
   readonly input?: string
-  readonly fuel?: string
+  readonly fuel?: number
   readonly trace?: boolean
   readonly format: "json" | "text"
   readonly tools?: string
   readonly as?: string
-  readonly step?: string
-}
-
-const positiveInt = (text: string, flag: string): number => {
-  const n = Number(text)
-  if (!Number.isSafeInteger(n) || n <= 0) throw new CliError(`${flag} expects a positive integer, got ${JSON.stringify(text)}`, ExitCode.failed, "UsageError")
-  return n
+  readonly step?: number
 }
 
 const readTools = async (path: string): Promise<Record<string, Term.Term>> => {
   const json = Term.parseJsonText(await readTextFile(path, "tools"))
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
-    throw new CliError(`tools file ${path} must hold a JSON object of tool name → term`, ExitCode.failed, "UsageError")
+    throw new CliError(`tools file ${path} must hold a JSON object of tool name → term`, ExitCode.failed, "ToolsFileError")
   }
   return Object.fromEntries(Object.entries(json).map(([name, code]) => [name, Term.parse(code)]))
 }
@@ -35,7 +30,7 @@ const formatEvent = (event: Trace.TraceEvent): string =>
   }`
 
 export const evalCommand = async (termArg: string, options: EvalOptions): Promise<void> => {
-  const budget = options.fuel === undefined ? {} : { steps: positiveInt(options.fuel, "--fuel") }
+  const budget = options.fuel === undefined ? {} : { steps: options.fuel }
   const termText = await readJsonArgument(termArg, "term")
   Evaluator.checkSize(termText, budget)
   const term = Term.parseText(termText)
@@ -49,7 +44,7 @@ export const evalCommand = async (termArg: string, options: EvalOptions): Promis
       {
         ...common,
         ...(options.as !== undefined ? { tool: options.as } : {}),
-        ...(options.step !== undefined ? { step: Number(options.step) } : {})
+        ...(options.step !== undefined ? { step: options.step } : {})
       }
     )
   // in slices, so that Ctrl+C is served while a long term computes
@@ -74,16 +69,11 @@ export const registerEval: Registration = (program, run) => {
     .description("evaluate a term (JSON text, a file, or - for stdin) and print its value as JSON")
     .argument("<term>", "the term: JSON text, a file path, or - for standard input")
     .option("-i, --input <json>", "apply the term to this input (JSON text, a file path, or -)")
-    .option("--fuel <n>", "step budget (default 10,000,000)")
+    .option("--fuel <n>", "step budget (default 10,000,000)", integer("--fuel", 1))
     .option("--trace", "record every β-reduction (on stderr in text format; in the output object in json format)")
-    .option("--format <format>", "text: the value as JSON, errors as one readable line; json: errors as JSON too", "text")
+    .option("--format <format>", "text: the value as JSON, errors as one readable line; json: errors as JSON too", textOrJson, "text")
     .option("--tools <file>", "a JSON file of named tools (name → term) for code_of")
     .option("--as <name>", "run the term as this named tool (enables self and continue)")
-    .option("--step <n>", "the continuation step this call continues from")
-    .action(async (termArg: string, options: EvalOptions) => {
-      if (options.format !== "json" && options.format !== "text") {
-        throw new CliError(`--format expects json or text, got ${JSON.stringify(options.format)}`, ExitCode.failed, "UsageError")
-      }
-      await run(() => evalCommand(termArg, options), () => options.format)
-    })
+    .option("--step <n>", "the continuation step this call continues from", integer("--step", 0))
+    .action(async (termArg: string, options: EvalOptions) => run(() => evalCommand(termArg, options), () => options.format))
 }

@@ -10,6 +10,8 @@ export const ExitCode = {
   ok: 0,
   failed: 1,
   compile: 2,
+  /** A bad option, option value or argument: the same code as commander's own usage errors. */
+  usage: 2,
   lint: 3,
   notFound: 4,
   interrupted: 130
@@ -32,7 +34,7 @@ export class CliError extends Error {
  */
 export const bearerToken = (flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined => {
   if (flag !== undefined) {
-    if (flag === "") throw new CliError("--token must not be empty", ExitCode.failed, "UsageError")
+    if (flag === "") throw new CliError("--token expects a non-empty token, got \"\"", ExitCode.usage, "UsageError")
     return flag
   }
   const fromEnv = env.LAMBDAGENT_TOKEN

@@ -6,6 +6,9 @@
  */
 import * as nodeModule from "node:module"
 import { setFlagsFromString } from "node:v8"
+import { exitOnUnsupportedNode } from "../internal/supportedNode.ts"
+
+exitOnUnsupportedNode()
 
 // Cache compiled bytecode between runs (Node ≥ 22.1): much of a command's start-up is compiling modules.
 ;(nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.()

@@ -4,20 +4,20 @@
  * (see `stores.ts`).
  */
 import type { Registration } from "./shell.ts"
-import { bearerToken, CliError, ExitCode, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
+import { bearerToken, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
+import { integer, port, usageError } from "./options.ts"
 import { openRegistryStore } from "./stores.ts"
 
 interface McpOptions {
-  readonly http?: string
+  readonly http?: number
   readonly host?: string
   readonly store?: string
-  readonly fuel?: string
+  readonly fuel?: number
   readonly token?: string
   readonly allowHost: Array<string>
   readonly allowOrigin: Array<string>
 }
 
-/** The security options of an MCP Streamable HTTP server, from the command line; refused with stdio. */
 /** `--allow-host` and `--allow-origin` as the HTTP servers' host policy, checked now (a usage error). */
 export const hostPolicy = async (options: { readonly allowHost: Array<string>; readonly allowOrigin: Array<string> }) => {
   const policy = {
@@ -29,18 +29,19 @@ export const hostPolicy = async (options: { readonly allowHost: Array<string>; r
   try {
     http.hostGuard("127.0.0.1", policy)
   } catch (error) {
-    throw new CliError((error as Error).message, ExitCode.failed, "UsageError")
+    throw usageError((error as Error).message)
   }
   return policy
 }
 
+/** The security options of an MCP Streamable HTTP server, from the command line; refused with stdio. */
 export const httpSecurity = async (
-  options: { readonly http?: string; readonly token?: string; readonly allowHost: Array<string>; readonly allowOrigin: Array<string> },
+  options: { readonly http?: number; readonly token?: string; readonly allowHost: Array<string>; readonly allowOrigin: Array<string> },
   httpFlag: string
 ) => {
   if (options.http === undefined) {
     for (const [flag, given] of [["--token", options.token !== undefined], ["--allow-host", options.allowHost.length > 0], ["--allow-origin", options.allowOrigin.length > 0]] as const) {
-      if (given) throw new CliError(`${flag} applies to Streamable HTTP only: add ${httpFlag} PORT`, ExitCode.failed, "UsageError")
+      if (given) throw usageError(`${flag} applies to Streamable HTTP only: add ${httpFlag} PORT`)
     }
     return {}
   }
@@ -58,7 +59,7 @@ export const registerMcp: Registration = (program, run) => {
   program
     .command("mcp")
     .description("serve the tool-evolving lambda calculus over MCP (stdio by default)")
-    .option("--http <port>", "serve Streamable HTTP on this port instead of stdio")
+    .option("--http <port>", "serve Streamable HTTP on this port instead of stdio", port("--http"))
     .option("--host <host>", "address to listen on with --http (default 127.0.0.1)")
     .option("--token <token>", `with --http: ${TOKEN_OPTION_HELP}`)
     .option("--allow-host <host>", "with --http: also accept this Host header (name or name:port; repeatable)", collect, [])
@@ -68,13 +69,10 @@ export const registerMcp: Registration = (program, run) => {
       "where evolved tools persist: a JSON file (default ~/.lambdagent/mcp-tools.json), :memory: (keeps nothing), " +
         "redis://HOST[:PORT][/DB] (redis: alone uses LAMBDAGENT_REDIS_URL) or sqlite:PATH; ?namespace=NAME picks the entry"
     )
-    .option("--fuel <n>", "the largest step budget a call may ask for")
+    .option("--fuel <n>", "the largest step budget a call may ask for", integer("--fuel", 1))
     .action(async (options: McpOptions) =>
       run(async () => {
-        const maxFuel = options.fuel === undefined ? undefined : Number(options.fuel)
-        if (maxFuel !== undefined && (!Number.isInteger(maxFuel) || maxFuel <= 0)) {
-          throw new CliError(`--fuel expects a positive integer, got ${JSON.stringify(options.fuel)}`, ExitCode.failed, "UsageError")
-        }
+        const maxFuel = options.fuel
         const security = await httpSecurity(options, "--http")
         const mcp = await import("lambdagent/mcp")
         const store = options.store === undefined ? undefined : await openRegistryStore(options.store)

@@ -5,14 +5,14 @@
 import type { Command } from "commander"
 import type { Registration } from "./shell.ts"
 import { CliError, ExitCode } from "./io.ts"
-
+import { finite, integer, oneOf, textOrJson } from "./options.ts"
 
 type Mode = "bm25" | "vector" | "hybrid"
 const modes: ReadonlyArray<Mode> = ["bm25", "vector", "hybrid"]
 
 interface Location {
   readonly backend?: "simple" | "chroma"
-  readonly mode?: string
+  readonly mode?: Mode
   readonly persistDirectory?: string
   readonly name?: string
   readonly chromaUrl?: string
@@ -20,39 +20,23 @@ interface Location {
 }
 
 const location = (options: Location) => {
-  if (options.backend !== undefined && options.backend !== "simple" && options.backend !== "chroma") {
-    throw new CliError(`--backend expects simple or chroma, got ${JSON.stringify(options.backend)}`, ExitCode.failed, "UsageError")
-  }
   return {
     ...(options.backend !== undefined ? { backend: options.backend } : {}),
-    ...(options.mode !== undefined ? { mode: modeOf(options.mode) } : {}),
+    ...(options.mode !== undefined ? { mode: options.mode } : {}),
     ...(options.persistDirectory !== undefined ? { persistDirectory: options.persistDirectory } : {}),
     ...(options.name !== undefined ? { name: options.name } : {}),
     ...(options.chromaUrl !== undefined ? { chromaUrl: options.chromaUrl } : {})
   }
 }
 
-const modeOf = (text: string): Mode => {
-  const mode = modes.find((m) => m === text)
-  if (mode === undefined) throw new CliError(`--mode expects bm25, vector or hybrid, got ${JSON.stringify(text)}`, ExitCode.failed, "UsageError")
-  return mode
-}
-
-const positive = (text: string | undefined, flag: string): number | undefined => {
-  if (text === undefined) return undefined
-  const n = Number(text)
-  if (!Number.isInteger(n) || n <= 0) throw new CliError(`${flag} expects a positive integer, got ${JSON.stringify(text)}`, ExitCode.failed, "UsageError")
-  return n
-}
-
 const withLocation = (command: Command) =>
   command
-    .option("--backend <backend>", "simple (embedded BM25 and vectors, default) or chroma")
-    .option("--mode <mode>", "hybrid (default for simple), vector (chroma) or bm25")
+    .option("--backend <backend>", "simple (embedded BM25 and vectors, default) or chroma", oneOf("--backend", ["simple", "chroma"]))
+    .option("--mode <mode>", "hybrid (default for simple), vector (chroma) or bm25", oneOf("--mode", modes))
     .option("--persist-directory <dir>", "where the index lives")
     .option("--name <name>", "index name")
     .option("--chroma-url <url>", "a running Chroma server (default: start a local one)")
-    .option("--format <format>", "text or json", "text")
+    .option("--format <format>", "text or json", textOrJson, "text")
 
 export const registerRag: Registration = (program, run) => {
   const rag = program.command("rag").description("retrieval over your documents")
@@ -60,17 +44,16 @@ export const registerRag: Registration = (program, run) => {
     rag.command("index")
       .description("index files or directories (text, markdown, JSON)")
       .argument("<source...>", "files or directories")
-      .option("--chunk-size <n>", "characters per chunk")
-      .option("--chunk-overlap <n>", "characters shared by neighbouring chunks")
-  ).action(async (sources: Array<string>, options: Location & { chunkSize?: string; chunkOverlap?: string }) =>
+      .option("--chunk-size <n>", "characters per chunk", integer("--chunk-size", 1))
+      .option("--chunk-overlap <n>", "characters shared by neighbouring chunks", integer("--chunk-overlap", 0))
+  ).action(async (sources: Array<string>, options: Location & { chunkSize?: number; chunkOverlap?: number }) =>
     run(async () => {
       const plugin = await import("lambdagent/rag")
-      const chunkSize = positive(options.chunkSize, "--chunk-size")
-      const chunkOverlap = options.chunkOverlap === undefined ? undefined : Number(options.chunkOverlap)
+      const { chunkOverlap, chunkSize } = options
       const result = await plugin.indexCommand(sources, {
         ...location(options),
         ...(chunkSize !== undefined ? { chunkSize } : {}),
-        ...(chunkOverlap !== undefined && Number.isFinite(chunkOverlap) ? { chunkOverlap } : {})
+        ...(chunkOverlap !== undefined ? { chunkOverlap } : {})
       })
       process.stdout.write(options.format === "json" ? JSON.stringify(result.json) + "\n" : result.text.replace(/\n?$/, "\n"))
     }, () => options.format)
@@ -79,17 +62,16 @@ export const registerRag: Registration = (program, run) => {
     rag.command("query")
       .description("retrieve the passages that best answer a question")
       .argument("<question>", "the question")
-      .option("--top-k <n>", "how many passages (default 3)")
-      .option("--min-score <s>", "drop passages scoring below this")
-  ).action(async (question: string, options: Location & { topK?: string; minScore?: string }) =>
+      .option("--top-k <n>", "how many passages (default 3)", integer("--top-k", 1))
+      .option("--min-score <s>", "drop passages scoring below this", finite("--min-score"))
+  ).action(async (question: string, options: Location & { topK?: number; minScore?: number }) =>
     run(async () => {
       const plugin = await import("lambdagent/rag")
-      const topK = positive(options.topK, "--top-k")
-      const minScore = options.minScore === undefined ? undefined : Number(options.minScore)
+      const { minScore, topK } = options
       const result = await plugin.queryCommand(question, {
         ...location(options),
         ...(topK !== undefined ? { topK } : {}),
-        ...(minScore !== undefined && Number.isFinite(minScore) ? { minScore } : {})
+        ...(minScore !== undefined ? { minScore } : {})
       })
       process.stdout.write(options.format === "json" ? JSON.stringify(result.json) + "\n" : result.text.replace(/\n?$/, "\n"))
     }, () => options.format)

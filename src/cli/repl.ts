@@ -10,13 +10,14 @@ import type { Registration } from "./shell.ts"
 import { MemoryStore, type Runtime, Term, type Trace, Value } from "lambdagent"
 import { buildRuntime, type LoadedAgent, loadAgent, shellTools } from "./agent.ts"
 import { CliError, describeError, ExitCode, onInterrupt, reportError } from "./io.ts"
+import { temperature as temperatureOption, usageError } from "./options.ts"
 import { callTool, formatToolTable, listTools, toolOutputText } from "./tools.ts"
 import { eventLabel, formatEventDetail, formatEventLine, summaryLine } from "./trace.ts"
 
 /** The options of `lambdagent repl`, as commander parses them. */
 export interface ReplOptions {
   readonly model?: string
-  readonly temperature?: string
+  readonly temperature?: number
   readonly tool: Array<string>
   readonly session: string
 }
@@ -122,16 +123,9 @@ export const parseToolCall = (rest: string): { name: string; input: string } | u
   return { name, input: arg }
 }
 
-const parseTemperature = (text: string | undefined, what: string): number | undefined => {
-  if (text === undefined) return undefined
-  const n = Number(text)
-  if (text.trim() === "" || !Number.isFinite(n) || n < 0 || n > 2) throw new CliError(`${what}: expected a number from 0 to 2, got ${JSON.stringify(text)}`, ExitCode.failed, "UsageError")
-  return n
-}
-
 /** Run the REPL until `:quit` or the end of the input. */
 export const replCommand = async (config: string, options: ReplOptions, version: string): Promise<void> => {
-  let temperature = parseTemperature(options.temperature, "--temperature")
+  let temperature = options.temperature
   let model = options.model
   const session = options.session
   // one local store for every runtime of the session, so rebuilding (:model, :temp, :reload) keeps memory
@@ -333,7 +327,7 @@ export const replCommand = async (config: string, options: ReplOptions, version:
           else out(`${agent.name} = ${Term.pretty(agent.term)}`)
           break
         case ":lint": {
-          if (agent.compiled === undefined) throw new CliError(":lint works on YAML configs", ExitCode.failed, "UsageError")
+          if (agent.compiled === undefined) throw usageError(":lint works on YAML configs")
           const result = (await import("lambdagent/yaml")).lintCommand(agent.file)
           process.stdout.write(result.stdout)
           process.stderr.write(result.stderr)
@@ -356,12 +350,12 @@ export const replCommand = async (config: string, options: ReplOptions, version:
           break
         case ":temp":
         case ":temperature": {
-          if (agent.compiled === undefined) throw new CliError(":temp needs a YAML config (a term's JSON carries its own settings)", ExitCode.failed, "UsageError")
+          if (agent.compiled === undefined) throw usageError(":temp needs a YAML config (a term's JSON carries its own settings)")
           if (rest === "") {
             out(`temperature: ${temperature ?? "as the config says"}`)
             break
           }
-          await rebuild({ temperature: parseTemperature(rest, ":temp") })
+          await rebuild({ temperature: temperatureOption(":temp")(rest) })
           out(`[temperature: ${temperature}]`)
           break
         }
@@ -437,7 +431,7 @@ export const registerRepl: Registration = (program, run) => {
     .description("talk to an agent: every line is a run in one session (memory and conversation carry over); :help lists the commands")
     .argument("<config>", "the agent: a .yml/.yaml config or a .json term")
     .option("--model <spec>", "send every LLM call to this model (provider:name, e.g. openai:gpt-4o-mini or scripted:echo)")
-    .option("--temperature <t>", "override the temperature of every LLM call")
+    .option("--temperature <t>", "override the temperature of every LLM call (0 to 2)", temperatureOption("--temperature"))
     .option("--tool <NAME=CMD>", "a shell command as a tool; {} is replaced by the input (repeatable)", collect, [])
     .option("--session <id>", "the session id: the namespace of session-scoped memory", "repl")
     .action(async (config: string, options: ReplOptions) =>

@@ -6,6 +6,7 @@ import type { Registration } from "./shell.ts"
 import { type Trace, Value } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
 import { CliError, describeError, ExitCode, onInterrupt, readStdin, readTextFile } from "./io.ts"
+import { integer, positive, temperature, textOrJson, usageError } from "./options.ts"
 import { startStatus } from "./status.ts"
 import { formatEventLine, summaryLine } from "./trace.ts"
 
@@ -13,12 +14,12 @@ export interface RunOptions {
   readonly input?: string
   readonly trace?: boolean
   readonly traceFile?: string
-  readonly maxSteps?: string
-  readonly temperature?: string
+  readonly maxSteps?: number
+  readonly temperature?: number
   readonly model?: string
-  readonly timeout?: string
+  readonly timeout?: number
   readonly tool: Array<string>
-  readonly toolTimeout?: string
+  readonly toolTimeout?: number
   readonly env: Array<string>
   readonly output?: string
   readonly format: "text" | "json"
@@ -26,18 +27,11 @@ export interface RunOptions {
   readonly verbose?: boolean
 }
 
-const number = (text: string | undefined, flag: string, check: (n: number) => boolean): number | undefined => {
-  if (text === undefined) return undefined
-  const n = Number(text)
-  if (!Number.isFinite(n) || !check(n)) throw new CliError(`${flag}: invalid value ${JSON.stringify(text)}`, ExitCode.failed, "UsageError")
-  return n
-}
-
 const parseEnv = (pairs: ReadonlyArray<string>): Record<string, string> => {
   const env: Record<string, string> = {}
   for (const pair of pairs) {
     const eq = pair.indexOf("=")
-    if (eq <= 0) throw new CliError(`--env expects KEY=VALUE, got ${JSON.stringify(pair)}`, ExitCode.failed, "UsageError")
+    if (eq <= 0) throw usageError(`--env expects KEY=VALUE, got ${JSON.stringify(pair)}`)
     env[pair.slice(0, eq)] = pair.slice(eq + 1)
   }
   return env
@@ -59,7 +53,7 @@ const withEnvironment = (options: RunOptions): RunOptions => {
   return {
     ...options,
     ...(options.model === undefined && env.LAMBDAGENT_MODEL ? { model: env.LAMBDAGENT_MODEL } : {}),
-    ...(options.temperature === undefined && env.LAMBDAGENT_TEMPERATURE ? { temperature: env.LAMBDAGENT_TEMPERATURE } : {}),
+    ...(options.temperature === undefined && env.LAMBDAGENT_TEMPERATURE ? { temperature: temperature("LAMBDAGENT_TEMPERATURE")(env.LAMBDAGENT_TEMPERATURE) } : {}),
     ...(options.traceFile === undefined && env.LAMBDAGENT_TRACE_FILE ? { traceFile: env.LAMBDAGENT_TRACE_FILE } : {}),
     ...(options.trace === undefined && traceOn ? { trace: true } : {})
   }
@@ -67,10 +61,7 @@ const withEnvironment = (options: RunOptions): RunOptions => {
 
 export const runCommand = async (config: string, positional: string | undefined, flags: RunOptions): Promise<void> => {
   const options = withEnvironment(flags)
-  const maxSteps = number(options.maxSteps, "--max-steps", (n) => Number.isInteger(n) && n > 0)
-  const temperature = number(options.temperature, "--temperature", (n) => n >= 0 && n <= 2)
-  const timeout = number(options.timeout, "--timeout", (n) => n > 0)
-  const toolTimeout = number(options.toolTimeout, "--tool-timeout", (n) => n > 0)
+  const { maxSteps, temperature, timeout, toolTimeout } = options
   const extraEnv = parseEnv(options.env)
   const env = Object.keys(extraEnv).length > 0 ? { ...process.env, ...extraEnv } : undefined
   if (env !== undefined) Object.assign(process.env, extraEnv)
@@ -84,8 +75,9 @@ export const runCommand = async (config: string, positional: string | undefined,
     tools: extraTools
   })
   const input = await readRunInput(positional, options)
-  const { close, notices, runtime } = await buildRuntime(agent, {
+  const { close, demo, notices, runtime } = await buildRuntime(agent, {
     ...(options.model !== undefined ? { model: options.model } : {}),
+    input,
     extraTools,
     ...(env !== undefined ? { env } : {}),
     trace: options.verbose === true ? "beta" : "agent",
@@ -123,7 +115,8 @@ export const runCommand = async (config: string, positional: string | undefined,
       process.stdout.write(JSON.stringify(record) + "\n")
       return
     }
-    if ((options.trace === true || options.verbose === true) && options.quiet !== true) {
+    // a demo run shows what the agent did: that is what it is for
+    if ((options.trace === true || options.verbose === true || demo) && options.quiet !== true) {
       output.trace.forEach((event, i) => process.stderr.write(`${formatEventLine(event, i)}\n`))
       process.stderr.write(`${"─".repeat(40)}\n${summaryLine(output.trace)}\n`)
     }
@@ -151,15 +144,15 @@ export const registerRun: Registration = (program, run) => {
     .option("--input <file>", "read the input from a file")
     .option("--trace", "print every step of the run on stderr")
     .option("--trace-file <file>", "save the result, trace and stats as JSON (for lambdagent trace)")
-    .option("--max-steps <n>", "override the maxSteps of ReAct agents")
-    .option("--temperature <t>", "override the temperature of every LLM call")
+    .option("--max-steps <n>", "override the maxSteps of ReAct agents (a positive integer)", integer("--max-steps", 1))
+    .option("--temperature <t>", "override the temperature of every LLM call (0 to 2)", temperature("--temperature"))
     .option("--model <spec>", "send every LLM call to this model (provider:name, e.g. openai:gpt-4o-mini or scripted:echo)")
-    .option("--timeout <seconds>", "wall-time budget of the run")
+    .option("--timeout <seconds>", "wall-time budget of the run", positive("--timeout", "seconds"))
     .option("--tool <NAME=CMD>", "a shell command as a tool; {} is replaced by the input (repeatable)", collect, [])
-    .option("--tool-timeout <seconds>", "timeout of --tool commands (default 30)")
+    .option("--tool-timeout <seconds>", "timeout of --tool commands (default 30)", positive("--tool-timeout", "seconds"))
     .option("--env <KEY=VALUE>", "set an environment variable for the run, its tools and providers (repeatable)", collect, [])
     .option("--output <file>", "also write the result to a file")
-    .option("--format <format>", "text (default) or json: {result, trace, stats} on stdout", "text")
+    .option("--format <format>", "text (default) or json: {result, trace, stats} on stdout", textOrJson, "text")
     .option("--quiet", "stdout holds only the result; nothing on stderr but errors")
     .option("--verbose", "record every β-reduction and print the trace")
     .action(async (config: string, input: string | undefined, options: RunOptions) =>

@@ -5,32 +5,26 @@
 import type { Registration } from "./shell.ts"
 import { Term } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
-import { bearerToken, CliError, ExitCode, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
+import { bearerToken, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
 import { collect, hostPolicy, httpSecurity } from "./mcp.ts"
+import { port, positive, usageError } from "./options.ts"
 
 interface ServeOptions {
-  readonly port?: string
+  readonly port?: number
   readonly host?: string
   readonly token?: string
-  readonly timeout?: string
+  readonly timeout?: number
   readonly model?: string
   readonly tool: Array<string>
   readonly mcp?: boolean
-  readonly http?: string
+  readonly http?: number
   readonly allowHost: Array<string>
   readonly allowOrigin: Array<string>
 }
 
-const port = (text: string | undefined, flag: string): number | undefined => {
-  if (text === undefined) return undefined
-  const n = Number(text)
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new CliError(`${flag} expects a port number, got ${JSON.stringify(text)}`, ExitCode.failed, "UsageError")
-  return n
-}
-
 export const serveCommand = async (config: string, options: ServeOptions): Promise<void> => {
   if (options.mcp !== true && options.http !== undefined) {
-    throw new CliError("--http applies to --mcp only (plain serve listens with --port)", ExitCode.failed, "UsageError")
+    throw usageError("--http applies to --mcp only (plain serve listens with --port)")
   }
   const mcpSecurity = options.mcp === true ? await httpSecurity(options, "--mcp --http") : {}
   const token = options.mcp === true ? undefined : bearerToken(options.token)
@@ -52,7 +46,7 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
       runtime,
       name: agent.name,
       lambda: Term.pretty(agent.term),
-      ...(options.http !== undefined ? { http: port(options.http, "--http")! } : {}),
+      ...(options.http !== undefined ? { http: options.http } : {}),
       ...(options.host !== undefined ? { host: options.host } : {}),
       ...mcpSecurity
     })
@@ -60,8 +54,8 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
     return
   }
   const http = await import("lambdagent/http")
-  const timeout = options.timeout === undefined ? undefined : Number(options.timeout) * 1000
-  const listenPort = port(options.port, "--port")
+  const timeout = options.timeout === undefined ? undefined : options.timeout * 1000
+  const listenPort = options.port
   await http.serveCommand({
     agent: agent.term,
     runtime,
@@ -71,7 +65,7 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
     ...(options.host !== undefined ? { host: options.host } : {}),
     ...(token !== undefined ? { token } : {}),
     ...policy,
-    ...(timeout !== undefined && Number.isFinite(timeout) ? { timeoutMs: timeout } : {})
+    ...(timeout !== undefined ? { timeoutMs: timeout } : {})
   })
   await close()
 }
@@ -81,14 +75,14 @@ export const registerServe: Registration = (program, run) => {
     .command("serve")
     .description("serve an agent over HTTP (POST /run, SSE and WebSocket streaming), or as an MCP tool with --mcp")
     .argument("<config>", "the agent: a .yml/.yaml config or a .json term")
-    .option("--port <n>", "HTTP port (default 8080)")
+    .option("--port <n>", "HTTP port (default 8080)", port("--port"))
     .option("--host <host>", "address to listen on (default 127.0.0.1)")
     .option("--token <token>", `${TOKEN_OPTION_HELP}; with --mcp, for --http only`)
-    .option("--timeout <seconds>", "per-request time limit (default 120)")
+    .option("--timeout <seconds>", "per-request time limit (default 120)", positive("--timeout", "seconds"))
     .option("--model <spec>", "send every LLM call to this model")
     .option("--tool <NAME=CMD>", "a shell command as a tool (repeatable)", collect, [])
     .option("--mcp", "serve the agent as one MCP tool (stdio, or Streamable HTTP with --http)")
-    .option("--http <port>", "with --mcp: listen for Streamable HTTP on this port")
+    .option("--http <port>", "with --mcp: listen for Streamable HTTP on this port", port("--http"))
     .option("--allow-host <host>", "also accept this Host header (name or name:port; repeatable); with --mcp, for --http only", collect, [])
     .option("--allow-origin <origin>", "also accept this browser Origin (e.g. http://localhost:5173; repeatable); with --mcp, for --http only", collect, [])
     .action(async (config: string, options: ServeOptions) => run(() => serveCommand(config, options), () => "text"))

@@ -4,9 +4,11 @@
  * program (which starts without loading the runtime) behave the same way.
  */
 import { Command, CommanderError } from "commander"
+import manifest from "../../package.json" with { type: "json" }
 import { exitCodeOf, ExitCode, installInterrupt, reportError } from "./io.ts"
 
-export const VERSION = "0.1.0"
+/** The package's version, from package.json at build time. */
+export const VERSION: string = manifest.version
 
 /** Runs an action, turning any failure into a one-line report and an exit code. */
 export type Action = (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>
@@ -40,23 +42,8 @@ export const buildProgram = (registrations: ReadonlyArray<Registration>): Comman
   return program
 }
 
-/**
- * Node marks `node:sqlite` experimental and says so on stderr the first time it loads. The SQLite
- * stores are tested and supported here, so the notice would only alarm users; other warnings
- * still print as Node prints them.
- */
-const hideSqliteNotice = (): void => {
-  const print = process.listeners("warning")
-  process.removeAllListeners("warning")
-  process.on("warning", (warning) => {
-    if (warning.name === "ExperimentalWarning" && warning.message.includes("SQLite")) return
-    for (const listener of print) listener(warning)
-  })
-}
-
 export const runProgram = async (argv: ReadonlyArray<string>, registrations: ReadonlyArray<Registration>): Promise<void> => {
   installInterrupt()
-  hideSqliteNotice()
   const program = buildProgram(registrations)
   try {
     await program.parseAsync(argv as Array<string>)

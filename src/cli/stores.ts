@@ -140,7 +140,7 @@ export const parseRegistryStore = (value: string): RegistryStoreSpec | undefined
     // a URL of another service is a mistake, not a file to create under ./postgres:/…
     const other = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]
     if (other !== undefined) {
-      throw new CliError(`--store ${value}: ${other}:// is not a store; use a JSON file path, :memory:, redis://HOST[:PORT] or sqlite:PATH`, ExitCode.failed, "UsageError")
+      throw new CliError(`--store ${value}: ${other}:// is not a store; use a JSON file path, :memory:, redis://HOST[:PORT] or sqlite:PATH`, ExitCode.usage, "UsageError")
     }
     return undefined
   }
@@ -154,17 +154,17 @@ export const parseRegistryStore = (value: string): RegistryStoreSpec | undefined
   for (const [key, v] of params) {
     if (known.includes(key)) own[key] = v
     else if (scheme === "sqlite") {
-      throw new CliError(`--store ${value}: unknown option ${JSON.stringify(key)} (sqlite: takes ?namespace=NAME)`, ExitCode.failed, "UsageError")
+      throw new CliError(`--store ${value}: unknown option ${JSON.stringify(key)} (sqlite: takes ?namespace=NAME)`, ExitCode.usage, "UsageError")
     } else passed.append(key, v)
   }
-  if (own.namespace === "") throw new CliError(`--store ${value}: namespace must not be empty`, ExitCode.failed, "UsageError")
+  if (own.namespace === "") throw new CliError(`--store ${value}: namespace must not be empty`, ExitCode.usage, "UsageError")
   const namespace = own.namespace !== undefined ? { namespace: own.namespace } : {}
   if (scheme === "sqlite") return { kind: "sqlite", ...(main !== "" ? { path: main } : {}), ...namespace }
   if (main === "" && passed.size > 0) {
-    throw new CliError(`--store ${value}: give the server as redis://HOST:PORT to pass client options`, ExitCode.failed, "UsageError")
+    throw new CliError(`--store ${value}: give the server as redis://HOST:PORT to pass client options`, ExitCode.usage, "UsageError")
   }
   if (main !== "" && !main.startsWith("//")) {
-    throw new CliError(`--store ${value}: expected redis://HOST[:PORT][/DB], rediss://…, or redis: alone for LAMBDAGENT_REDIS_URL`, ExitCode.failed, "UsageError")
+    throw new CliError(`--store ${value}: expected redis://HOST[:PORT][/DB], rediss://…, or redis: alone for LAMBDAGENT_REDIS_URL`, ExitCode.usage, "UsageError")
   }
   const query = passed.toString()
   return {

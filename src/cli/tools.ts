@@ -10,6 +10,7 @@ import { type Tools as ToolsNs, Tools, Value } from "lambdagent"
 import type { McpConnection } from "lambdagent/yaml"
 import { buildRuntime, type LoadedAgent, loadAgent, shellTools } from "./agent.ts"
 import { CliError, ExitCode, onInterrupt, readStdin } from "./io.ts"
+import { positive, textOrJson, usageError } from "./options.ts"
 
 /** Whether a tool can be reached from here: `true`, `false`, or `undefined` when nothing can be checked. */
 export interface Reachability {
@@ -258,7 +259,7 @@ export const callTool = async (
       throw new CliError(`tool ${name} (${ref.kind}) is named by the config but this runtime cannot call it${ref.kind === "mcp" ? ": no MCP client in this build" : ""}`, ExitCode.failed, "ToolUnavailable")
     }
     const known = tools.list().map((t) => t.name)
-    throw new CliError(`unknown tool ${JSON.stringify(name)}${known.length > 0 ? `; known: ${known.join(", ")}` : "; this agent has no callable tools"}`, ExitCode.failed, "UnknownTool")
+    throw new CliError(`unknown tool ${JSON.stringify(name)}${known.length > 0 ? `; known: ${known.join(", ")}` : "; this agent has no callable tools"}`, ExitCode.usage, "UnknownTool")
   }
   return Effect.runPromise(Tools.call(def, input), signal !== undefined ? { signal } : {}).catch((error: unknown) => {
     throw signal?.aborted === true ? new CliError("interrupted", ExitCode.interrupted, "Interrupted") : error
@@ -270,7 +271,7 @@ interface ToolsOptions {
   readonly discover?: string
   readonly tool: Array<string>
   readonly format: "text" | "json"
-  readonly timeout?: string
+  readonly timeout?: number
 }
 
 /** A module that may not be part of this build; the specifier is a variable so bundlers leave it alone. */
@@ -286,7 +287,7 @@ const discover = async (agent: LoadedAgent, server: string, format: "text" | "js
   const refs = (agent.compiled?.tools ?? []).filter((t) => t.kind === "mcp" && t.server === server)
   const servers = [...new Set((agent.compiled?.tools ?? []).filter((t) => t.kind === "mcp").map((t) => t.server ?? ""))]
   if (refs.length === 0) {
-    throw new CliError(`no MCP server ${JSON.stringify(server)} in ${agent.file}${servers.length > 0 ? `; servers: ${servers.join(", ")}` : ""}`, ExitCode.failed, "UnknownServer")
+    throw new CliError(`no MCP server ${JSON.stringify(server)} in ${agent.file}${servers.length > 0 ? `; servers: ${servers.join(", ")}` : ""}`, ExitCode.usage, "UnknownServer")
   }
   const mcp = await optionalImport("lambdagent/mcp")
   const discoverFn = mcp?.discover
@@ -304,11 +305,8 @@ const discover = async (agent: LoadedAgent, server: string, format: "text" | "js
 
 /** `lambdagent tools`: list (with reachability), `--test` one tool, or `--discover` a server's tools. */
 export const toolsCommand = async (config: string, positional: string | undefined, options: ToolsOptions): Promise<void> => {
-  if (options.format !== "text" && options.format !== "json") {
-    throw new CliError(`--format expects text or json, got ${JSON.stringify(options.format)}`, ExitCode.failed, "UsageError")
-  }
   if (positional !== undefined && options.test === undefined) {
-    throw new CliError(`unexpected argument ${JSON.stringify(positional)} (an input goes with --test NAME)`, ExitCode.failed, "UsageError")
+    throw usageError(`unexpected argument ${JSON.stringify(positional)} (an input goes with --test NAME)`)
   }
   const extraTools = shellTools(options.tool)
   const agent = await loadAgent(config, { tools: extraTools })
@@ -333,8 +331,7 @@ export const toolsCommand = async (config: string, positional: string | undefine
       return
     }
     const entries = listTools(agent, tools)
-    const timeout = options.timeout === undefined ? 2000 : Number(options.timeout) * 1000
-    if (!Number.isFinite(timeout) || timeout <= 0) throw new CliError(`--timeout: invalid value ${JSON.stringify(options.timeout)}`, ExitCode.failed, "UsageError")
+    const timeout = (options.timeout ?? 2) * 1000
     const checked = await Promise.all(entries.map(async (e) => ({ ...e, reachability: await checkReachability(e, agent.baseDir, timeout) })))
     if (options.format === "json") process.stdout.write(JSON.stringify({ agent: agent.name, type: agent.type, tools: checked }) + "\n")
     else process.stdout.write(formatToolTable(agent.name, checked))
@@ -355,8 +352,8 @@ export const registerTools: Registration = (program, run) => {
     .option("--test <name>", "call this tool with the input and print its output")
     .option("--discover <server>", "list the tools an MCP server offers (needs the MCP client plugin)")
     .option("--tool <NAME=CMD>", "a shell command as a tool; {} is replaced by the input (repeatable)", collect, [])
-    .option("--timeout <seconds>", "how long to wait for an MCP server to answer (default 2)")
-    .option("--format <format>", "text (default) or json", "text")
+    .option("--timeout <seconds>", "how long to wait for an MCP server to answer (default 2)", positive("--timeout", "seconds"))
+    .option("--format <format>", "text (default) or json", textOrJson, "text")
     .action(async (config: string, input: string | undefined, options: ToolsOptions) =>
       run(() => toolsCommand(config, input, options), () => options.format)
     )

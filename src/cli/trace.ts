@@ -5,9 +5,10 @@ import { writeFile } from "node:fs/promises"
 import type { Registration } from "./shell.ts"
 import type { Trace } from "lambdagent"
 import { CliError, ExitCode, readTextFile } from "./io.ts"
+import { integer, textOrJson } from "./options.ts"
 
 interface TraceOptions {
-  readonly step?: string
+  readonly step?: number
   readonly filter?: string
   readonly timeline?: boolean
   readonly flamegraph?: string
@@ -118,8 +119,7 @@ export const traceCommand = async (path: string, options: TraceOptions): Promise
     : indexed.filter(({ event }) => event.name.includes(options.filter!) || event.kind === options.filter || eventLabel(event).includes(options.filter!))
   events = selected.map((s) => s.event)
   if (options.step !== undefined) {
-    const n = Number(options.step)
-    const found = indexed.find((s) => s.index === n)
+    const found = indexed.find((s) => s.index === options.step)
     if (found === undefined) throw new CliError(`Step ${options.step} not found (total: ${indexed.length})`, ExitCode.failed, "StepNotFound")
     process.stdout.write((options.format === "json" ? JSON.stringify(found.event) : formatEventDetail(found.event, found.index)) + "\n")
     return
@@ -141,10 +141,10 @@ export const registerTrace: Registration = (program, run) => {
     .command("trace")
     .description("show a recorded trace: every step, one step in detail, a timeline or a flame graph")
     .argument("<file>", "a trace file (from run --trace-file, or run --format json output)")
-    .option("--step <n>", "show step N in detail")
+    .option("--step <n>", "show step N in detail", integer("--step", 0))
     .option("--filter <term>", "only the steps of this name or kind")
     .option("--timeline", "a time line of the steps")
     .option("--flamegraph <out.svg>", "write a flame graph as SVG")
-    .option("--format <format>", "text or json", "text")
+    .option("--format <format>", "text or json", textOrJson, "text")
     .action(async (file: string, options: TraceOptions) => run(() => traceCommand(file, options), () => options.format))
 }

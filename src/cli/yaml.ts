@@ -2,8 +2,7 @@
  * `lambdagent compile | lint | lambda`: the YAML plugin's commands.
  */
 import type { Registration } from "./shell.ts"
-import { CliError, ExitCode } from "./io.ts"
-
+import { integer, oneOf, textOrJson } from "./options.ts"
 
 const emit = (result: { readonly stdout: string; readonly stderr: string; readonly exitCode: number }) => {
   process.stdout.write(result.stdout)
@@ -13,19 +12,12 @@ const emit = (result: { readonly stdout: string; readonly stderr: string; readon
 
 const list = (text: string | undefined) => (text === undefined ? undefined : text.split(",").map((s) => s.trim()).filter((s) => s !== ""))
 
-const count = (text: string | undefined, flag: string): number | undefined => {
-  if (text === undefined) return undefined
-  const n = Number(text)
-  if (!Number.isInteger(n) || n < 0) throw new CliError(`${flag} expects a non-negative integer, got ${JSON.stringify(text)}`, ExitCode.compile, "UsageError")
-  return n
-}
-
 export const registerYaml: Registration = (program, run) => {
   program
     .command("compile")
     .description("compile agent configs (a file or a directory) and print their lambda structure")
     .argument("<target>", "a .yml/.yaml file or a directory of them")
-    .option("--format <format>", "text or json", "text")
+    .option("--format <format>", "text or json", textOrJson, "text")
     .option("--validate", "also lint; lint errors give exit code 3")
     .action(async (target: string, options: { format: "text" | "json"; validate?: boolean }) =>
       run(async () => {
@@ -37,22 +29,18 @@ export const registerYaml: Registration = (program, run) => {
     .command("lint")
     .description("check agent configs: structure, termination, bounds, tools, routes")
     .argument("<target>", "a .yml/.yaml file or a directory of them")
-    .option("--level <level>", "lowest level to report: error, warn or info")
+    .option("--level <level>", "lowest level to report: error, warn or info", oneOf("--level", ["error", "warn", "info"]))
     .option("--rules <ids>", "only these rules (comma-separated, e.g. L001,L004)")
     .option("--ignore <ids>", "skip these rules")
-    .option("--max-llm-calls <n>", "fail when the worst case makes more LLM calls")
-    .option("--max-tool-calls <n>", "fail when the worst case makes more tool calls")
-    .option("--format <format>", "text or json", "text")
-    .action(async (target: string, options: { level?: "error" | "warn" | "info"; rules?: string; ignore?: string; maxLlmCalls?: string; maxToolCalls?: string; format: "text" | "json" }) =>
+    .option("--max-llm-calls <n>", "fail when the worst case makes more LLM calls", integer("--max-llm-calls", 0))
+    .option("--max-tool-calls <n>", "fail when the worst case makes more tool calls", integer("--max-tool-calls", 0))
+    .option("--format <format>", "text or json", textOrJson, "text")
+    .action(async (target: string, options: { level?: "error" | "warn" | "info"; rules?: string; ignore?: string; maxLlmCalls?: number; maxToolCalls?: number; format: "text" | "json" }) =>
       run(async () => {
         const yaml = await import("lambdagent/yaml")
-        if (options.level !== undefined && !["error", "warn", "info"].includes(options.level)) {
-          throw new CliError(`--level expects error, warn or info, got ${JSON.stringify(options.level)}`, ExitCode.compile, "UsageError")
-        }
         const rules = list(options.rules)
         const ignore = list(options.ignore)
-        const maxLlmCalls = count(options.maxLlmCalls, "--max-llm-calls")
-        const maxToolCalls = count(options.maxToolCalls, "--max-tool-calls")
+        const { maxLlmCalls, maxToolCalls } = options
         emit(yaml.lintCommand(target, {
           format: options.format,
           ...(options.level !== undefined ? { level: options.level } : {}),
@@ -67,14 +55,11 @@ export const registerYaml: Registration = (program, run) => {
     .command("lambda")
     .description("print an agent as a lambda expression")
     .argument("<config>", "a .yml/.yaml file")
-    .option("--format <format>", "human, formal or json", "human")
+    .option("--format <format>", "human, formal or json", oneOf("--format", ["human", "formal", "json"]), "human")
     .option("--desugar", "expand the agent forms into the pure core where one exists")
     .action(async (config: string, options: { format: "human" | "formal" | "json"; desugar?: boolean }) =>
       run(async () => {
         const yaml = await import("lambdagent/yaml")
-        if (!["human", "formal", "json"].includes(options.format)) {
-          throw new CliError(`--format expects human, formal or json, got ${JSON.stringify(options.format)}`, ExitCode.compile, "UsageError")
-        }
         emit(yaml.lambdaCommand(config, { format: options.format, ...(options.desugar === true ? { desugar: true } : {}) }))
       }, () => (options.format === "json" ? "json" : "text"))
     )

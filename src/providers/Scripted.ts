@@ -2,11 +2,12 @@
  * The offline scripted model: deterministic replies with no network, for tests, demos, benchmarks
  * and the CLI's default.
  *
- * A script is one of four rules: `Echo` (answer with the last user message), `Fixed` (always the
- * same text), `Sequence` (the given replies in order) or `Respond` (a function of the request).
- * When a sequence runs out, a call fails with `ProviderError` reason `Unavailable` — an agent that
- * asks more often than its script expects is a bug worth seeing; pass `exhausted: "repeat-last"` to
- * keep answering with the last reply instead.
+ * A script is one of five rules: `Echo` (answer with the last user message), `Fixed` (always the
+ * same text), `Sequence` (the given replies in order), `Plan` (replies in order that may quote the
+ * last tool result, to replay what a real model did in an agent loop while the tools run for real)
+ * or `Respond` (a function of the request). When a sequence or a plan runs out, a call fails with
+ * `ProviderError` reason `Unavailable` — an agent that asks more often than its script expects is a
+ * bug worth seeing; pass `exhausted: "repeat-last"` to keep answering with the last reply instead.
  *
  * Usage is estimated as characters / 4, rounded up. Streaming splits the reply into word chunks
  * (each word with its trailing whitespace), so the concatenated text equals the `chat` text.
@@ -58,7 +59,12 @@ export type Rule =
   | { readonly _tag: "Echo" }
   | { readonly _tag: "Fixed"; readonly text: string }
   | { readonly _tag: "Sequence"; readonly replies: ReadonlyArray<Reply> }
-  | { readonly _tag: "Respond"; readonly respond: (request: ChatRequest) => Reply }
+  | { readonly _tag: "Plan"; readonly steps: ReadonlyArray<string> }
+  | {
+    readonly _tag: "Respond"
+    /** The reply to a request; a throw becomes a `ProviderError` of reason `BadResponse`. */
+    readonly respond: (request: ChatRequest) => Reply
+  }
 
 /**
  * Options of the scripted model.
@@ -78,7 +84,7 @@ export interface Options {
   readonly model?: string
   /** Simulated latency per reply, in milliseconds (uses `Effect.sleep`, so `TestClock` drives it). Default 0. */
   readonly latencyMs?: number
-  /** What a `Sequence` does once every reply was used: fail (default) or repeat the last reply. */
+  /** What a `Sequence` or a `Plan` does once every reply was used: fail (default) or repeat the last reply. */
   readonly exhausted?: "fail" | "repeat-last"
 }
 
@@ -108,6 +114,33 @@ const lastUserText = (messages: ReadonlyArray<ChatMessage>): string => {
   }
   return ""
 }
+
+/**
+ * The last tool result a model was shown: the content of a trailing `tool` message, else what
+ * follows the last `Observation:` of the last user message (how the ReAct loop writes its state),
+ * else the empty string.
+ *
+ * @since 0.2.0
+ * @category utils
+ * @example
+ * ```ts
+ * import { Scripted } from "lambdagent"
+ * Scripted.lastObservation([{ role: "user", content: "Q?\nAction: run\nObservation: 42" }]) // "42"
+ * ```
+ */
+export const lastObservation = (messages: ReadonlyArray<ChatMessage>): string => {
+  const last = messages[messages.length - 1]
+  if (last?.role === "tool") return last.content
+  const text = lastUserText(messages)
+  const marker = /(?:^|\n)Observation:[ \t]?/g
+  let start = -1
+  for (let match = marker.exec(text); match !== null; match = marker.exec(text)) start = match.index + match[0].length
+  return start < 0 ? "" : text.slice(start).trim()
+}
+
+/** A plan step with the observation in place: quoted (`"{{observation}}"`) as a JSON string, else as it is. */
+const fillObservation = (step: string, observation: string): string =>
+  step.replaceAll("\"{{observation}}\"", JSON.stringify(observation)).replaceAll("{{observation}}", observation)
 
 /**
  * Split a text into word chunks whose concatenation is the text: every word keeps its trailing
@@ -149,6 +182,8 @@ export const make = (
     : isRule(script)
     ? script
     : { _tag: "Sequence", replies: script as ReadonlyArray<Reply> }
+  const exhausted = (what: "script" | "plan", used: number, one: string, many: string) =>
+    new ProviderError({ provider: name, reason: "Unavailable", message: `${name}: the ${what} is exhausted (${used} ${used === 1 ? one : many} used)` })
   const name = options.name ?? "scripted"
   const model = options.model ?? "scripted"
   const latencyMs = options.latencyMs !== undefined && options.latencyMs > 0 ? options.latencyMs : 0
@@ -169,13 +204,14 @@ export const make = (
         const replies = rule.replies
         if (cursor < replies.length) reply = replies[cursor++]!
         else if (repeatLast && replies.length > 0) reply = replies[replies.length - 1]!
-        else {
-          return new ProviderError({
-            provider: name,
-            reason: "Unavailable",
-            message: `${name}: the script is exhausted (${replies.length} ${replies.length === 1 ? "reply" : "replies"} used)`
-          })
-        }
+        else return exhausted("script", replies.length, "reply", "replies")
+        break
+      }
+      case "Plan": {
+        const steps = rule.steps
+        const step = cursor < steps.length ? steps[cursor++] : repeatLast ? steps[steps.length - 1] : undefined
+        if (step === undefined) return exhausted("plan", steps.length, "step", "steps")
+        reply = step.includes("{{observation}}") ? fillObservation(step, lastObservation(request.messages)) : step
         break
       }
       case "Respond":
@@ -273,6 +309,28 @@ export const sequence = (replies: ReadonlyArray<Reply>, options?: Options): Lang
   make({ _tag: "Sequence", replies }, options)
 
 /**
+ * A model that follows a recorded plan: the given replies in order, each with `{{observation}}`
+ * replaced by the last tool result it was shown (see {@link lastObservation}); written with its
+ * quotes, `"{{observation}}"` becomes that result as a JSON string, so a reply that is a JSON tool
+ * call stays valid JSON whatever the tool said. It replays what a real model answered in an agent
+ * loop, while the tools compute for real: a deterministic demo of an agent with no provider to
+ * reach. Runs out as a sequence does (see {@link Options} `exhausted`).
+ *
+ * @since 0.2.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Scripted } from "lambdagent"
+ * const model = Scripted.plan(['{"tool": "add", "args": [19, 23]}', "The sum is {{observation}}."])
+ * Effect.runSync(model.chat({ messages: [{ role: "user", content: "What is 19 + 23?" }] })) // the tool call
+ * const answer = Effect.runSync(model.chat({ messages: [{ role: "user", content: "…\nObservation: 42" }] }))
+ * console.log(answer.text) // "The sum is 42."
+ * ```
+ */
+export const plan = (steps: ReadonlyArray<string>, options?: Options): LanguageModelShape => make({ _tag: "Plan", steps }, options)
+
+/**
  * A model that answers with a function of the request.
  *
  * @since 0.1.0
@@ -286,10 +344,11 @@ export const sequence = (replies: ReadonlyArray<Reply>, options?: Options): Lang
 export const respond = (f: (request: ChatRequest) => Reply, options?: Options): LanguageModelShape =>
   make({ _tag: "Respond", respond: f }, options)
 
-const specHelp = "expected scripted:echo, scripted:fixed:<text> or scripted:sequence:<JSON array of strings>"
+const specHelp = "expected scripted:echo, scripted:fixed:<text>, scripted:sequence:<JSON array of strings> or scripted:plan:<JSON array of strings>"
 
 /**
- * Parse a scripted spec: `scripted:echo`, `scripted:fixed:Hello`, `scripted:sequence:["a","b"]`.
+ * Parse a scripted spec: `scripted:echo`, `scripted:fixed:Hello`, `scripted:sequence:["a","b"]`,
+ * `scripted:plan:["…","{{observation}}"]` (see {@link plan}).
  * The `scripted:` prefix is optional, and `scripted` alone means `echo`. Everything after
  * `fixed:` is the text (colons included). Throws `SpecError` for anything else.
  *
@@ -306,18 +365,19 @@ export const parseSpec = (spec: string): Rule => {
   const body = spec === "scripted" ? "" : spec.startsWith("scripted:") ? spec.slice("scripted:".length) : spec
   if (body === "" || body === "echo") return { _tag: "Echo" }
   if (body.startsWith("fixed:")) return { _tag: "Fixed", text: body.slice("fixed:".length) }
-  if (body.startsWith("sequence:")) {
-    const json = body.slice("sequence:".length)
+  const list = /^(sequence|plan):/.exec(body)?.[1]
+  if (list !== undefined) {
+    const json = body.slice(list.length + 1)
     let parsed: unknown
     try {
       parsed = JSON.parse(json)
     } catch {
-      throw new SpecError({ spec, message: `invalid scripted spec "${spec}": the sequence is not valid JSON (${specHelp})` })
+      throw new SpecError({ spec, message: `invalid scripted spec "${spec}": the ${list} is not valid JSON (${specHelp})` })
     }
     if (!Array.isArray(parsed) || !parsed.every((x): x is string => typeof x === "string")) {
-      throw new SpecError({ spec, message: `invalid scripted spec "${spec}": the sequence must be a JSON array of strings` })
+      throw new SpecError({ spec, message: `invalid scripted spec "${spec}": the ${list} must be a JSON array of strings` })
     }
-    return { _tag: "Sequence", replies: parsed }
+    return list === "plan" ? { _tag: "Plan", steps: parsed } : { _tag: "Sequence", replies: parsed }
   }
   throw new SpecError({ spec, message: `invalid scripted spec "${spec}": ${specHelp}` })
 }

@@ -61,8 +61,11 @@ export interface LanguageModelConformanceOptions {
    * with a given reason. Absent: the failure test is skipped.
    */
   readonly failing?: {
+    /** A fresh model that fails, for each check. */
     readonly make: () => LanguageModelShape | Promise<LanguageModelShape>
+    /** The request it fails on; default the suite's request. */
     readonly request?: ChatRequest
+    /** The reason its `ProviderError` must have; any reason when absent. */
     readonly reason?: ProviderErrorReason
   }
   /** Per-test timeout in milliseconds; default 10 000. */

@@ -45,7 +45,9 @@ export interface ConformanceConfig {
  * ```
  */
 export interface ConformanceStore {
+  /** The store under test, empty. */
   readonly store: MemoryStoreShape
+  /** Runs after the test: close connections, delete files. */
   readonly cleanup?: () => Promise<void>
 }
 

@@ -4,7 +4,11 @@
  * peer dependency of this entry only).
  *
  * @since 0.1.0
- * @module
+ * @module lambdagent/testing
  */
+import { exitOnUnsupportedNode } from "../internal/supportedNode.ts"
+
+exitOnUnsupportedNode()
+
 export * from "./LanguageModelKit.ts"
 export * from "./MemoryStoreKit.ts"

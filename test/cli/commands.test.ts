@@ -152,7 +152,7 @@ describe("lambdagent run", () => {
     expect(readFileSync(svg, "utf8")).toMatch(/^<svg/)
   })
 
-  it("exit codes: 4 file not found, 2 compile error, 1 bad options", async () => {
+  it("exit codes: 4 file not found, 2 compile error or bad options", async () => {
     expect((await runCli(["run", "missing.yml", "x"])).code).toBe(4)
     const bad = write("bad.yml", "type: simple\nsystemPromt: typo\n")
     const compile = await runCli(["run", bad, "x"])
@@ -160,7 +160,7 @@ describe("lambdagent run", () => {
     expect(compile.stderr).toContain("systemPrompt")
     const broken = write("broken.yml", "type: [simple\n")
     expect((await runCli(["run", broken, "x"])).code).toBe(2)
-    expect((await runCli(["run", "examples/agents/simple.yml", "x", "--temperature", "hot"])).code).toBe(1)
+    expect((await runCli(["run", "examples/agents/simple.yml", "x", "--temperature", "hot"])).code).toBe(2)
   })
 })
 

@@ -66,7 +66,7 @@ describe("lambdagent eval", () => {
     expect(malformed.stderr.split("\n").length).toBe(2)
     const missing = await runCli(["eval", "no-such-file.json"])
     expect(missing).toMatchObject({ code: 4, stderr: "error: FileNotFound: term file not found: no-such-file.json\n" })
-    expect((await runCli(["eval", "1", "--fuel", "zero"])).code).toBe(1)
+    expect(await runCli(["eval", "1", "--fuel", "zero"])).toMatchObject({ code: 2, stderr: "error: UsageError: --fuel expects a positive integer, got \"zero\"\n" })
     expect((await runCli(["eval"])).code).toBe(2)
     const omega = "{\"app\":{\"func\":{\"lam\":\"x\",\"body\":{\"app\":{\"func\":{\"var\":\"x\"},\"arg\":{\"var\":\"x\"}}}},\"arg\":{\"lam\":\"x\",\"body\":{\"app\":{\"func\":{\"var\":\"x\"},\"arg\":{\"var\":\"x\"}}}}}}"
     const budget = await runCli(["eval", omega, "--fuel", "100000"])

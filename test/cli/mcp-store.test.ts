@@ -106,7 +106,7 @@ describe("lambdagent mcp --store", () => {
 
   it("a bad store value is a usage error", async () => {
     const r = await runCli(["mcp", "--store", "sqlite:tools.db?colour=blue"])
-    expect(r.code).toBe(1)
+    expect(r.code).toBe(2)
     expect(r.stderr).toBe("error: UsageError: --store sqlite:tools.db?colour=blue: unknown option \"colour\" (sqlite: takes ?namespace=NAME)\n")
   })
 

@@ -82,7 +82,7 @@ describe("lambdagent repl (stdin not a terminal)", () => {
     const r = await runCli(["repl", memoryAgent], { stdin: lines(":model nowhere:x", ":temp 7", "still here") })
     expect(r.code).toBe(0)
     expect(r.stderr).toContain("unknown model spec \"nowhere:x\"")
-    expect(r.stderr).toContain("error: UsageError: :temp: expected a number from 0 to 2, got \"7\"")
+    expect(r.stderr).toContain("error: UsageError: :temp expects a number from 0 to 2, got \"7\"")
     expect(r.stdout).toContain("Result: still here\n")
   })
 

@@ -143,9 +143,9 @@ describe("lambdagent tools --test", () => {
     expect(r).toMatchObject({ code: 0, stdout: "done\n" })
   })
 
-  it("fails with exit 1 for an unknown tool; an MCP tool whose server is down answers with an error observation", async () => {
+  it("refuses an unknown tool as a usage error (exit 2) naming the known ones; an MCP tool whose server is down answers with an error observation", async () => {
     const unknown = await runCli(["tools", react, "--test", "nope", "x"])
-    expect(unknown.code).toBe(1)
+    expect(unknown.code).toBe(2)
     expect(unknown.stdout).toBe("")
     expect(unknown.stderr).toMatch(/^error: UnknownTool: unknown tool "nope"; known: .*summarizer/)
     const mcp = await runCli(["tools", react, "--test", "web_search", "x"])
@@ -157,7 +157,7 @@ describe("lambdagent tools --test", () => {
     expect(r.code).toBe(1)
     expect(r.stderr).toMatch(/^error: McpClientError: cannot list the tools of http:\/\/127\.0\.0\.1:9/)
     const wrong = await runCli(["tools", react, "--discover", "elsewhere"])
-    expect(wrong.code).toBe(1)
+    expect(wrong.code).toBe(2)
     expect(wrong.stderr).toContain("no MCP server \"elsewhere\"")
     expect(wrong.stderr).toContain("servers: search-server")
   })

@@ -20,6 +20,32 @@ describe("Scripted model", () => {
       assert.include(error.message, "exhausted")
     }))
 
+  it.effect("plan: replies in order, each quoting the last tool result; then fails with Unavailable", () =>
+    Effect.gen(function*() {
+      const model = Scripted.plan(['{"tool": "run", "args": {"add": [19, 23]}}', '{"tool": "terminate", "args": "{{observation}}"}'])
+      assert.strictEqual((yield* model.chat(ask("What is 19 + 23?"))).text, '{"tool": "run", "args": {"add": [19, 23]}}')
+      const state = "[Previous Context]\nWhat is 19 + 23?\n\n[Step 1]\nThought: …\nAction: run\nObservation: 42"
+      assert.strictEqual((yield* model.chat(ask(state))).text, '{"tool": "terminate", "args": "42"}')
+      const error = yield* Effect.flip(model.chat(ask("again")))
+      assert.strictEqual(error.reason, "Unavailable")
+      assert.strictEqual(error.message, "scripted: the plan is exhausted (2 steps used)")
+    }))
+
+  it.effect("plan: a quoted \"{{observation}}\" becomes a JSON string, so a tool call stays JSON whatever the tool said", () =>
+    Effect.gen(function*() {
+      const model = Scripted.plan(['{"tool": "terminate", "args": "{{observation}}"}', "Said: {{observation}}"], { exhausted: "repeat-last" })
+      const said = 'Observation: [ERROR: "x" is not a number]'
+      assert.deepStrictEqual(JSON.parse((yield* model.chat(ask(said))).text), { tool: "terminate", args: '[ERROR: "x" is not a number]' })
+      assert.strictEqual((yield* model.chat(ask(said))).text, 'Said: [ERROR: "x" is not a number]')
+      assert.strictEqual((yield* model.chat(ask(said))).text, 'Said: [ERROR: "x" is not a number]')
+    }))
+
+  it("lastObservation: a trailing tool message, else the last Observation: of the last user message, else nothing", () => {
+    assert.strictEqual(Scripted.lastObservation([{ role: "user", content: "Q" }, { role: "tool", content: "7", toolCallId: "1" }]), "7")
+    assert.strictEqual(Scripted.lastObservation([{ role: "user", content: "Observation: 1\nAction: run\nObservation:  two lines\nof text \n" }]), "two lines\nof text")
+    assert.strictEqual(Scripted.lastObservation([{ role: "user", content: "no tool was called" }]), "")
+  })
+
   it.effect("sequence with exhausted: repeat-last keeps answering the last reply", () =>
     Effect.gen(function*() {
       const model = Scripted.make(["one", "two"], { exhausted: "repeat-last" })
@@ -156,6 +182,7 @@ describe("Scripted model", () => {
       assert.deepStrictEqual(Scripted.parseSpec("scripted:fixed:Hello"), { _tag: "Fixed", text: "Hello" })
       assert.deepStrictEqual(Scripted.parseSpec("scripted:fixed:a:b c"), { _tag: "Fixed", text: "a:b c" })
       assert.deepStrictEqual(Scripted.parseSpec("scripted:sequence:[\"a\",\"b\"]"), { _tag: "Sequence", replies: ["a", "b"] })
+      assert.deepStrictEqual(Scripted.parseSpec("scripted:plan:[\"a\",\"{{observation}}\"]"), { _tag: "Plan", steps: ["a", "{{observation}}"] })
     })
 
     it("rejects malformed specs with a SpecError that says what is expected", () => {

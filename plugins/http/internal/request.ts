@@ -20,7 +20,8 @@ const challenge = (error?: string) => ({
  * first, so the comparison takes the same time whatever the length or content of the guess.
  * The check fails with a 401 `Unauthorized` {@link HttpFailure} carrying a `WWW-Authenticate`
  * challenge. `serve`'s `token` option uses it; `lambdagent mcp --token` gives it to the MCP HTTP
- * transport as its `authorize` option.
+ * transport as its `authorize` option. A token that is not a non-empty string (say, an environment
+ * variable that is not set) throws a `TypeError` at once, rather than a server that no token opens.
  *
  * @since 0.1.0
  * @category constructors
@@ -33,6 +34,9 @@ const challenge = (error?: string) => ({
  * ```
  */
 export const bearerCheck = (token: string): (header: string | undefined) => void => {
+  if (typeof token !== "string" || token === "") {
+    throw new TypeError(`bearerCheck needs a non-empty token, got ${token === "" ? "an empty string" : String(token)}: is the variable that should hold it set?`)
+  }
   const expected = digest(token)
   return (header) => {
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? "")
