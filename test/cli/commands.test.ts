@@ -125,7 +125,7 @@ describe("lambdagent run", () => {
     expect(missing.code).toBe(4)
     expect(missing.stderr).toContain("no such questions file")
     const badMode = await runCli(["rag", "eval", "--mode", "fuzzy", "--persist-directory", index])
-    expect(badMode.code).toBe(1)
+    expect(badMode.code).toBe(2)
     expect(badMode.stderr).toContain("--mode expects bm25, vector or hybrid")
   }, 120_000)
 
