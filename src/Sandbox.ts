@@ -84,7 +84,7 @@ export interface Policy {
 }
 
 /**
- * Fields that override a preset's.
+ * Fields that override a preset's; an `undefined` field keeps the preset's value.
  *
  * @since 0.2.0
  * @category models
@@ -94,7 +94,7 @@ export interface Policy {
  * const o: Sandbox.PolicyOverrides = { memoryMb: 512, network: true }
  * ```
  */
-export type PolicyOverrides = Partial<Omit<Policy, "preset">>
+export type PolicyOverrides = { readonly [K in Exclude<keyof Policy, "preset">]?: Policy[K] | undefined }
 
 /**
  * The presets, field by field as seed §20.2 gives them.
@@ -155,7 +155,7 @@ const positiveIntegers = ["timeout", "memoryMb", "maxOutputBytes", "maxFds"] as 
 export const resolvePolicy = (preset: PresetName = "default", overrides: PolicyOverrides = {}): Policy => {
   const base = (presets as Record<string, Policy | undefined>)[preset]
   if (base === undefined) throw new InvalidPolicy({ field: "preset", message: `unknown sandbox preset ${JSON.stringify(preset)}: use ${presetNames.join(", ")}` })
-  const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) as PolicyOverrides
+  const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) as Partial<Policy>
   const policy: Policy = { ...base, ...defined }
   for (const field of positiveIntegers) {
     const value = policy[field]
