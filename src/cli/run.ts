@@ -6,6 +6,7 @@ import type { Registration } from "./shell.ts"
 import { type Trace, Value } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
 import { CliError, describeError, ExitCode, onInterrupt, readStdin, readTextFile } from "./io.ts"
+import { parseSandboxFlag, SANDBOX_FLAGS, SANDBOX_HELP } from "./sandbox.ts"
 import { startStatus } from "./status.ts"
 import { formatEventLine, summaryLine } from "./trace.ts"
 
@@ -19,6 +20,7 @@ export interface RunOptions {
   readonly timeout?: string
   readonly tool: Array<string>
   readonly toolTimeout?: string
+  readonly sandbox?: string
   readonly env: Array<string>
   readonly output?: string
   readonly format: "text" | "json"
@@ -71,6 +73,7 @@ export const runCommand = async (config: string, positional: string | undefined,
   const temperature = number(options.temperature, "--temperature", (n) => n >= 0 && n <= 2)
   const timeout = number(options.timeout, "--timeout", (n) => n > 0)
   const toolTimeout = number(options.toolTimeout, "--tool-timeout", (n) => n > 0)
+  const sandbox = parseSandboxFlag(options.sandbox)
   const extraEnv = parseEnv(options.env)
   const env = Object.keys(extraEnv).length > 0 ? { ...process.env, ...extraEnv } : undefined
   if (env !== undefined) Object.assign(process.env, extraEnv)
@@ -88,6 +91,7 @@ export const runCommand = async (config: string, positional: string | undefined,
     ...(options.model !== undefined ? { model: options.model } : {}),
     extraTools,
     ...(env !== undefined ? { env } : {}),
+    ...(sandbox !== undefined ? { sandbox } : {}),
     trace: options.verbose === true ? "beta" : "agent",
     budgets: { ...agent.compiled?.budget, ...(timeout !== undefined ? { timeMs: timeout * 1000 } : {}) }
   })
@@ -155,8 +159,9 @@ export const registerRun: Registration = (program, run) => {
     .option("--temperature <t>", "override the temperature of every LLM call")
     .option("--model <spec>", "send every LLM call to this model (provider:name, e.g. openai:gpt-4o-mini or scripted:echo)")
     .option("--timeout <seconds>", "wall-time budget of the run")
-    .option("--tool <NAME=CMD>", "a shell command as a tool; {} is replaced by the input (repeatable)", collect, [])
+    .option("--tool <NAME=CMD>", "a shell command as a tool; {} stands for the input, passed as one argument (repeatable)", collect, [])
     .option("--tool-timeout <seconds>", "timeout of --tool commands (default 30)")
+    .option(SANDBOX_FLAGS, SANDBOX_HELP)
     .option("--env <KEY=VALUE>", "set an environment variable for the run, its tools and providers (repeatable)", collect, [])
     .option("--output <file>", "also write the result to a file")
     .option("--format <format>", "text (default) or json: {result, trace, stats} on stdout", "text")

@@ -5,6 +5,7 @@
 import type { Registration } from "./shell.ts"
 import { Term } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
+import { parseSandboxFlag, SANDBOX_FLAGS, SANDBOX_HELP } from "./sandbox.ts"
 import { bearerToken, CliError, ExitCode, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
 import { collect, hostPolicy, httpSecurity } from "./mcp.ts"
 
@@ -19,6 +20,7 @@ interface ServeOptions {
   readonly http?: string
   readonly allowHost: Array<string>
   readonly allowOrigin: Array<string>
+  readonly sandbox?: string
 }
 
 const port = (text: string | undefined, flag: string): number | undefined => {
@@ -36,10 +38,12 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
   const token = options.mcp === true ? undefined : bearerToken(options.token)
   const policy = options.mcp === true ? {} : await hostPolicy(options)
   const extraTools = shellTools(options.tool)
+  const sandbox = parseSandboxFlag(options.sandbox)
   const agent = await loadAgent(config, { tools: extraTools })
   const { close, notices, runtime } = await buildRuntime(agent, {
     ...(options.model !== undefined ? { model: options.model } : {}),
     extraTools,
+    ...(sandbox !== undefined ? { sandbox } : {}),
     ...(agent.compiled !== undefined ? { budgets: agent.compiled.budget } : {})
   })
   for (const notice of notices) process.stderr.write(`${notice}\n`)
@@ -87,6 +91,7 @@ export const registerServe: Registration = (program, run) => {
     .option("--timeout <seconds>", "per-request time limit (default 120)")
     .option("--model <spec>", "send every LLM call to this model")
     .option("--tool <NAME=CMD>", "a shell command as a tool (repeatable)", collect, [])
+    .option(SANDBOX_FLAGS, SANDBOX_HELP)
     .option("--mcp", "serve the agent as one MCP tool (stdio, or Streamable HTTP with --http)")
     .option("--http <port>", "with --mcp: listen for Streamable HTTP on this port")
     .option("--allow-host <host>", "also accept this Host header (name or name:port; repeatable); with --mcp, for --http only", collect, [])
