@@ -189,7 +189,7 @@ describe.skipIf(!capabilities.available)("enforcement, seen by a ReAct agent", (
     const out = await call(tool, `echo kept > kept.txt && echo gone > /tmp/${marker} && echo quiet > /dev/null && ls /dev && ls /tmp && ls /sys | wc -l`)
     // the work directory is under /tmp here, so the private /tmp holds its path and the marker only
     const workName = work.slice("/tmp/".length).split("/")[0]!
-    expect(String(out).split("\n")).toEqual(["fd", "full", "null", "random", "shm", "stderr", "stdin", "stdout", "urandom", "zero", ...[marker, workName].sort(), "0"])
+    expect(String(out).split("\n")).toEqual(["fd", "null", "random", "shm", "stderr", "stdin", "stdout", "urandom", "zero", ...[marker, workName].sort(), "0"])
     expect(readdirSync(work)).toContain("kept.txt")
     expect(existsSync(join("/tmp", marker))).toBe(false)
   })

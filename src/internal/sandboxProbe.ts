@@ -162,7 +162,8 @@ const probeNow = async (): Promise<Capabilities> => {
     if (outcome.limited) return { ...base, processLimit: "rlimit", missing: [] }
     const cgroup = pidsCgroup()
     if (cgroup !== undefined) {
-      const group = makeCgroup(cgroup, 3)
+      // the first process and the command's shell: the shell's subshell is one too many
+      const group = makeCgroup(cgroup, 2)
       const check = await trial(programs, workDir, network, group.procs)
       group.release()
       if (check.started && check.limited) return { ...base, processLimit: "cgroup", cgroup, missing: [] }

@@ -115,9 +115,10 @@ export const runSandboxed = async (
   capabilities: Capabilities,
   options: { readonly stdin?: string; readonly env?: NodeJS.ProcessEnv; readonly timeoutMs: number; readonly signal?: AbortSignal }
 ): Promise<SandboxedResult> => {
-  // the launcher's own two processes (unshare and the namespaces' first process) count too
+  // the launcher's own processes count too: unshare (which joins the user namespace) for
+  // RLIMIT_NPROC, and the namespaces' first process for both
   const tasks = limits.processes + 2
-  const cgroup = capabilities.processLimit === "cgroup" && capabilities.cgroup !== undefined ? makeCgroup(capabilities.cgroup, tasks) : undefined
+  const cgroup = capabilities.processLimit === "cgroup" && capabilities.cgroup !== undefined ? makeCgroup(capabilities.cgroup, limits.processes + 1) : undefined
   try {
     const { args, file } = launchCommand({
       programs: capabilities.programs!,

@@ -8,7 +8,7 @@
  * every process of the namespace, and lets `unshare` reap it), that the command started, and how
  * the command ended.
  *
- * Both scripts are constants: everything variable (paths, limits, the command) reaches them as
+ * The script is a constant: everything variable (paths, limits, the command) reaches it as
  * positional arguments, never as script text.
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
@@ -34,42 +34,44 @@ export interface LaunchSpec {
   readonly tmpMb: number
   readonly cpuSeconds: number
   readonly addressSpaceBytes: number
-  /** RLIMIT_NPROC: the tasks of the sandbox's user, its two own processes included. */
+  /** RLIMIT_NPROC: the tasks of the sandbox's user, `unshare` and the first process included. */
   readonly tasks: number
   readonly files: number
-  /** The `cgroup.procs` file of a pids cgroup to join first (where RLIMIT_NPROC does not bind). */
+  /** The `cgroup.procs` file of a pids cgroup the first process joins (where RLIMIT_NPROC does not bind). */
   readonly cgroupProcs?: string
   readonly argv: ReadonlyArray<string>
 }
 
 /**
  * The first process of the namespaces. Arguments: work directory, /dev skeleton, size of /tmp (a
- * tmpfs size such as `64m`), whether to hide /run (1 or 0), the programs mount, setpriv and prlimit, then prlimit's
- * options, `--` and the command.
+ * tmpfs size such as `64m`), whether to hide /run (1 or 0), the `cgroup.procs` file of a pids
+ * cgroup to join (or `-`), the programs mount, setpriv and prlimit, then prlimit's options, `--`
+ * and the command.
  */
-export const SETUP_SCRIPT = String.raw`work=$1 stage=$2 tmpsize=$3 hiderun=$4 mnt=$5 setpriv=$6 prlimit=$7
-shift 7
+export const SETUP_SCRIPT = String.raw`work=$1 stage=$2 tmpsize=$3 hiderun=$4 cgroup=$5 mnt=$6 setpriv=$7 prlimit=$8
+shift 8
 path=$PATH
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 fail() { echo "lambdagent-sandbox: $*" >&2; exit 125; }
-read -r hostpid _ </proc/self/stat && echo "pid $hostpid" >&3
+read -r hostpid _ </proc/self/stat || fail "cannot read /proc/self/stat"
+if [ "$cgroup" != - ]; then echo 0 >"$cgroup" || fail "cannot join the cgroup $cgroup"; fi
+echo "pid $hostpid" >&3
 cd -- "$work" || fail "cannot enter the work directory $work"
 exec 6</dev || fail "cannot open /dev"
 while read -r _ _ _ _ point options _; do
   case $options in ro|ro,*) continue ;; esac
   case $point in /proc|/proc/*|/dev|/dev/*|/sys|/sys/*|/tmp|/tmp/*) continue ;; esac
   if [ "$hiderun" = 1 ]; then case $point in /run|/run/*) continue ;; esac; fi
-  case $point in *\\*) point=$(printf '%b' "$point") ;; esac
+  case $point in *\*) point=$(printf '%b' "$point") ;; esac
   "$mnt" -n -o remount,bind,ro -- "$point" 2>/dev/null || fail "cannot make $point read-only"
 done </proc/self/mountinfo
 "$mnt" -n -t tmpfs -o size=4k,mode=555,ro,nosuid,nodev,noexec tmpfs /sys || fail "cannot hide /sys"
-"$mnt" -n --bind -- "$stage" /dev || fail "cannot replace /dev"
-for device in null zero full random urandom; do
+"$mnt" -n --bind -o ro -- "$stage" /dev || fail "cannot replace /dev"
+for device in null zero random urandom; do
   "$mnt" -n -c --bind "/proc/self/fd/6/$device" "/dev/$device" || fail "cannot provide /dev/$device"
 done
 exec 6<&-
 "$mnt" -n -t tmpfs -o "size=$tmpsize,mode=1777,nosuid,nodev" tmpfs /dev/shm || fail "cannot mount /dev/shm"
-"$mnt" -n -o remount,bind,ro /dev || fail "cannot make /dev read-only"
 "$mnt" -n -t tmpfs -o "size=$tmpsize,mode=1777,nosuid,nodev" tmpfs /tmp || fail "cannot mount a private /tmp"
 if [ "$hiderun" = 1 ] && [ -d /run ]; then
   "$mnt" -n -t tmpfs -o size=1m,mode=755,nosuid,nodev tmpfs /run || fail "cannot hide /run"
@@ -87,12 +89,6 @@ wait $!
 echo "exit $?" >&3
 `
 
-/** Run before `unshare` when the sandbox joins a pids cgroup: argument 1 is its `cgroup.procs`. */
-export const CGROUP_ENTRY_SCRIPT = String.raw`echo $$ > "$1" || { echo "lambdagent-sandbox: cannot join the cgroup $1" >&2; exit 125; }
-shift
-exec "$@"
-`
-
 let stage: string | undefined
 
 /**
@@ -102,7 +98,7 @@ let stage: string | undefined
 export const devSkeleton = (): string => {
   if (stage !== undefined) return stage
   const dir = mkdtempSync(join(tmpdir(), "lambdagent-dev-"))
-  for (const device of ["null", "zero", "full", "random", "urandom"]) writeFileSync(join(dir, device), "")
+  for (const device of ["null", "zero", "random", "urandom"]) writeFileSync(join(dir, device), "")
   mkdirSync(join(dir, "shm"))
   symlinkSync("/proc/self/fd", join(dir, "fd"))
   for (const [i, name] of ["stdin", "stdout", "stderr"].entries()) symlinkSync(`/proc/self/fd/${i}`, join(dir, name))
@@ -114,22 +110,22 @@ export const devSkeleton = (): string => {
 /** The program and arguments that run `spec.argv` in the sandbox. */
 export const launchCommand = (spec: LaunchSpec): { readonly file: string; readonly args: ReadonlyArray<string> } => {
   const { programs } = spec
-  const unshare = [
-    programs.unshare,
-    "--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child", "--propagation", "private",
-    ...(spec.isolateNetwork ? ["--net"] : []),
-    "--",
-    "/bin/sh", "-c", SETUP_SCRIPT, "lambdagent-sandbox",
-    spec.workDir, devSkeleton(), `${spec.tmpMb}m`, spec.isolateNetwork ? "1" : "0",
-    programs.mount, programs.setpriv, programs.prlimit,
-    `--cpu=${spec.cpuSeconds}:${spec.cpuSeconds + 1}`,
-    `--as=${spec.addressSpaceBytes}`,
-    `--nproc=${spec.tasks}`,
-    `--nofile=${spec.files}`,
-    "--core=0",
-    "--",
-    ...spec.argv
-  ]
-  if (spec.cgroupProcs === undefined) return { file: unshare[0]!, args: unshare.slice(1) }
-  return { file: "/bin/sh", args: ["-c", CGROUP_ENTRY_SCRIPT, "lambdagent-sandbox", spec.cgroupProcs, ...unshare] }
+  return {
+    file: programs.unshare,
+    args: [
+      "--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child", "--propagation", "private",
+      ...(spec.isolateNetwork ? ["--net"] : []),
+      "--",
+      "/bin/sh", "-c", SETUP_SCRIPT, "lambdagent-sandbox",
+      spec.workDir, devSkeleton(), `${spec.tmpMb}m`, spec.isolateNetwork ? "1" : "0", spec.cgroupProcs ?? "-",
+      programs.mount, programs.setpriv, programs.prlimit,
+      `--cpu=${spec.cpuSeconds}:${spec.cpuSeconds + 1}`,
+      `--as=${spec.addressSpaceBytes}`,
+      `--nproc=${spec.tasks}`,
+      `--nofile=${spec.files}`,
+      "--core=0",
+      "--",
+      ...spec.argv
+    ]
+  }
 }
