@@ -86,6 +86,13 @@ describe.skipIf(!capabilities.available)("--sandbox and the sandbox: block", () 
     }
   })
 
+  it("examples/agents/sandboxed.yml runs its CLI tools in the strict sandbox", async () => {
+    const r = await runCli(["run", "examples/agents/sandboxed.yml", "one two three", "--model", calling("words", "one two three"), "--format", "json"])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stderr).toContain("[sandbox strict: 5 s CPU, 64 MB, no network, 16 processes, 4096 B output, 8 files — for words, lines]")
+    expect(toolOutputs(r)).toEqual(["3"])
+  })
+
   it("an unknown --sandbox value is a usage error", async () => {
     const r = await runCli(["run", agent("x.yml"), "go", "--tool", "run=sh", "--sandbox", "lenient"])
     expect(r.code).toBe(1)
