@@ -20,6 +20,7 @@
  * @since 0.2.0
  * @module
  */
+import { statSync } from "node:fs"
 import { resolve } from "node:path"
 import * as Data from "effect/Data"
 import { rebuilderOf } from "./internal/processTools.ts"
@@ -390,6 +391,7 @@ export const run = async (argv: ReadonlyArray<string>, options: RunOptions): Pro
   if (missing.length > 0) throw unavailable(missing)
   const workDir = resolve(policy.workDir ?? options.cwd ?? process.cwd())
   if (workDir === "/") throw unavailable(["a work directory other than / (it would make the whole file system writable)"])
+  if (!statSync(workDir, { throwIfNoEntry: false })?.isDirectory()) throw unavailable([`the work directory ${workDir}, which is not a directory here`])
   const limits: Limits = {
     cpuSeconds: policy.timeout,
     memoryMb: policy.memoryMb,

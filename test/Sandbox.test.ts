@@ -244,6 +244,11 @@ describe.skipIf(!capabilities.available)("enforcement, seen by a ReAct agent", (
     expect((await failure(hog, "")).message).toMatch(/^\[SANDBOX:memory\]/)
   })
 
+  it("a work directory that is not there, or is /, is refused before anything runs", async () => {
+    await expect(Sandbox.run(["/bin/true"], { policy: Sandbox.presets.strict, cwd: join(work, "missing") })).rejects.toThrow(/needs the work directory .*missing, which is not a directory here/)
+    await expect(Sandbox.run(["/bin/true"], { policy: { ...Sandbox.presets.strict, workDir: "/" } })).rejects.toBeInstanceOf(Sandbox.SandboxUnavailable)
+  })
+
   it("a placeholder reaches a sandboxed command as its argument", async () => {
     const tool = ShellTool.make("echo", "printf '%s' '{}'", { sandbox: Sandbox.presets.strict, cwd: work })
     expect(await call(tool, "a'; touch pwned; '")).toBe("a'; touch pwned; '")

@@ -41,7 +41,7 @@ export interface SandboxedResult extends ProcessResult {
   readonly setupError?: string
 }
 
-const FORK_FAILURE = /Cannot fork|can't fork|fork: (retry: )?Resource temporarily unavailable|fork failed|BlockingIOError: \[Errno 11\]|pthread_create|spawn EAGAIN/i
+const FORK_FAILURE = /Cannot fork|can't fork|fork: (retry: )?Resource temporarily unavailable|fork failed|BlockingIOError: \[Errno 11\]|spawn EAGAIN/i
 
 const SYMPTOMS: ReadonlyArray<readonly [ViolationKind, RegExp]> = [
   ["memory", /MemoryError|out of memory|Cannot allocate memory|memory exhausted|bad_alloc|allocation failed|ENOMEM|xrealloc|xmalloc|failed to map segment/i],
