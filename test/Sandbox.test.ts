@@ -82,13 +82,15 @@ const capabilities = await Sandbox.probe()
 if (!capabilities.available) console.log(`[skipping the sandbox's enforcement tests: the sandbox needs ${capabilities.missing.join("; ")}]`)
 
 describe.skipIf(!capabilities.available)("enforcement, seen by a ReAct agent", () => {
-  const work = mkdtempSync(join(tmpdir(), "lambdagent-sandbox-work-"))
+  let work = ""
   // outside the work directory and outside /tmp (which is private in the sandbox): read-only there
-  const outside = mkdtempSync(join(existsSync("/var/tmp") ? "/var/tmp" : process.cwd(), "lambdagent-sandbox-outside-"))
+  let outside = ""
   let server: Server
   let port = 0
   let requests = 0
   beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), "lambdagent-sandbox-work-"))
+    outside = mkdtempSync(join(existsSync("/var/tmp") ? "/var/tmp" : process.cwd(), "lambdagent-sandbox-outside-"))
     server = createServer((_, res) => {
       requests++
       res.end("reached")

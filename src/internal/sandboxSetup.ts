@@ -11,7 +11,7 @@
  * The script is a constant: everything variable (paths, limits, the command) reaches it as
  * positional arguments, never as script text.
  */
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
@@ -91,18 +91,41 @@ echo "exit $?" >&3
 
 let stage: string | undefined
 
+const DEVICES = ["null", "zero", "random", "urandom"]
+
+/** Whether `dir` is a real directory only this user can write, so its contents are the ones we made. */
+const ownPrivateDirectory = (dir: string): boolean => {
+  const stat = lstatSync(dir, { throwIfNoEntry: false })
+  return stat !== undefined && stat.isDirectory() && stat.uid === process.getuid?.() && (stat.mode & 0o077) === 0
+}
+
+/** Make `path` with `make` unless it is there already (another process may be making it too). */
+const ensure = (path: string, make: () => void): void => {
+  try {
+    make()
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+  }
+}
+
 /**
- * The skeleton of the sandbox's `/dev`, made once per process: empty files the devices are bound
- * onto, `shm`, and the `fd`, `stdin`, `stdout`, `stderr` links. Removed when the process exits.
+ * The skeleton of the sandbox's `/dev`, one per user in the temporary directory: empty files the
+ * devices are bound onto, `shm`, and the `fd`, `stdin`, `stdout`, `stderr` links. A directory of
+ * that name that is not this user's own private one is not used; a fresh one is made instead.
  */
 export const devSkeleton = (): string => {
   if (stage !== undefined) return stage
-  const dir = mkdtempSync(join(tmpdir(), "lambdagent-dev-"))
-  for (const device of ["null", "zero", "random", "urandom"]) writeFileSync(join(dir, device), "")
-  mkdirSync(join(dir, "shm"))
-  symlinkSync("/proc/self/fd", join(dir, "fd"))
-  for (const [i, name] of ["stdin", "stdout", "stderr"].entries()) symlinkSync(`/proc/self/fd/${i}`, join(dir, name))
-  process.once("exit", () => rmSync(dir, { recursive: true, force: true }))
+  let dir = join(tmpdir(), `lambdagent-dev-${process.getuid?.() ?? "user"}`)
+  ensure(dir, () => mkdirSync(dir, { mode: 0o700 }))
+  if (!ownPrivateDirectory(dir)) {
+    dir = mkdtempSync(join(tmpdir(), "lambdagent-dev-"))
+    const made = dir
+    process.once("exit", () => rmSync(made, { recursive: true, force: true }))
+  }
+  for (const device of DEVICES) ensure(join(dir, device), () => writeFileSync(join(dir, device), "", { flag: "wx" }))
+  ensure(join(dir, "shm"), () => mkdirSync(join(dir, "shm")))
+  ensure(join(dir, "fd"), () => symlinkSync("/proc/self/fd", join(dir, "fd")))
+  for (const [i, name] of ["stdin", "stdout", "stderr"].entries()) ensure(join(dir, name), () => symlinkSync(`/proc/self/fd/${i}`, join(dir, name)))
   stage = dir
   return dir
 }
