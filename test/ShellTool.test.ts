@@ -1,4 +1,5 @@
 import { Effect } from "effect"
+import fc from "fast-check"
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -149,5 +150,24 @@ describe("CliAgent", () => {
     const counter = join(dir, "n")
     const flaky = CliAgent.make("flaky", { command: `if [ -f ${counter} ]; then echo ok; else touch ${counter}; exit 1; fi`, retry: 2 })
     expect(await call(flaky, "x")).toBe("ok")
+  })
+})
+
+describe("ShellTool.compileCommand on any text", () => {
+  const pieces = ["{}", "'", "\"", "\\", "$", "(", ")", "`", "{", "}", "$(", "${", "$((", "))", ";", "|", "&", "<<", "EOF", "\n", "#", " ", "sh", "-c", "echo", "x", "=", "[[", "]]", "find", "-exec", "xargs", "-I"]
+  it("answers with a program or a refusal, never an exception", () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 24 }), (parts) => {
+        const command = `${parts.join("")} {}`
+        try {
+          const compiled = ShellTool.compileCommand(command)
+          const references = (text: string) => text.split(ShellTool.inputVariable).length - 1
+          expect(references(compiled.program) - references(command)).toBe(compiled.placeholders)
+        } catch (error) {
+          expect(error).toBeInstanceOf(ShellTool.UnsafePlaceholder)
+        }
+      }),
+      { numRuns: 3000 }
+    )
   })
 })
