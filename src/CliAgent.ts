@@ -1,11 +1,15 @@
 /**
  * Another program as a tool (`cli.agents` in YAML): the input goes to its standard input, its
- * standard output is the result — a β-reduction across processes.
+ * standard output is the result — a β-reduction across processes. The command is the author's
+ * text, run by `/bin/sh -c`; the input never becomes part of it. With `options.sandbox` every
+ * call runs in the sandbox (see the `Sandbox` module).
  *
  * @since 0.1.0
  * @module
  */
-import { runShell } from "./internal/process.ts"
+import { sandboxable } from "./internal/processTools.ts"
+import { runToolProgram } from "./internal/toolProcess.ts"
+import type * as Sandbox from "./Sandbox.ts"
 import * as Tools from "./Tools.ts"
 
 /**
@@ -32,6 +36,10 @@ export interface Options {
   readonly retry?: number
   readonly description?: string
   readonly env?: NodeJS.ProcessEnv
+  /** Where the program runs (and, sandboxed, the one writable directory); default the process's. */
+  readonly cwd?: string
+  /** Run every call in the sandbox under this policy (see `Sandbox.resolvePolicy`). */
+  readonly sandbox?: Sandbox.Policy
 }
 
 const decodeJson = (stdout: string): string => {
@@ -47,7 +55,9 @@ const decodeJson = (stdout: string): string => {
 
 /**
  * A tool that runs another program. Failures never throw: a non-zero exit gives
- * `[CLI_ERROR:n] <stderr>` and a timeout `[CLI_TIMEOUT after Ns]`, after the retries.
+ * `[CLI_ERROR:n] <stderr>` and a timeout `[CLI_TIMEOUT after Ns]`, after the retries. Sandboxed, a
+ * call a limit stops fails with the `Sandbox.SandboxViolation` (`[SANDBOX:memory] …`) at once,
+ * without retries: the same input would hit the same limit.
  *
  * @since 0.1.0
  * @category constructors
@@ -60,7 +70,7 @@ const decodeJson = (stdout: string): string => {
 export const make = (name: string, options: Options): Tools.ToolDefinition<string> => {
   const timeoutMs = options.timeoutMs ?? 60_000
   const attempts = 1 + Math.max(0, options.retry ?? 0)
-  return {
+  const tool: Tools.ToolDefinition<string> = {
     name,
     kind: "cli",
     description: options.description ?? `The program \`${options.command}\` (input on stdin, answer on stdout).`,
@@ -69,14 +79,16 @@ export const make = (name: string, options: Options): Tools.ToolDefinition<strin
     run: async (input: string, { signal }) => {
       let last = ""
       for (let attempt = 0; attempt < attempts && !signal.aborted; attempt++) {
-        const result = await runShell(options.command, {
+        const result = await runToolProgram(options.command, {
           stdin: input,
           timeoutMs,
           signal,
-          ...(options.env !== undefined ? { env: options.env } : {})
+          ...(options.env !== undefined ? { env: options.env } : {}),
+          ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+          ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {})
         })
         if (result.timedOut) last = `[CLI_TIMEOUT after ${timeoutMs / 1000}s] ${name}`
-        else if (result.code !== 0) last = `[CLI_ERROR:${result.code}] ${result.stderr.trim()}`
+        else if (result.exitCode !== 0) last = `[CLI_ERROR:${result.exitCode}] ${result.stderr.trim()}`
         else {
           const out = result.stdout.trim()
           if (options.format === "json") return decodeJson(out)
@@ -87,4 +99,5 @@ export const make = (name: string, options: Options): Tools.ToolDefinition<strin
       return last
     }
   }
+  return sandboxable(tool, (sandbox) => make(name, { ...options, sandbox }))
 }

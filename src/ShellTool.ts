@@ -1,14 +1,26 @@
 /**
  * Shell commands as tools (`lambdagent run --tool NAME=CMD`).
  *
- * `{}` in the command is replaced by the agent's input, quoted for the shell, so no input can
- * inject a command; without `{}` the input goes to the command's standard input. Commands that
- * could destroy data or the machine are refused when the tool is defined.
+ * The input never becomes shell syntax. With `{}` placeholders the input reaches the command in
+ * the environment variable `LAMBDAGENT_INPUT`, and each `{}` is rewritten, by the quoting context
+ * it sits in, into an expansion of that variable (bare: `"$LAMBDAGENT_INPUT"`, inside `"…"`:
+ * `${LAMBDAGENT_INPUT}`, inside `'…'`: the quote is closed around `"$LAMBDAGENT_INPUT"`); the shell
+ * never parses an expanded value again. Placements where the command itself would run its argument
+ * as code (the program of `sh -c` or `python -c`, `eval`, `awk` and `sed` scripts, the program
+ * name, a here-document, …) are refused when the tool is defined, with {@link UnsafePlaceholder}.
+ * Without `{}` the input goes to the command's standard input.
+ *
+ * A denylist of destructive commands (recursive `rm`, `dd`, `mkfs`, …) is checked when a tool is
+ * defined, as an early warning about the command text only: it is not a security boundary. What
+ * a command may do is enforced by the sandbox (`options.sandbox`, see the `Sandbox` module).
  *
  * @since 0.1.0
  * @module
  */
-import { runShell } from "./internal/process.ts"
+import { sandboxable } from "./internal/processTools.ts"
+import { compileTemplate, INPUT_VARIABLE } from "./internal/shellTemplate.ts"
+import { runToolProgram } from "./internal/toolProcess.ts"
+import type * as Sandbox from "./Sandbox.ts"
 import * as Tools from "./Tools.ts"
 
 /**
@@ -29,6 +41,30 @@ export class DangerousCommand extends Error {
     readonly rule: string
   ) {
     super(`dangerous command refused (${rule}): ${command}`)
+  }
+}
+
+/**
+ * A `{}` placed where the command would read the input as code, or where its quoting is not
+ * certain: the message says why and what to write instead.
+ *
+ * @since 0.2.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { ShellTool } from "lambdagent"
+ * try { ShellTool.make("run", "sh -c 'echo {}'") } catch (e) { console.log((e as ShellTool.UnsafePlaceholder).message) }
+ * ```
+ */
+export class UnsafePlaceholder extends Error {
+  readonly _tag = "UnsafePlaceholder"
+  constructor(
+    readonly command: string,
+    /** Offset of the `{}` (or of the construct) in the command. */
+    readonly offset: number,
+    readonly reason: string
+  ) {
+    super(`unsafe {} in ${JSON.stringify(command)} at column ${offset + 1}: ${reason}`)
   }
 }
 
@@ -61,7 +97,9 @@ const DANGEROUS: ReadonlyArray<readonly [rule: string, pattern: RegExp]> = [
 ]
 
 /**
- * The rule a command breaks, or `undefined` when it is allowed.
+ * The denylist rule a command breaks, or `undefined` when it breaks none. An early warning about
+ * obviously destructive command text, not a security boundary: a command can do the same things
+ * in ways no pattern sees; the sandbox is what limits it.
  *
  * @since 0.1.0
  * @category guards
@@ -74,6 +112,59 @@ const DANGEROUS: ReadonlyArray<readonly [rule: string, pattern: RegExp]> = [
  */
 export const dangerousRule = (command: string): string | undefined =>
   DANGEROUS.find(([, pattern]) => pattern.test(command))?.[0]
+
+/**
+ * The environment variable that carries the input to a command with `{}` placeholders; a command
+ * may also read it directly.
+ *
+ * @since 0.2.0
+ * @category constants
+ * @example
+ * ```ts
+ * import { ShellTool } from "lambdagent"
+ * console.log(ShellTool.inputVariable) // "LAMBDAGENT_INPUT"
+ * ```
+ */
+export const inputVariable: string = INPUT_VARIABLE
+
+/**
+ * A command template, checked: the program `/bin/sh -c` runs and how many placeholders it expands.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import { ShellTool } from "lambdagent"
+ * const c: ShellTool.CompiledCommand = ShellTool.compileCommand("grep -rn {} src/")
+ * ```
+ */
+export interface CompiledCommand {
+  readonly command: string
+  readonly program: string
+  /** `0`: the input goes to standard input. */
+  readonly placeholders: number
+}
+
+/**
+ * Check a command template and rewrite its `{}` placeholders into expansions of
+ * {@link inputVariable}. Throws {@link UnsafePlaceholder} for a placement the input could escape
+ * or run from. A `{}` after a backslash, in a comment, or in `find … -exec … ;` or `xargs -I {}`
+ * belongs to the command and is left alone.
+ *
+ * @since 0.2.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { ShellTool } from "lambdagent"
+ * ShellTool.compileCommand(`grep -r "{}" src/`).program // 'grep -r "${LAMBDAGENT_INPUT}" src/'
+ * ShellTool.compileCommand("echo '{}'").program // "echo ''\"$LAMBDAGENT_INPUT\"''"
+ * ```
+ */
+export const compileCommand = (command: string): CompiledCommand => {
+  const template = compileTemplate(command)
+  if (!template.ok) throw new UnsafePlaceholder(command, template.refusal.offset, template.refusal.message)
+  return { command, program: template.program, placeholders: template.placeholders }
+}
 
 /**
  * Quote a string for a POSIX shell (single quotes; nothing inside is interpreted).
@@ -122,50 +213,79 @@ export const parseSpec = (spec: string): { name: string; command: string } => {
  * ```
  */
 export interface Options {
-  /** Default 30 seconds. */
+  /** Wall-clock limit of one call; default 30 seconds. */
   readonly timeoutMs?: number
   readonly description?: string
   readonly env?: NodeJS.ProcessEnv
+  /** Where the command runs (and, sandboxed, the one writable directory); default the process's. */
+  readonly cwd?: string
+  /** Run every call in the sandbox under this policy (see `Sandbox.resolvePolicy`). */
+  readonly sandbox?: Sandbox.Policy
 }
 
+/** Linux holds an environment string (`NAME=value` and its NUL) in at most 32 pages. */
+const MAX_VARIABLE_BYTES = 32 * 4096 - INPUT_VARIABLE.length - 2
+
+/** The input as an environment value, or why it cannot be one. */
+const checkInput = (input: string): string => {
+  if (input.includes("\0")) {
+    throw new Error("the input holds a NUL byte, which no command argument can carry; a command without {} receives the input on standard input instead")
+  }
+  const bytes = Buffer.byteLength(input, "utf8")
+  if (bytes > MAX_VARIABLE_BYTES) {
+    throw new Error(`the input is ${bytes} bytes, more than the ${MAX_VARIABLE_BYTES} a command argument can hold; a command without {} receives any input on standard input`)
+  }
+  return input
+}
+
+const describeCommand = (compiled: CompiledCommand): string =>
+  `Run \`${compiled.command}\`${compiled.placeholders > 0 ? " with {} replaced by the input" : " with the input on stdin"}.`
+
 /**
- * A tool that runs a shell command. Throws {@link DangerousCommand} for a refused command. The
- * tool's output is the command's standard output; a failing command gives
- * `[EXIT n] <stderr>` and a slow one `[TIMEOUT after Ns]`, as text the agent can read.
+ * A tool that runs a shell command. Throws {@link DangerousCommand} for a command on the denylist
+ * and {@link UnsafePlaceholder} for an unsafe `{}`. The tool's output is the command's standard
+ * output; a failing command gives `[EXIT n] <stderr>` and a slow one `[TIMEOUT after Ns]`, as text
+ * the agent can read. With `options.sandbox`, a call a limit stops fails with the
+ * `Sandbox.SandboxViolation` (`[SANDBOX:memory] …`), which the agent observes.
  *
  * @since 0.1.0
  * @category constructors
  * @example
  * ```ts
- * import { ShellTool } from "lambdagent"
- * const search = ShellTool.make("search", "grep -rn {} src/")
+ * import { Sandbox, ShellTool } from "lambdagent"
+ * const search = ShellTool.make("search", "grep -rn -- {} src/")
+ * const python = ShellTool.make("python", "python3", { sandbox: Sandbox.presets.strict })
  * ```
  */
 export const make = (name: string, command: string, options: Options = {}): Tools.ToolDefinition<string> => {
   const rule = dangerousRule(command)
   if (rule !== undefined) throw new DangerousCommand(command, rule)
+  const compiled = compileCommand(command)
   const timeoutMs = options.timeoutMs ?? Tools.defaultTimeoutMs
-  const placeholder = command.includes("{}")
-  return {
+  const tool: Tools.ToolDefinition<string> = {
     name,
     kind: "shell",
-    description: options.description ?? `Run \`${command}\`${placeholder ? " with {} replaced by the input" : " with the input on stdin"}.`,
+    description: options.description ?? describeCommand(compiled),
     source: command,
     // the process enforces the timeout itself (it kills the process group); the outer one is a backstop
     timeoutMs: timeoutMs + 5_000,
     run: async (input: string, { signal }) => {
-      const line = placeholder ? command.split("{}").join(quote(input)) : command
-      const result = await runShell(line, {
-        ...(placeholder ? {} : { stdin: input }),
+      const env = compiled.placeholders > 0 ? { ...(options.env ?? process.env), [INPUT_VARIABLE]: checkInput(input) } : options.env
+      const result = await runToolProgram(compiled.program, {
+        ...(compiled.placeholders > 0 ? {} : { stdin: input }),
         timeoutMs,
         signal,
-        ...(options.env !== undefined ? { env: options.env } : {})
+        ...(env !== undefined ? { env } : {}),
+        ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
+        ...(options.sandbox !== undefined ? { sandbox: options.sandbox } : {})
       })
       if (result.timedOut) return `[TIMEOUT after ${timeoutMs / 1000}s]`
-      if (result.code !== 0) return `[EXIT ${result.code}] ${(result.stderr || result.stdout).trim()}`
+      if (result.truncated) return `${result.stdout}\n[OUTPUT truncated: the command wrote more than 10 MB and was stopped]`
+      if (result.exitCode !== 0) return `[EXIT ${result.exitCode}] ${(result.stderr || result.stdout).trim()}`
       return result.stdout.replace(/\n$/, "")
     }
   }
+  return sandboxable(tool, (sandbox) => make(name, command, { ...options, sandbox }))
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Effect } from "effect"
-import { existsSync, mkdtempSync } from "node:fs"
+import fc from "fast-check"
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
@@ -8,9 +9,82 @@ import { CliAgent, ShellTool, Tools } from "lambdagent"
 const call = (tool: Tools.ToolDefinition, input: unknown) => Effect.runPromise(Tools.call(tool, input))
 
 describe("ShellTool", () => {
-  it("replaces {} with the quoted input, or passes the input on stdin", async () => {
+  it("replaces {} with the input, or passes the input on stdin", async () => {
     expect(await call(ShellTool.make("echo", "printf '%s' {}"), "hello world")).toBe("hello world")
     expect(await call(ShellTool.make("upper", "tr a-z A-Z"), "shout")).toBe("SHOUT")
+  })
+
+  it("a {} inside quotes cannot inject a command (the issue's two commands)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lambdagent-shell-"))
+    const sh = ShellTool.make("sh", "echo '{}'", { cwd: dir })
+    expect(await call(sh, "a; touch ./pwned")).toBe("a; touch ./pwned")
+    const search = ShellTool.make("search", "grep -r \"{}\" src/ || echo none", { cwd: dir })
+    expect(await call(search, "$(touch ./pwned)")).toBe("none")
+    expect(existsSync(join(dir, "pwned"))).toBe(false)
+  })
+
+  it("rewrites each {} by its quoting context into an expansion of LAMBDAGENT_INPUT", () => {
+    expect(ShellTool.compileCommand("grep -rn {} src/").program).toBe(`grep -rn "$LAMBDAGENT_INPUT" src/`)
+    expect(ShellTool.compileCommand(`grep -r "{}" src/`).program).toBe(`grep -r "\${LAMBDAGENT_INPUT}" src/`)
+    expect(ShellTool.compileCommand("echo 'x{}y'").program).toBe(`echo 'x'"$LAMBDAGENT_INPUT"'y'`)
+    expect(ShellTool.compileCommand("wc -l").placeholders).toBe(0)
+  })
+
+  it.each([
+    ["sh -c {}", "code that sh runs"],
+    ["sh -c 'echo {}'", "sh -c '… \"$1\" …' sh {}"],
+    ["bash -ec \"grep {} f\"", "code that bash runs"],
+    ["python3 -c 'print({})'", "sys.argv[1]"],
+    ["node -e 'console.log(\"{}\")'", "process.argv[1]"],
+    ["perl -ne 'print if /{}/' f", "$ARGV[0]"],
+    ["ruby -e 'puts \"{}\"'", "ARGV[0]"],
+    ["awk '/{}/' f", "awk -v input={}"],
+    ["sed -n 's/{}/x/p' f", "grep -F -e {}"],
+    ["eval echo {}", "code that eval runs"],
+    ["ssh host ls {}", "remote shell"],
+    ["env A=1 sh -c {}", "code that sh runs"],
+    ["timeout 5 bash -c {}", "code that bash runs"],
+    ["python3 {}", "names the script"],
+    ["{} --help", "the program to run"],
+    ["X=1 {}", "the program to run"],
+    ["if {}; then :; fi", "the program to run"],
+    ["xargs {}", "the program to run"],
+    ["cat <<EOF\n{}\nEOF", "here-document"],
+    ["echo 'unterminated {}", "never closed"],
+    ["echo ${x:-{}}", "inside ${…}"],
+    ["echo $(( {} + 1 ))", "arithmetic"],
+    ["echo `echo {}`", "use $(…) instead"],
+    ["echo $'x' {}", "$'…' quoting"],
+    ["[[ {} -eq 1 ]]", "[[ … ]]"],
+    ["read {}", "variable name"],
+    ["find {} -name x", "-delete"]
+  ])("refuses %j when it is defined", (command, says) => {
+    let error: unknown
+    try {
+      ShellTool.make("bad", command)
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(ShellTool.UnsafePlaceholder)
+    expect((error as Error).message).toContain(says)
+    expect((error as Error).message).toMatch(/^unsafe \{\} in .* at column \d+: /)
+  })
+
+  it("leaves the {} of find -exec and xargs -I to them, and a {} after a backslash or in a comment", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lambdagent-shell-"))
+    writeFileSync(join(dir, "a.txt"), "alpha\n")
+    const find = ShellTool.make("find", "find . -name {} -exec cat {} \\;", { cwd: dir })
+    expect(await call(find, "a.txt")).toBe("alpha")
+    expect(await call(ShellTool.make("each", "xargs -I{} echo item:{}"), "one\ntwo")).toBe("item:one\nitem:two")
+    expect(await call(ShellTool.make("literal", "echo \\{} # {}"), "ignored")).toBe("{}")
+  })
+
+  it("an input a command argument cannot carry is a tool error that says why", async () => {
+    const tool = ShellTool.make("echo", "printf '%s' {}")
+    const failure = (input: string) => Effect.runPromise(Effect.flip(Tools.call(tool, input)))
+    expect((await failure("a\u0000b")).message).toContain("NUL byte")
+    expect((await failure("x".repeat(200_000))).message).toMatch(/200000 bytes, more than the \d+ a command argument can hold/)
+    expect(await call(ShellTool.make("count", "wc -c"), "x".repeat(200_000))).toBe("200000")
   })
 
   it("no input can inject a command", async () => {
@@ -24,6 +98,7 @@ describe("ShellTool", () => {
     expect(existsSync(marker)).toBe(false)
   })
 
+  // The denylist is an early warning about the command text only; the sandbox is what limits a command.
   it.each([
     ["rm -rf /"],
     ["rm -fr ~/projects"],
@@ -75,5 +150,24 @@ describe("CliAgent", () => {
     const counter = join(dir, "n")
     const flaky = CliAgent.make("flaky", { command: `if [ -f ${counter} ]; then echo ok; else touch ${counter}; exit 1; fi`, retry: 2 })
     expect(await call(flaky, "x")).toBe("ok")
+  })
+})
+
+describe("ShellTool.compileCommand on any text", () => {
+  const pieces = ["{}", "'", "\"", "\\", "$", "(", ")", "`", "{", "}", "$(", "${", "$((", "))", ";", "|", "&", "<<", "EOF", "\n", "#", " ", "sh", "-c", "echo", "x", "=", "[[", "]]", "find", "-exec", "xargs", "-I"]
+  it("answers with a program or a refusal, never an exception", () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 24 }), (parts) => {
+        const command = `${parts.join("")} {}`
+        try {
+          const compiled = ShellTool.compileCommand(command)
+          const references = (text: string) => text.split(ShellTool.inputVariable).length - 1
+          expect(references(compiled.program) - references(command)).toBe(compiled.placeholders)
+        } catch (error) {
+          expect(error).toBeInstanceOf(ShellTool.UnsafePlaceholder)
+        }
+      }),
+      { numRuns: 3000 }
+    )
   })
 })

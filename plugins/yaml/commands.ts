@@ -15,6 +15,7 @@ import { description, describe, toLambdaExpr } from "./describe.ts"
 import { formatIssue, isYamlError, type YamlError } from "./errors.ts"
 import { lint, type LintOptions, type LintResult } from "./lint.ts"
 import { errorReport, formatLintText, lintExitCode, lintReport } from "./report.ts"
+import { lintRules } from "./rules.ts"
 
 /**
  * What a command prints and how it exits.
@@ -221,7 +222,7 @@ export const lintCommand = (target: string, options: LintCommandOptions = {}): C
   if (files.length === 0) return noFiles(target, format)
   const unknownRules = [...(options.rules ?? []), ...(options.ignore ?? [])].filter((r) => !/^L\d{3}$/i.test(r))
   if (unknownRules.length > 0) {
-    return { stdout: "", stderr: `error: unknown rule id${unknownRules.length > 1 ? "s" : ""} ${unknownRules.join(", ")} (rules are L001…L038)\n`, exitCode: 2 }
+    return { stdout: "", stderr: `error: unknown rule id${unknownRules.length > 1 ? "s" : ""} ${unknownRules.join(", ")} (rules are ${lintRules[0]!.id}…${lintRules.at(-1)!.id})\n`, exitCode: 2 }
   }
   const results = files.map((file) => lint({ path: file }, options))
   const exitCode = lintExitCode(results)

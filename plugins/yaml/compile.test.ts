@@ -1,5 +1,5 @@
 import { readdirSync } from "node:fs"
-import { Budget, Term, Tools, Value } from "lambdagent"
+import { Budget, Sandbox, Term, Tools, Value } from "lambdagent"
 import { describe, expect, it } from "vitest"
 import { compileConfig, fromConfig, loadConfig, type CompiledAgent, toolReferences } from "./compile.ts"
 import { SchemaError, SemanticError } from "./errors.ts"
@@ -429,6 +429,43 @@ describe("memory, guard, rag and the wrapping order", () => {
   })
 })
 
+describe("sandbox", () => {
+  it("compiles the preset and its overrides to runtime.sandbox, and leaves the term as it was", () => {
+    const base = { type: "react", systemPrompt: "x", react: { maxSteps: 3 }, mcp: { localTools: ["terminate"] }, cli: { agents: { wc: { command: "wc -l" } } } }
+    const plain = compile(base)
+    const strict = compile({ ...base, sandbox: { policy: "strict", network: true, memory_mb: 128 } })
+    expect(strict.runtime.sandbox).toEqual({ ...Sandbox.presets.strict, network: true, memoryMb: 128 })
+    expect(Term.toJsonText(strict.term)).toBe(Term.toJsonText(plain.term))
+    expect(strict.tools).toEqual(plain.tools)
+    expect(plain.runtime.sandbox).toBeUndefined()
+    expect(compile({ ...base, sandbox: {} }).runtime.sandbox).toEqual(Sandbox.presets.default)
+    expect(compile({ ...base, sandbox: { enabled: false, policy: "strict" } }).runtime.sandbox).toBeUndefined()
+  })
+
+  it("takes every field of seed §20.1, and work_dir relative to the file", () => {
+    const agent = compileConfig(
+      { type: "simple", systemPrompt: "x", sandbox: { enabled: true, policy: "permissive", timeout: 60, memory_mb: 4096, network: false, allow_subprocess: false, max_output_bytes: 100, max_fds: 16, work_dir: "out" } },
+      { baseDir: "/srv/agents" }
+    )
+    expect(agent.runtime.sandbox).toEqual({ preset: "permissive", timeout: 60, memoryMb: 4096, network: false, allowSubprocess: false, maxOutputBytes: 100, maxFds: 16, workDir: "/srv/agents/out" })
+  })
+
+  it("refuses limits no command can run under (L039), and sandbox below the top level", () => {
+    let error: unknown
+    try {
+      compile({ type: "simple", systemPrompt: "x", sandbox: { timeout: 0 } })
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(SemanticError)
+    expect((error as SemanticError).issues.map((i) => [i.rule, i.field, i.message])).toEqual([
+      ["L039", "sandbox.timeout", "sandbox.timeout is 0: every command would be stopped before it used any CPU time"]
+    ])
+    expect(() => compile({ type: "router", router: { classifier: { prompt: "c" }, routes: { a: { systemPrompt: "a", sandbox: {} } } } })).toThrow(/sandbox/)
+    expect(() => compile({ type: "simple", systemPrompt: "x", sandbox: { policy: "lenient" } })).toThrow(/strict.*default.*permissive/s)
+  })
+})
+
 describe("sharedMemory", () => {
   const show = Term.tool("shared_memory_context")
 
@@ -650,7 +687,7 @@ describe("inputs and determinism", () => {
   const examples = readdirSync("examples/agents").filter((f) => f.endsWith(".yml")).sort()
 
   it("has an example of every kind", () => {
-    expect(examples).toEqual(["calculator.yml", "chain.yml", "guard.yml", "memory.yml", "parallel.yml", "react.yml", "router.yml", "simple.yml", "team.yml"])
+    expect(examples).toEqual(["calculator.yml", "chain.yml", "guard.yml", "memory.yml", "parallel.yml", "react.yml", "router.yml", "sandboxed.yml", "simple.yml", "team.yml"])
   })
 
   it.each(examples)("compiles %s to the same bytes every time, and the term parses back to itself", (file) => {

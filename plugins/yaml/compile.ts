@@ -21,12 +21,13 @@
  * @module
  */
 import { dirname } from "node:path"
-import type { Budget, LanguageModel, MemoryStore, Tools } from "lambdagent"
+import type { Budget, LanguageModel, MemoryStore, Sandbox, Tools } from "lambdagent"
 import { SharedMemory, Term } from "lambdagent"
 import { parserToolNames, isBuiltinTool } from "./builtins.ts"
 import { type FieldPath, formatFieldPath, type Issue, schemaError, semanticError } from "./errors.ts"
 import type { AgentConfig, AgentFile, AgentType, CliAgentConfig, GuardConfig, McpConfig, ModelConfig, SharedMemoryConfig, StepConfig } from "./schema.ts"
 import { knownProviders } from "./schema.ts"
+import { sandboxIssues, sandboxPolicy } from "./sandbox.ts"
 import { parseSource, readSource, type Source } from "./source.ts"
 import { agentsOf, validateConfig } from "./validate.ts"
 import { compileValidatorExpr, parseValidator } from "./validators.ts"
@@ -285,6 +286,8 @@ export interface CompiledAgent {
     readonly checkpoint?: Readonly<Record<string, unknown>>
     readonly cliServer?: Readonly<Record<string, unknown>>
     readonly a2aServer?: Readonly<Record<string, unknown>>
+    /** The policy of an enabled `sandbox:` block, for every tool that runs a process (the term is unchanged). */
+    readonly sandbox?: Sandbox.Policy
   }
   /** Providers named by the LLM calls, in first-use order. */
   readonly providers: ReadonlyArray<string>
@@ -425,6 +428,7 @@ export const semanticIssues = (
       add("L035", [...path, "memory", "strategy"], "strategy custom needs customStore (or a memory store passed in the overrides)", "customStore", "missing")
     }
   }
+  sandboxIssues(file, add)
   const shared = file.sharedMemory
   if (shared !== undefined && shared.enabled !== false && shared.strategy === "custom" && shared.customStore === undefined && overrides.sharedMemoryStore === undefined) {
     add("L036", ["sharedMemory", "strategy"], "sharedMemory strategy custom needs customStore (or a shared memory store passed in the overrides)", "customStore", "missing")
@@ -945,6 +949,7 @@ export const compileConfig = (config: unknown, options: CompileOptions = {}): Co
   if (runtime?.maxMemoryMb !== undefined) budget.memory = runtime.maxMemoryMb * 1024 * 1024
   if (runtime?.maxInputBytes !== undefined) budget.inputBytes = runtime.maxInputBytes
   const baseDir = options.baseDir ?? (source.file !== undefined ? dirname(source.file) : undefined)
+  const sandbox = sandboxPolicy(file.sandbox, baseDir)
   return {
     term,
     name: file.name ?? file.agentId ?? "agent",
@@ -960,7 +965,8 @@ export const compileConfig = (config: unknown, options: CompileOptions = {}): Co
       ...(runtime?.engine !== undefined ? { engine: runtime.engine } : {}),
       ...(file.checkpoint !== undefined ? { checkpoint: file.checkpoint } : {}),
       ...(file.cli?.server !== undefined ? { cliServer: file.cli.server } : {}),
-      ...(file.a2a?.server !== undefined ? { a2aServer: file.a2a.server } : {})
+      ...(file.a2a?.server !== undefined ? { a2aServer: file.a2a.server } : {}),
+      ...(sandbox !== undefined ? { sandbox } : {})
     },
     providers,
     overrides,

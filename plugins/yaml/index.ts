@@ -3,7 +3,7 @@
  *
  * - {@link fromConfig} / {@link loadConfig}: a file (or YAML text) to a `Term` (and the tools,
  *   memory stores and budget a runtime needs around it).
- * - {@link lint}: the L001–L038 rules, bounds on LLM and tool calls, tool references, reachability.
+ * - {@link lint}: the L001–L041 rules, bounds on LLM and tool calls, tool references, reachability.
  * - {@link describe} / {@link toLambdaExpr}: the structure of an agent and its lambda expression.
  * - {@link compileCommand} / {@link lintCommand} / {@link lambdaCommand}: the CLI commands as pure
  *   functions.
@@ -23,6 +23,7 @@ export * from "./errors.ts"
 export * from "./lint.ts"
 export * from "./report.ts"
 export * from "./rules.ts"
+export * from "./sandbox.ts"
 export * from "./schema.ts"
 export * from "./source.ts"
 export * from "./suggest.ts"

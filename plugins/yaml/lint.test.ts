@@ -206,9 +206,17 @@ const cases: Readonly<Record<string, Cases>> = {
       { yaml: `${SIMPLE}mcp: {localTools: [a]}\n`, field: "mcp" },
       { yaml: REACT.replace("react: {maxSteps: 10}", "react: {maxSteps: 10, earlyStop: done}"), field: "react.earlyStop" },
       { yaml: `${SIMPLE}sharedMemory: {strategy: redis, path: team.db}\n`, field: "sharedMemory.path" },
-      { yaml: `${SIMPLE}sharedMemory: {enabled: false, appendOnly: true}\n`, field: "sharedMemory" }
+      { yaml: `${SIMPLE}sharedMemory: {enabled: false, appendOnly: true}\n`, field: "sharedMemory" },
+      { yaml: `${SIMPLE}sandbox: {enabled: false, policy: strict}\n`, field: "sandbox" }
     ],
-    quiet: [{ yaml: CHAIN }, { yaml: REACT }, { yaml: SIMPLE }, { yaml: `${SIMPLE}sharedMemory: {strategy: sqlite, path: team.db}\n` }]
+    quiet: [
+      { yaml: CHAIN },
+      { yaml: REACT },
+      { yaml: SIMPLE },
+      { yaml: `${SIMPLE}sharedMemory: {strategy: sqlite, path: team.db}\n` },
+      { yaml: `${SIMPLE}sandbox: {enabled: false}\n` },
+      { yaml: `${SIMPLE}sandbox: {policy: strict}\n` }
+    ]
   },
   L031: {
     fires: [{ yaml: REACT, options: { maxLlmCalls: 5 }, field: "type" }, { yaml: REACT, options: { maxToolCalls: 3 }, field: "type" }],
@@ -251,6 +259,35 @@ const cases: Readonly<Record<string, Cases>> = {
   L038: {
     fires: [{ yaml: `${SIMPLE}sharedMemory: {inject: false}\n`, field: "sharedMemory.inject" }],
     quiet: [{ yaml: `${SIMPLE}sharedMemory: {inject: false, publish: true}\n` }, { yaml: `${REACT}sharedMemory: {inject: false}\n` }]
+  },
+  L039: {
+    fires: [
+      { yaml: `${SIMPLE}sandbox: {timeout: 0}\n`, field: "sandbox.timeout" },
+      { yaml: `${SIMPLE}sandbox: {policy: strict, memory_mb: 4}\n`, field: "sandbox.memory_mb" },
+      { yaml: `${SIMPLE}sandbox: {max_fds: 2}\n`, field: "sandbox.max_fds" },
+      { yaml: `${SIMPLE}sandbox: {max_output_bytes: 0}\n`, field: "sandbox.max_output_bytes" }
+    ],
+    quiet: [
+      { yaml: `${SIMPLE}sandbox: {policy: strict, network: true}\n` },
+      { yaml: `${SIMPLE}sandbox: {timeout: 1, memory_mb: 8, max_fds: 3, max_output_bytes: 1}\n` },
+      { yaml: `${SIMPLE}sandbox: {enabled: false, timeout: 0}\n` }
+    ]
+  },
+  L040: {
+    fires: [
+      { yaml: `${SIMPLE}cli:\n  agents:\n    sub: {command: "lambdagent run sub.yml --quiet -"}\nsandbox: {policy: default}\n`, field: "cli.agents.sub.command" },
+      { yaml: `${SIMPLE}cli:\n  agents:\n    js: {command: "/usr/bin/node render.js"}\nsandbox: {memory_mb: 512}\n`, field: "sandbox.memory_mb" }
+    ],
+    quiet: [
+      { yaml: `${SIMPLE}cli:\n  agents:\n    sub: {command: "lambdagent run sub.yml --quiet -"}\nsandbox: {memory_mb: 1024}\n` },
+      { yaml: `${SIMPLE}cli:\n  agents:\n    sub: {command: "lambdagent run sub.yml --quiet -"}\nsandbox: {policy: permissive}\n` },
+      { yaml: `${SIMPLE}cli:\n  agents:\n    wc: {command: "wc -l"}\nsandbox: {policy: strict}\n` },
+      { yaml: `${SIMPLE}cli:\n  agents:\n    sub: {command: "lambdagent run sub.yml --quiet -"}\n` }
+    ]
+  },
+  L041: {
+    fires: [{ yaml: `${SIMPLE}sandbox: {policy: strict}\n`, field: "sandbox" }, { yaml: `${SIMPLE}sandbox: {}\n`, field: "sandbox" }],
+    quiet: [{ yaml: SIMPLE }, { yaml: `${SIMPLE}sandbox: {enabled: false}\n` }]
   }
 }
 
@@ -283,6 +320,16 @@ describe("every rule of the catalogue fires when it should and not otherwise", (
   it("has cases only for rules of the catalogue", () => {
     expect(Object.keys(cases).filter((id) => ruleById(id) === undefined)).toEqual([])
     expect(ruleIds).toEqual(lintRules.map((r) => r.id))
+  })
+
+  it("L041 states the policy, L039 and L040 say what to change", () => {
+    expect(finding(`${SIMPLE}sandbox: {policy: strict, network: true}\n`, "L041")?.message).toBe(
+      "sandbox enabled for every tool that runs a process: strict: 5 s CPU, 64 MB, network, 16 processes, 4096 B output, 8 files"
+    )
+    expect(finding(`${SIMPLE}sandbox: {memory_mb: 4}\n`, "L039")?.message).toBe("sandbox.memory_mb is 4: not even /bin/sh starts in less than about 4 MB of address space, and most programs need more")
+    expect(finding(`${SIMPLE}cli:\n  agents:\n    sub: {command: "npx tsx x.ts"}\nsandbox: {}\n`, "L040")?.message).toBe(
+      "cli.agents.sub runs npx, which reserves about 1 GB of address space when it starts: it cannot start under the sandbox's 256 MB (set sandbox.memory_mb to 1024 or more)"
+    )
   })
 
   it("L031 names the budget it exceeds", () => {

@@ -11,6 +11,7 @@ import { type Bounds, bounds } from "./bounds.ts"
 import { compileChecked, type ConfigInput, isTerminateName, loadSource, type Overrides, semanticIssues, type SharedMemoryRequirement, type ToolReference } from "./compile.ts"
 import { type FieldPath, formatFieldPath, isYamlError, type YamlError } from "./errors.ts"
 import { type LintLevel, lintRules, ruleById } from "./rules.ts"
+import { sandboxFindings } from "./sandbox.ts"
 import type { AgentConfig, AgentFile, ModelConfig } from "./schema.ts"
 import type { Source } from "./source.ts"
 import { agentsOf, guardsOf, modelsOf, validateConfig } from "./validate.ts"
@@ -321,6 +322,9 @@ const fileRules = (
 
   // L037, L038 and L030: shared memory.
   sharedMemoryRules(f, file, compiled)
+
+  // L040, L041 and L030: the sandbox.
+  for (const finding of sandboxFindings(file)) f.add(finding.rule, finding.path, finding.message)
 
   // L026: remote dependencies.
   const servers = new Set<string>()

@@ -52,7 +52,8 @@ const rule = (id: string, level: LintLevel, title: string, lambda: string, block
 /**
  * Every rule, in id order. L001–L016 are the rules of the original specification; L017, L018 and
  * L023–L026 adapt the reference implementation's extra rules; L027–L035 are analyses of the
- * compiled term and the tool declarations; L036–L038 concern `sharedMemory`.
+ * compiled term and the tool declarations; L036–L038 concern `sharedMemory`; L039–L041 concern
+ * `sandbox`.
  *
  * @since 0.1.0
  * @category rules
@@ -96,7 +97,10 @@ export const lintRules: ReadonlyArray<LintRule> = [
   rule("L035", "error", "custom memory without a store", "Memory(agent, ?) — the store is missing", true),
   rule("L036", "error", "custom shared memory without a store", "SharedMemory(?) — the store every agent shares is missing", true),
   rule("L037", "info", "shared memory enabled", "Σ shared by every agent: Γ' = Γ ∪ Σ before each agent, Σ' = Σ ∪ {k ↦ v} on each write"),
-  rule("L038", "warn", "shared memory no agent uses", "Σ that no term reads or writes: the block has no effect")
+  rule("L038", "warn", "shared memory no agent uses", "Σ that no term reads or writes: the block has no effect"),
+  rule("L039", "error", "sandbox limit no command can run under", "SandboxedTool(t, P) with P below any process's needs: every call of t fails", true),
+  rule("L040", "warn", "CLI agent that cannot start under the sandbox's memory", "SandboxedTool(cli, P): the program's runtime reserves more address space than P allows, so every call fails"),
+  rule("L041", "info", "sandbox enabled", "map(λt. SandboxedTool(t, P), Tools(term)): every process-running tool under P; the term is unchanged")
 ]
 
 /**

@@ -375,6 +375,33 @@ const CliAgentSchema = z.strictObject({
   description: text.describe("What the agent does, shown to the model.").optional()
 })
 
+const SandboxSchema = z
+  .strictObject({
+    enabled: z.boolean().describe("Run every tool that starts a process (cli.agents, shell tools) in the sandbox (default true when the block is present).").optional(),
+    policy: z.enum(["strict", "default", "permissive"]).describe("The preset the other fields override (default default): strict, default or permissive.").optional(),
+    timeout: count.describe("CPU seconds of each process (RLIMIT_CPU; preset 5 / 30 / 300). A process that waits uses none: the wall-clock limit is the tool's own timeout.").optional(),
+    memory_mb: count.describe("Address space of each process in MB (RLIMIT_AS; preset 64 / 256 / 2048). Node.js and the JVM need about 1024 to start.").optional(),
+    network: z.boolean().describe("Allow the network (preset false / false / true); without it a command runs in a network namespace of its own.").optional(),
+    allow_subprocess: z.boolean().describe("false: at most 16 processes and threads at once, enough for a pipeline; true: 256 (preset false / false / true).").optional(),
+    max_output_bytes: count.describe("Bytes of output kept; past them the command is stopped and the cut marked (preset 4096 / 65536 / 1048576).").optional(),
+    max_fds: count.describe("Open file descriptors of each process (RLIMIT_NOFILE; preset 8 / 64 / 256).").optional(),
+    work_dir: name.describe("The one writable directory, where commands start, relative to the agent file (default: where lambdagent runs).").optional()
+  })
+  .meta({ id: "Sandbox", title: "Sandbox" })
+
+/**
+ * The parsed `sandbox:` block.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { SandboxConfig } from "lambdagent/yaml"
+ * const s: SandboxConfig = { policy: "strict", network: true, memory_mb: 128 }
+ * ```
+ */
+export type SandboxConfig = z.output<typeof SandboxSchema>
+
 const RuntimeSchema = z
   .strictObject({
     engine: z.enum(["recursive", "cek", "adaptive"]).describe("Recorded for compatibility: lambdagent has one evaluator.").optional(),
@@ -393,7 +420,7 @@ const RuntimeSchema = z
 /**
  * A whole agent file: an agent (with `type` required) plus the top-level-only blocks that
  * describe the world around it (`runtime`, `app`, `mcpServers`, `sharedMemory`, `cli`, `a2a`,
- * `checkpoint`, `demo`).
+ * `checkpoint`, `demo`, `sandbox`).
  *
  * @since 0.1.0
  * @category schemas
@@ -475,7 +502,8 @@ export const AgentFileSchema = AgentSchema.extend({
         .describe("The demo model's replies in order, as a real model gave them; {{observation}} in a reply stands for the last tool result the model was shown.")
     })
     .describe("A scripted demo model for running with no provider reachable: `lambdagent run` replays this recorded plan (the tools run for real) and says so on stderr. Not compiled.")
-    .optional()
+    .optional(),
+  sandbox: SandboxSchema.describe("OS-enforced limits for every tool that runs a process; the term does not change, the policy is kept in CompiledAgent.runtime.sandbox.").optional()
 }).meta({ title: "lambdagent agent file" })
 
 /**
@@ -541,7 +569,7 @@ export type StepConfig = z.output<typeof StepSchema>
  * console.log(topLevelOnlyKeys.includes("runtime")) // true
  * ```
  */
-export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory", "cli", "a2a", "checkpoint", "demo"] as const
+export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory", "cli", "a2a", "checkpoint", "demo", "sandbox"] as const
 
 /**
  * Keys of the reference format that this compiler deliberately does not support, with why.
@@ -559,7 +587,6 @@ export const unsupportedKeys: Readonly<Record<string, string>> = {
   channels: "channels are configured in code, not in agent files",
   handoff: "handoff is not compiled; a router with sub-agents expresses the same dispatch",
   skills: "skills are not compiled by lambdagent/yaml",
-  sandbox: "sandboxing is a runtime option, not part of an agent file",
   subAgents: "subAgents are not compiled; use router routes or parallel agents",
   hooks: "hooks are registered in code, not in agent files"
 }

@@ -10,6 +10,7 @@ import { Agent, CliAgent, createRuntime, type LanguageModel, type MemoryStore, t
 import * as z from "zod"
 import { CliError, ExitCode, readTextFile } from "./io.ts"
 import { offlineModel, type Unreachable, unreachable } from "./offline.ts"
+import { applySandbox, type SandboxChoice } from "./sandbox.ts"
 import { loadStorePlugin, openSharedMemory } from "./stores.ts"
 
 /** An agent ready to run. */
@@ -106,6 +107,8 @@ export interface RuntimeSettings {
   readonly localStore?: MemoryStore.MemoryStoreShape
   /** The same, for a `local` shared memory (`sharedMemory: {strategy: local}`). */
   readonly localSharedStore?: MemoryStore.MemoryStoreShape
+  /** `--sandbox`: a preset for every process-running tool, or `off`; else the config's `sandbox:`. */
+  readonly sandbox?: SandboxChoice
 }
 
 const memoryPlugins = async (strategy: string): Promise<ReadonlyArray<Plugin.Plugin>> => {
@@ -279,7 +282,14 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
     await shared?.close()
     throw error
   }
-  const tools: Array<Tools.ToolDefinition> = [...referenced.tools, ...(shared?.tools ?? []), ...(settings.extraTools ?? [])]
+  let tools: Array<Tools.ToolDefinition>
+  try {
+    tools = await applySandbox([...referenced.tools, ...(shared?.tools ?? []), ...(settings.extraTools ?? [])], settings.sandbox, agent.compiled?.runtime.sandbox, notices)
+  } catch (error) {
+    await referenced.close()
+    await shared?.close()
+    throw error
+  }
   const maxTokens = Number(process.env.LAMBDAGENT_MAX_TOKENS)
   if (process.env.LAMBDAGENT_MAX_TOKENS !== undefined && Number.isInteger(maxTokens) && maxTokens > 0) {
     // every LLM call answers in at most $LAMBDAGENT_MAX_TOKENS tokens

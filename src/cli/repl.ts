@@ -9,6 +9,7 @@ import { createInterface } from "node:readline"
 import type { Registration } from "./shell.ts"
 import { MemoryStore, type Runtime, Term, type Trace, Value } from "lambdagent"
 import { buildRuntime, type LoadedAgent, loadAgent, shellTools } from "./agent.ts"
+import { parseSandboxFlag, SANDBOX_FLAGS, SANDBOX_HELP } from "./sandbox.ts"
 import { CliError, describeError, ExitCode, onInterrupt, reportError } from "./io.ts"
 import { temperature as temperatureOption, usageError } from "./options.ts"
 import { callTool, formatToolTable, listTools, toolOutputText } from "./tools.ts"
@@ -20,6 +21,7 @@ export interface ReplOptions {
   readonly temperature?: number
   readonly tool: Array<string>
   readonly session: string
+  readonly sandbox?: string
 }
 
 /** The commands, as `:help` lists them. */
@@ -134,6 +136,7 @@ export const replCommand = async (config: string, options: ReplOptions, version:
   const warn = (text: string) => void process.stderr.write(text + "\n")
 
   const extraTools = shellTools(options.tool)
+  const sandbox = parseSandboxFlag(options.sandbox)
   const load = (t: number | undefined) => loadAgent(config, { ...(t !== undefined ? { temperature: t } : {}), tools: extraTools })
   // likewise one local shared memory, made when a config first asks for one
   let localSharedStore: MemoryStore.MemoryStoreShape | undefined
@@ -143,6 +146,7 @@ export const replCommand = async (config: string, options: ReplOptions, version:
     return buildRuntime(agent, {
       ...(m !== undefined ? { model: m } : {}),
       extraTools,
+      ...(sandbox !== undefined ? { sandbox } : {}),
       trace: "agent",
       ...(agent.compiled !== undefined ? { budgets: agent.compiled.budget } : {}),
       localStore,
@@ -432,7 +436,8 @@ export const registerRepl: Registration = (program, run) => {
     .argument("<config>", "the agent: a .yml/.yaml config or a .json term")
     .option("--model <spec>", "send every LLM call to this model (provider:name, e.g. openai:gpt-4o-mini or scripted:echo)")
     .option("--temperature <t>", "override the temperature of every LLM call (0 to 2)", temperatureOption("--temperature"))
-    .option("--tool <NAME=CMD>", "a shell command as a tool; {} is replaced by the input (repeatable)", collect, [])
+    .option("--tool <NAME=CMD>", "a shell command as a tool; {} stands for the input, passed as one argument (repeatable)", collect, [])
+    .option(SANDBOX_FLAGS, SANDBOX_HELP)
     .option("--session <id>", "the session id: the namespace of session-scoped memory", "repl")
     .action(async (config: string, options: ReplOptions) =>
       run(() => replCommand(config, options, program.version() ?? ""), () => "text")

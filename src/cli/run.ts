@@ -7,6 +7,7 @@ import { type Trace, Value } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
 import { CliError, describeError, ExitCode, onInterrupt, readStdin, readTextFile } from "./io.ts"
 import { integer, positive, temperature, textOrJson, usageError } from "./options.ts"
+import { parseSandboxFlag, SANDBOX_FLAGS, SANDBOX_HELP } from "./sandbox.ts"
 import { startStatus } from "./status.ts"
 import { formatEventLine, summaryLine } from "./trace.ts"
 
@@ -20,6 +21,7 @@ export interface RunOptions {
   readonly timeout?: number
   readonly tool: Array<string>
   readonly toolTimeout?: number
+  readonly sandbox?: string
   readonly env: Array<string>
   readonly output?: string
   readonly format: "text" | "json"
@@ -62,6 +64,7 @@ const withEnvironment = (options: RunOptions): RunOptions => {
 export const runCommand = async (config: string, positional: string | undefined, flags: RunOptions): Promise<void> => {
   const options = withEnvironment(flags)
   const { maxSteps, temperature, timeout, toolTimeout } = options
+  const sandbox = parseSandboxFlag(options.sandbox)
   const extraEnv = parseEnv(options.env)
   const env = Object.keys(extraEnv).length > 0 ? { ...process.env, ...extraEnv } : undefined
   if (env !== undefined) Object.assign(process.env, extraEnv)
@@ -80,6 +83,7 @@ export const runCommand = async (config: string, positional: string | undefined,
     input,
     extraTools,
     ...(env !== undefined ? { env } : {}),
+    ...(sandbox !== undefined ? { sandbox } : {}),
     trace: options.verbose === true ? "beta" : "agent",
     budgets: { ...agent.compiled?.budget, ...(timeout !== undefined ? { timeMs: timeout * 1000 } : {}) }
   })
@@ -148,8 +152,9 @@ export const registerRun: Registration = (program, run) => {
     .option("--temperature <t>", "override the temperature of every LLM call (0 to 2)", temperature("--temperature"))
     .option("--model <spec>", "send every LLM call to this model (provider:name, e.g. openai:gpt-4o-mini or scripted:echo)")
     .option("--timeout <seconds>", "wall-time budget of the run", positive("--timeout", "seconds"))
-    .option("--tool <NAME=CMD>", "a shell command as a tool; {} is replaced by the input (repeatable)", collect, [])
+    .option("--tool <NAME=CMD>", "a shell command as a tool; {} stands for the input, passed as one argument (repeatable)", collect, [])
     .option("--tool-timeout <seconds>", "timeout of --tool commands (default 30)", positive("--tool-timeout", "seconds"))
+    .option(SANDBOX_FLAGS, SANDBOX_HELP)
     .option("--env <KEY=VALUE>", "set an environment variable for the run, its tools and providers (repeatable)", collect, [])
     .option("--output <file>", "also write the result to a file")
     .option("--format <format>", "text (default) or json: {result, trace, stats} on stdout", textOrJson, "text")

@@ -5,6 +5,7 @@
 import type { Registration } from "./shell.ts"
 import { Term } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
+import { parseSandboxFlag, SANDBOX_FLAGS, SANDBOX_HELP } from "./sandbox.ts"
 import { bearerToken, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
 import { collect, hostPolicy, httpSecurity } from "./mcp.ts"
 import { port, positive, usageError } from "./options.ts"
@@ -20,6 +21,7 @@ interface ServeOptions {
   readonly http?: number
   readonly allowHost: Array<string>
   readonly allowOrigin: Array<string>
+  readonly sandbox?: string
 }
 
 export const serveCommand = async (config: string, options: ServeOptions): Promise<void> => {
@@ -30,10 +32,12 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
   const token = options.mcp === true ? undefined : bearerToken(options.token)
   const policy = options.mcp === true ? {} : await hostPolicy(options)
   const extraTools = shellTools(options.tool)
+  const sandbox = parseSandboxFlag(options.sandbox)
   const agent = await loadAgent(config, { tools: extraTools })
   const { close, notices, runtime } = await buildRuntime(agent, {
     ...(options.model !== undefined ? { model: options.model } : {}),
     extraTools,
+    ...(sandbox !== undefined ? { sandbox } : {}),
     ...(agent.compiled !== undefined ? { budgets: agent.compiled.budget } : {})
   })
   for (const notice of notices) process.stderr.write(`${notice}\n`)
@@ -81,6 +85,7 @@ export const registerServe: Registration = (program, run) => {
     .option("--timeout <seconds>", "per-request time limit (default 120)", positive("--timeout", "seconds"))
     .option("--model <spec>", "send every LLM call to this model")
     .option("--tool <NAME=CMD>", "a shell command as a tool (repeatable)", collect, [])
+    .option(SANDBOX_FLAGS, SANDBOX_HELP)
     .option("--mcp", "serve the agent as one MCP tool (stdio, or Streamable HTTP with --http)")
     .option("--http <port>", "with --mcp: listen for Streamable HTTP on this port", port("--http"))
     .option("--allow-host <host>", "also accept this Host header (name or name:port; repeatable); with --mcp, for --http only", collect, [])

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import { type Tools as ToolsNs, Tools, Value } from "lambdagent"
 import type { McpConnection } from "lambdagent/yaml"
 import { buildRuntime, type LoadedAgent, loadAgent, shellTools } from "./agent.ts"
+import { parseSandboxFlag, SANDBOX_FLAGS, SANDBOX_HELP } from "./sandbox.ts"
 import { CliError, ExitCode, onInterrupt, readStdin } from "./io.ts"
 import { positive, textOrJson, usageError } from "./options.ts"
 
@@ -272,6 +273,7 @@ interface ToolsOptions {
   readonly tool: Array<string>
   readonly format: "text" | "json"
   readonly timeout?: number
+  readonly sandbox?: string
 }
 
 /** A module that may not be part of this build; the specifier is a variable so bundlers leave it alone. */
@@ -311,7 +313,8 @@ export const toolsCommand = async (config: string, positional: string | undefine
   const extraTools = shellTools(options.tool)
   const agent = await loadAgent(config, { tools: extraTools })
   if (options.discover !== undefined) return discover(agent, options.discover, options.format)
-  const { close, runtime, tools } = await buildRuntime(agent, { extraTools })
+  const sandbox = parseSandboxFlag(options.sandbox)
+  const { close, runtime, tools } = await buildRuntime(agent, { extraTools, ...(sandbox !== undefined ? { sandbox } : {}) })
   try {
     if (options.test !== undefined) {
       const input = positional === "-" || (positional === undefined && process.stdin.isTTY !== true)
@@ -351,7 +354,8 @@ export const registerTools: Registration = (program, run) => {
     .argument("[input]", "the input of --test (- or piped stdin reads standard input)")
     .option("--test <name>", "call this tool with the input and print its output")
     .option("--discover <server>", "list the tools an MCP server offers (needs the MCP client plugin)")
-    .option("--tool <NAME=CMD>", "a shell command as a tool; {} is replaced by the input (repeatable)", collect, [])
+    .option("--tool <NAME=CMD>", "a shell command as a tool; {} stands for the input, passed as one argument (repeatable)", collect, [])
+    .option(SANDBOX_FLAGS, SANDBOX_HELP)
     .option("--timeout <seconds>", "how long to wait for an MCP server to answer (default 2)", positive("--timeout", "seconds"))
     .option("--format <format>", "text (default) or json", textOrJson, "text")
     .action(async (config: string, input: string | undefined, options: ToolsOptions) =>
