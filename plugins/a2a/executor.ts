@@ -1,0 +1,227 @@
+/**
+ * The `AgentExecutor` behind a lambdagent A2A server: each task is one run of the agent's term on
+ * the message's input, in the runtime session named by the task's context id (so memory and
+ * conversation carry over between the tasks of a context).
+ *
+ * - A streamed request (`message/stream`, `SendStreamingMessage`) runs with `Runtime.stream`: every
+ *   trace event becomes a `working` status update (a text line and the event as data), and the
+ *   tokens of each LLM call an artifact of their own, marked as streamed tokens.
+ * - A blocking request (`message/send`, `SendMessage`) runs with `Runtime.run` and publishes only
+ *   the task and its outcome.
+ * - The result is the artifact `result`, then the task is `completed`. A failed run is `failed`
+ *   with the error's kind and message; a run over its time limit is `failed` too.
+ * - `tasks/cancel` aborts the run's signal (the runtime cancels the model and tool calls in
+ *   flight) and the task is `canceled`.
+ *
+ * @since 0.2.0
+ * @module
+ */
+import type { Artifact, Message, Task, TaskStatus } from "@a2a-js/sdk"
+import { TaskState } from "@a2a-js/sdk"
+import { AgentEvent, type AgentExecutionEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from "@a2a-js/sdk/server"
+import { type Runtime, type Term, Trace } from "lambdagent"
+import { failureOf } from "lambdagent/http"
+import { artifactRoleKey, dataPart, inputOf, message, resultParts, textPart } from "./parts.ts"
+
+/**
+ * The key of `ServerCallContext.state` that says a request streams (set by the server from the
+ * JSON-RPC method).
+ *
+ * @since 0.2.0
+ * @category constants
+ * @example
+ * ```ts
+ * import { ServerCallContext } from "@a2a-js/sdk/server"
+ * import { streamingStateKey } from "lambdagent/a2a"
+ * const context = new ServerCallContext({ state: new Map([[streamingStateKey, true]]) })
+ * ```
+ */
+export const streamingStateKey = "lambdagent.streaming"
+
+/**
+ * Why the server stopped a run: the client cancelled its task, the run took too long, or the
+ * server is shutting down. The reason of the run's `AbortSignal`.
+ *
+ * @since 0.2.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { RunStopped } from "lambdagent/a2a"
+ * new AbortController().abort(new RunStopped("Timeout", "the run took longer than 120 s"))
+ * ```
+ */
+export class RunStopped extends Error {
+  constructor(readonly reason: "Canceled" | "Timeout" | "ShuttingDown", message: string) {
+    super(message)
+    this.name = "RunStopped"
+  }
+}
+
+/**
+ * Options of {@link RunExecutor}.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import { createRuntime, Term } from "lambdagent"
+ * import type { RunExecutorOptions } from "lambdagent/a2a"
+ * const o: RunExecutorOptions = { runtime: createRuntime(), term: () => Term.llm({ system: "Be brief." }), timeoutMs: 60_000 }
+ * ```
+ */
+export interface RunExecutorOptions {
+  readonly runtime: Runtime.Runtime
+  /** The agent, called for every task. */
+  readonly term: () => Term.Term
+  /** Milliseconds a run may take; 0 for no limit. */
+  readonly timeoutMs: number
+  /** Told of unexpected errors (a failed run whose error is no agent error). */
+  readonly onError?: (error: unknown) => void
+}
+
+interface LiveRun {
+  readonly controller: AbortController
+  readonly contextId: string
+  readonly done: Promise<void>
+}
+
+const status = (state: TaskState, note?: Message): TaskStatus => ({ state, message: note, timestamp: new Date().toISOString() })
+
+/**
+ * Runs an agent for the A2A SDK's request handler (see the module documentation).
+ *
+ * @since 0.2.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { DefaultRequestHandler } from "@a2a-js/sdk/server"
+ * import { createRuntime, Term } from "lambdagent"
+ * import { agentCard, BoundedTaskStore, RunExecutor } from "lambdagent/a2a"
+ * const executor = new RunExecutor({ runtime: createRuntime(), term: () => Term.llm({ system: "Repeat." }), timeoutMs: 0 })
+ * const handler = new DefaultRequestHandler(agentCard({ name: "echo", url: "http://127.0.0.1:8000/" }), new BoundedTaskStore(), executor)
+ * ```
+ */
+export class RunExecutor implements AgentExecutor {
+  private readonly runs = new Map<string, LiveRun>()
+
+  constructor(private readonly options: RunExecutorOptions) {}
+
+  /** Runs in flight. */
+  get inFlight(): number {
+    return this.runs.size
+  }
+
+  /** Resolves once no run is in flight. */
+  async idle(): Promise<void> {
+    while (this.runs.size > 0) await Promise.allSettled([...this.runs.values()].map((r) => r.done))
+  }
+
+  /** Stop every run in flight; each task ends as the reason says. */
+  abortAll(reason: RunStopped): void {
+    for (const run of this.runs.values()) run.controller.abort(reason)
+  }
+
+  execute = async (request: RequestContext, bus: ExecutionEventBus): Promise<void> => {
+    const { contextId, taskId } = request
+    const ids = { taskId, contextId }
+    if (request.task !== undefined) {
+      // A message for a task that is still open: a run cannot take more input once started.
+      bus.publish(AgentEvent.message(message("agent", [textPart(`task ${taskId} is still running; send a new message without a taskId, or cancel the task`)], { contextId })))
+      bus.finished()
+      return
+    }
+    const given = inputOf(request.userMessage)
+    const task = (state: TaskState, note?: Message): Task => ({ id: taskId, contextId, status: status(state, note), artifacts: [], history: [], metadata: undefined })
+    if ("refused" in given) {
+      bus.publish(AgentEvent.task(task(TaskState.TASK_STATE_REJECTED, message("agent", [textPart(given.refused)], ids))))
+      bus.finished()
+      return
+    }
+    bus.publish(AgentEvent.task(task(TaskState.TASK_STATE_WORKING)))
+    const controller = new AbortController()
+    let settle!: () => void
+    this.runs.set(taskId, { controller, contextId, done: new Promise<void>((resolve) => (settle = resolve)) })
+    const timer = this.options.timeoutMs > 0
+      ? setTimeout(() => controller.abort(new RunStopped("Timeout", `the run took longer than ${this.options.timeoutMs} ms`)), this.options.timeoutMs)
+      : undefined
+    const publish = (event: AgentExecutionEvent) => {
+      if (!controller.signal.aborted) bus.publish(event)
+    }
+    const end = (state: TaskState, text?: string) =>
+      publish(AgentEvent.statusUpdate({ taskId, contextId, status: status(state, text === undefined ? undefined : message("agent", [textPart(text)], ids)), metadata: undefined }))
+    try {
+      const call: Runtime.CallOptions = { signal: controller.signal, session: contextId }
+      const term = this.options.term()
+      const streaming = request.context.state.get(streamingStateKey) === true
+      const output = streaming
+        ? await this.stream(term, given.input, call, ids, publish)
+        : await this.options.runtime.run(term, given.input, call)
+      const result: Artifact = { artifactId: "result", name: "result", description: "", parts: resultParts(output.value, output.result), metadata: { [artifactRoleKey]: "result" }, extensions: [] }
+      publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact: result, append: false, lastChunk: true, metadata: undefined }))
+      end(TaskState.TASK_STATE_COMPLETED)
+    } catch (error) {
+      const stopped = controller.signal.reason
+      if (controller.signal.aborted && stopped instanceof RunStopped) {
+        // a cancelled task's final status is published by cancelTask
+        if (stopped.reason !== "Canceled") {
+          bus.publish(AgentEvent.statusUpdate({
+            taskId,
+            contextId,
+            status: status(stopped.reason === "Timeout" ? TaskState.TASK_STATE_FAILED : TaskState.TASK_STATE_CANCELED, message("agent", [textPart(`${stopped.reason}: ${stopped.message}`)], ids)),
+            metadata: undefined
+          }))
+        }
+      } else {
+        const failure = failureOf(error)
+        if (failure.kind === "Internal") this.options.onError?.(error)
+        end(TaskState.TASK_STATE_FAILED, `${failure.kind}: ${failure.message}`)
+      }
+    } finally {
+      clearTimeout(timer)
+      this.runs.delete(taskId)
+      settle()
+      bus.finished()
+    }
+  }
+
+  cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
+    const run = this.runs.get(taskId)
+    run?.controller.abort(new RunStopped("Canceled", "the client cancelled the task"))
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId: run?.contextId ?? "", status: status(TaskState.TASK_STATE_CANCELED), metadata: undefined }))
+  }
+
+  /** Run with streaming: trace events as status updates, tokens as artifacts of their own. */
+  private async stream(
+    term: Term.Term,
+    input: unknown,
+    call: Runtime.CallOptions,
+    ids: { readonly taskId: string; readonly contextId: string },
+    publish: (event: AgentExecutionEvent) => void
+  ): Promise<Runtime.RunOutput> {
+    const started = new Set<string>()
+    for await (const event of this.options.runtime.stream(term, input, call)) {
+      switch (event.type) {
+        case "trace": {
+          const e = event.event
+          const line = `${e.kind} ${e.name}${e.output !== undefined ? ` → ${Trace.preview(e.output)}` : ""}${e.error !== undefined ? ` ✗ ${e.error}` : ""}`
+          publish(AgentEvent.statusUpdate({
+            ...ids,
+            status: status(TaskState.TASK_STATE_WORKING, message("agent", [textPart(line), dataPart(e)], { ...ids, metadata: { [artifactRoleKey]: "trace" } })),
+            metadata: undefined
+          }))
+          break
+        }
+        case "token": {
+          const artifactId = `tokens:${event.name}`
+          const artifact: Artifact = { artifactId, name: `${event.name} (tokens)`, description: "", parts: [textPart(event.text)], metadata: { [artifactRoleKey]: "tokens" }, extensions: [] }
+          publish(AgentEvent.artifactUpdate({ ...ids, artifact, append: started.has(artifactId), lastChunk: false, metadata: undefined }))
+          started.add(artifactId)
+          break
+        }
+        case "result":
+          return event.output
+      }
+    }
+    throw new Error("the run's stream ended without a result")
+  }
+}
