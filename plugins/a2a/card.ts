@@ -29,12 +29,12 @@ import { mediaTypes } from "./parts.ts"
  */
 export interface SkillSpec {
   /** Stable identifier; default the name in lower case, non-alphanumerics as `-`. */
-  readonly id?: string
+  readonly id?: string | undefined
   readonly name: string
-  readonly description?: string
-  readonly tags?: ReadonlyArray<string>
+  readonly description?: string | undefined
+  readonly tags?: ReadonlyArray<string> | undefined
   /** Example requests. */
-  readonly examples?: ReadonlyArray<string>
+  readonly examples?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -69,7 +69,7 @@ const skillId = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+
 const descriptionOf = (spec: CardSpec): string => spec.description ?? `The lambdagent agent ${spec.name}.`
 
 /** The skills with their defaults: the spec's, or one skill that is the agent itself. */
-const skillsOf = (spec: CardSpec): ReadonlyArray<Required<SkillSpec>> =>
+const skillsOf = (spec: CardSpec): ReadonlyArray<{ [K in keyof SkillSpec]-?: NonNullable<SkillSpec[K]> }> =>
   (spec.skills !== undefined && spec.skills.length > 0 ? spec.skills : [{ name: spec.name, description: descriptionOf(spec) }]).map((s) => ({
     id: s.id ?? skillId(s.name),
     name: s.name,

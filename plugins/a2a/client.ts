@@ -42,13 +42,13 @@ export interface A2AClientConfig {
   /** The agent's base URL (its card is at `<url>/.well-known/agent-card.json`) or its card's URL. */
   readonly url: string
   /** Seconds one attempt may take, card included (default 60). */
-  readonly timeout?: number
+  readonly timeout?: number | undefined
   /** Headers of every request; `${VAR}` is replaced by the environment variable `VAR`. */
-  readonly headers?: Readonly<Record<string, string>>
+  readonly headers?: Readonly<Record<string, string>> | undefined
   /** Retries of a failed attempt (timeouts, unreachable, HTTP 5xx/429); default 0. */
-  readonly retryOnFail?: number
+  readonly retryOnFail?: number | undefined
   /** What the model is told the tool does; default a sentence naming the agent and its URL. */
-  readonly description?: string
+  readonly description?: string | undefined
 }
 
 /**
@@ -245,6 +245,32 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
     const timer = setTimeout(done, ms)
     signal.addEventListener("abort", done, { once: true })
   })
+
+/**
+ * Fetch the card of a client's agent as its calls would (the same headers, `${VAR}` expanded):
+ * whether the agent can be reached and what it says it can do. Throws an `A2AClientError`.
+ *
+ * @since 0.2.0
+ * @category client
+ * @example
+ * ```ts
+ * import { probe } from "lambdagent/a2a"
+ * const card = await probe({ name: "planner", url: "http://127.0.0.1:8000" }, { timeoutMs: 2000 })
+ * console.log(card.skills.map((s) => s.name))
+ * ```
+ */
+export const probe = (
+  config: A2AClientConfig,
+  options: { readonly timeoutMs?: number; readonly env?: NodeJS.ProcessEnv; readonly fetch?: typeof fetch } = {}
+): Promise<RemoteCard> =>
+  Promise.resolve().then(() =>
+    fetchCard(config.url, {
+      agent: config.name,
+      headers: expandHeaders(config.name, config.headers ?? {}, options.env ?? process.env),
+      timeoutMs: options.timeoutMs ?? (config.timeout ?? DEFAULT_TIMEOUT_S) * 1000,
+      ...(options.fetch !== undefined ? { fetch: options.fetch } : {})
+    })
+  )
 
 /**
  * A remote A2A agent as a tool (see the module documentation). The input is text (sent as a text

@@ -16,7 +16,7 @@
  * @module
  */
 export { type CardSpec, agentCard, agentCardJson, legacyAgentCardJson, type SkillSpec } from "./card.ts"
-export { type A2AClientConfig, type A2AProgress, a2aTool, type A2AToolOptions, type TaskReply } from "./client.ts"
+export { type A2AClientConfig, type A2AProgress, a2aTool, type A2AToolOptions, probe, type TaskReply } from "./client.ts"
 export { defaultCommandPort, serveCommand, type ServeCommandOptions } from "./command.ts"
 export { cardUrlOf, fetchCard, type FetchCardOptions, networkDetail, readCard, type RemoteCard } from "./discovery.ts"
 export { type A2AFailure, A2AClientError, isRetryable, observationOf } from "./errors.ts"

@@ -396,10 +396,18 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     throw new HttpFailure(404, "NotFound", `no endpoint ${method} ${path}; endpoints: POST /, GET /${AGENT_CARD_PATH}, GET /health`)
   }
 
+  // responses not yet written; once none are left at shutdown, the remaining connections are idle
+  let answering = 0
+  let allAnswered: (() => void) | undefined
   const server = http.createServer((req, res) => {
     const started = performance.now()
     const path = pathOf(req)
     let rpcMethod: string | undefined
+    answering++
+    res.on("close", () => {
+      answering--
+      if (answering === 0) allAnswered?.()
+    })
     res.on("close", () =>
       options.onRequest?.({
         method: req.method ?? "GET",
@@ -470,9 +478,10 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     executor.abortAll(new RunStopped("ShuttingDown", "the server is shutting down"))
     const flush = delay(flushMs)
     await Promise.race([executor.idle(), flush.done])
-    server.closeIdleConnections()
-    await Promise.race([serverClosed, flush.done])
+    const answered = answering === 0 ? Promise.resolve() : new Promise<void>((resolve) => (allAnswered = resolve))
+    await Promise.race([answered, flush.done])
     flush.cancel()
+    // what is left is idle keep-alive connections, and connections that never sent a request
     server.closeAllConnections()
     await serverClosed
     if (ownsRuntime) await runtime.close()
