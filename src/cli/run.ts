@@ -6,7 +6,7 @@ import type { Registration } from "./shell.ts"
 import { type Trace, Value } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
 import { CliError, describeError, ExitCode, onInterrupt, readStdin, readTextFile } from "./io.ts"
-import { startStatus } from "./status.ts"
+import { silentStatus, startStatus, type Status } from "./status.ts"
 import { formatEventLine, summaryLine } from "./trace.ts"
 
 export interface RunOptions {
@@ -84,7 +84,10 @@ export const runCommand = async (config: string, positional: string | undefined,
     tools: extraTools
   })
   const input = await readRunInput(positional, options)
+  const showSteps = (options.trace === true || options.verbose === true) && options.quiet !== true && options.format !== "json"
+  let status: Status | undefined
   const { close, notices, runtime } = await buildRuntime(agent, {
+    ...(showSteps ? { progress: (line: string) => (status ?? silentStatus).log(line) } : {}),
     ...(options.model !== undefined ? { model: options.model } : {}),
     extraTools,
     ...(env !== undefined ? { env } : {}),
@@ -94,7 +97,7 @@ export const runCommand = async (config: string, positional: string | undefined,
   if (options.quiet !== true) for (const notice of notices) process.stderr.write(`${notice}\n`)
   const controller = new AbortController()
   onInterrupt(() => controller.abort(new CliError("interrupted", ExitCode.interrupted, "Interrupted")))
-  const status = options.quiet === true || options.format === "json" ? undefined : startStatus(`${agent.name}`)
+  status = options.quiet === true || options.format === "json" ? undefined : startStatus(`${agent.name}`)
   const seen: Array<Trace.TraceEvent> = []
   try {
     const output = await (async () => {
@@ -123,7 +126,7 @@ export const runCommand = async (config: string, positional: string | undefined,
       process.stdout.write(JSON.stringify(record) + "\n")
       return
     }
-    if ((options.trace === true || options.verbose === true) && options.quiet !== true) {
+    if (showSteps) {
       output.trace.forEach((event, i) => process.stderr.write(`${formatEventLine(event, i)}\n`))
       process.stderr.write(`${"─".repeat(40)}\n${summaryLine(output.trace)}\n`)
     }

@@ -1,6 +1,7 @@
 /**
- * `lambdagent serve <config> [--port N] [--host H] [--token T] [--mcp]`: an agent over HTTP (SSE and
- * WebSocket streaming), or with `--mcp` as an MCP tool.
+ * `lambdagent serve <config> [--port N] [--host H] [--token T] [--mcp | --a2a]`: an agent over HTTP
+ * (SSE and WebSocket streaming), with `--mcp` as an MCP tool, or with `--a2a` (or an `a2a.server`
+ * block in the config) as an A2A server.
  */
 import type { Registration } from "./shell.ts"
 import { Term } from "lambdagent"
@@ -16,6 +17,7 @@ interface ServeOptions {
   readonly model?: string
   readonly tool: Array<string>
   readonly mcp?: boolean
+  readonly a2a?: boolean
   readonly http?: string
   readonly allowHost: Array<string>
   readonly allowOrigin: Array<string>
@@ -29,8 +31,9 @@ const port = (text: string | undefined, flag: string): number | undefined => {
 }
 
 export const serveCommand = async (config: string, options: ServeOptions): Promise<void> => {
+  if (options.mcp === true && options.a2a === true) throw new CliError("choose one of --mcp and --a2a", ExitCode.failed, "UsageError")
   if (options.mcp !== true && options.http !== undefined) {
-    throw new CliError("--http applies to --mcp only (plain serve listens with --port)", ExitCode.failed, "UsageError")
+    throw new CliError("--http applies to --mcp only (plain serve and --a2a listen with --port)", ExitCode.failed, "UsageError")
   }
   const mcpSecurity = options.mcp === true ? await httpSecurity(options, "--mcp --http") : {}
   const token = options.mcp === true ? undefined : bearerToken(options.token)
@@ -59,9 +62,31 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
     await close()
     return
   }
-  const http = await import("lambdagent/http")
   const timeout = options.timeout === undefined ? undefined : Number(options.timeout) * 1000
   const listenPort = port(options.port, "--port")
+  const a2aServer = agent.compiled?.config.a2a?.server
+  if (options.a2a === true || a2aServer !== undefined) {
+    const a2a = await import("lambdagent/a2a")
+    const description = agent.compiled?.config.description
+    await a2a.serveCommand({
+      agent: agent.term,
+      runtime,
+      name: agent.name,
+      ...(description !== undefined ? { description } : {}),
+      ...(a2aServer?.version !== undefined ? { version: a2aServer.version } : {}),
+      ...(a2aServer?.skills !== undefined ? { skills: a2aServer.skills } : {}),
+      ...(a2aServer?.url !== undefined ? { publicUrl: a2aServer.url } : {}),
+      ...(a2aServer?.maxTasks !== undefined ? { maxTasks: a2aServer.maxTasks } : {}),
+      port: listenPort ?? a2aServer?.port ?? a2a.defaultCommandPort,
+      ...(options.host !== undefined || a2aServer?.host !== undefined ? { host: options.host ?? a2aServer!.host! } : {}),
+      ...(token !== undefined ? { token } : {}),
+      ...policy,
+      ...(timeout !== undefined && Number.isFinite(timeout) ? { timeoutMs: timeout } : {})
+    })
+    await close()
+    return
+  }
+  const http = await import("lambdagent/http")
   await http.serveCommand({
     agent: agent.term,
     runtime,
@@ -79,9 +104,9 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
 export const registerServe: Registration = (program, run) => {
   program
     .command("serve")
-    .description("serve an agent over HTTP (POST /run, SSE and WebSocket streaming), or as an MCP tool with --mcp")
+    .description("serve an agent over HTTP (POST /run, SSE and WebSocket streaming), as an MCP tool with --mcp, or as an A2A agent with --a2a")
     .argument("<config>", "the agent: a .yml/.yaml config or a .json term")
-    .option("--port <n>", "HTTP port (default 8080)")
+    .option("--port <n>", "HTTP port (default 8080; with --a2a, a2a.server.port or 8000)")
     .option("--host <host>", "address to listen on (default 127.0.0.1)")
     .option("--token <token>", `${TOKEN_OPTION_HELP}; with --mcp, for --http only`)
     .option("--timeout <seconds>", "per-request time limit (default 120)")
@@ -89,6 +114,7 @@ export const registerServe: Registration = (program, run) => {
     .option("--tool <NAME=CMD>", "a shell command as a tool (repeatable)", collect, [])
     .option("--mcp", "serve the agent as one MCP tool (stdio, or Streamable HTTP with --http)")
     .option("--http <port>", "with --mcp: listen for Streamable HTTP on this port")
+    .option("--a2a", "serve the agent as an A2A server: agent card, message/send, message/stream, tasks/get, tasks/cancel (the default when the config has an a2a.server block)")
     .option("--allow-host <host>", "also accept this Host header (name or name:port; repeatable); with --mcp, for --http only", collect, [])
     .option("--allow-origin <origin>", "also accept this browser Origin (e.g. http://localhost:5173; repeatable); with --mcp, for --http only", collect, [])
     .action(async (config: string, options: ServeOptions) => run(() => serveCommand(config, options), () => "text"))
