@@ -8,7 +8,8 @@ const suites: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   rag: () => import("./rag.ts"),
   yaml: () => import("./yaml.ts"),
   cli: () => import("./cli.ts"),
-  mcp: () => import("./mcp.ts")
+  mcp: () => import("./mcp.ts"),
+  a2a: () => import("./a2a.ts")
 }
 
 const wanted = process.argv.slice(2)
