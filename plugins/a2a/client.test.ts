@@ -213,6 +213,11 @@ describe("a2aTool: faults are typed observations", () => {
     expect(await call({ name: "liar", url: await lying(`${web}/`) }, "x")).toMatch(new RegExp(`^\\[A2A_ERROR: liar: the endpoint ${web}/ did not answer as an A2A agent: `))
   })
 
+  it("a JSON-RPC error from the agent", async () => {
+    const server = await start({ agent: Term.llm({ system: "Repeat." }), runtimeOptions: { model: Scripted.echo() } })
+    expect(await call({ name: "echo", url: server.url }, { text: "continue it", taskId: "no-such-task" })).toBe("[A2A_ERROR: echo: the agent refused the request: Task not found: no-such-task]")
+  })
+
   it("sends its headers with ${VAR} expanded, and says so when a variable is not set", async () => {
     const server = await start({ agent: Term.llm({ system: "Repeat." }), runtimeOptions: { model: Scripted.echo() }, token: "s3cret" })
     const config = { name: "private", url: server.url, headers: { Authorization: "Bearer ${A2A_TEST_TOKEN}" } }

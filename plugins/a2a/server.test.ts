@@ -176,6 +176,32 @@ describe("the SDK's client, A2A 1.0", () => {
     expect(partsText(timedOut.status?.message?.parts ?? [])).toBe("Timeout: the run took longer than 50 ms")
   })
 
+  it("lists tasks by context, and lets a client follow a task in flight again", async () => {
+    const server = await start({ ...echo, runtimeOptions: { model: Scripted.echo({ latencyMs: 50 }) } })
+    const client = await sdkClient(server)
+    const first = asTask(await client.sendMessage(send("a")))
+    await client.sendMessage(send("b", { contextId: first.contextId }))
+    await client.sendMessage(send("c"))
+    const listed = await client.listTasks({ tenant: "", contextId: first.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: "", statusTimestampAfter: undefined })
+    expect(listed.tasks.map((t) => partsText(t.history[0]!.parts))).toEqual(["b", "a"])
+    const returned = asTask(await client.sendMessage({ ...send("later"), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true } }))
+    expect(returned.status?.state).toBe(TaskState.TASK_STATE_WORKING)
+    const events = await collect(client.resubscribeTask({ tenant: "", id: returned.id }))
+    const last = events.at(-1)!.payload!
+    expect(last.$case === "statusUpdate" && last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(artifactsText((await client.getTask({ tenant: "", id: returned.id })).artifacts)).toBe("later")
+  })
+
+  it("answers a message for a task in flight with a message, and refuses to continue a finished task", async () => {
+    const server = await start(slow)
+    const client = await sdkClient(server)
+    const running = asTask(await client.sendMessage({ ...send("x"), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true } }))
+    const reply = await client.sendMessage(send("more input", { taskId: running.id, contextId: running.contextId }))
+    expect("messageId" in reply && partsText(reply.parts)).toBe(`task ${running.id} is still running; send a new message without a taskId, or cancel the task`)
+    await client.cancelTask({ tenant: "", id: running.id, metadata: undefined })
+    await expect(client.sendMessage(send("again", { taskId: running.id }))).rejects.toThrow(/terminal state/)
+  })
+
   it("keeps at most maxTasks tasks, dropping the oldest finished one", async () => {
     const server = await start({ ...echo, maxTasks: 2 })
     const client = await sdkClient(server)
