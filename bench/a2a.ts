@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { AgentCard, Role } from "@a2a-js/sdk"
 import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
-import { fmt, table } from "./harness.ts"
+import { fmt, stopChildren, table } from "./harness.ts"
 
 const CLI = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url))
 const AGENT = fileURLToPath(new URL("./fixtures/a2a-agent.yml", import.meta.url))
@@ -162,17 +162,7 @@ export async function run(): Promise<void> {
       )
     }
   } finally {
-    for (const child of children) if (child.exitCode === null) child.kill("SIGTERM")
-    await Promise.all(
-      [...children].map((child) =>
-        child.exitCode !== null || child.signalCode !== null
-          ? undefined
-          : new Promise<void>((resolve) => {
-            const force = setTimeout(() => child.kill("SIGKILL"), 2_000)
-            child.once("exit", () => (clearTimeout(force), resolve()))
-          })
-      )
-    )
+    await stopChildren(children)
   }
 }
 

@@ -69,14 +69,16 @@ const skillId = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+
 const descriptionOf = (spec: CardSpec): string => spec.description ?? `The lambdagent agent ${spec.name}.`
 
 /** The skills with their defaults: the spec's, or one skill that is the agent itself. */
-const skillsOf = (spec: CardSpec): ReadonlyArray<{ [K in keyof SkillSpec]-?: NonNullable<SkillSpec[K]> }> =>
+const skillsOf = (spec: CardSpec): Array<{ id: string; name: string; description: string; tags: Array<string>; examples: Array<string> }> =>
   (spec.skills !== undefined && spec.skills.length > 0 ? spec.skills : [{ name: spec.name, description: descriptionOf(spec) }]).map((s) => ({
     id: s.id ?? skillId(s.name),
     name: s.name,
     description: s.description ?? s.name,
-    tags: s.tags ?? [],
-    examples: s.examples ?? []
+    tags: [...(s.tags ?? [])],
+    examples: [...(s.examples ?? [])]
   }))
+
+const bearerDescription = "Authorization: Bearer <token>"
 
 /**
  * The card in A2A 1.0 form, as the SDK's request handler takes it. Its JSON-RPC endpoint is listed
@@ -102,21 +104,12 @@ export const agentCard = (spec: CardSpec): AgentCard => ({
   provider: undefined,
   capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
   securitySchemes: spec.bearer === true
-    ? { [BEARER]: { scheme: { $case: "httpAuthSecurityScheme", value: { description: "Authorization: Bearer <token>", scheme: "Bearer", bearerFormat: "" } } } }
+    ? { [BEARER]: { scheme: { $case: "httpAuthSecurityScheme", value: { description: bearerDescription, scheme: "Bearer", bearerFormat: "" } } } }
     : {},
   securityRequirements: spec.bearer === true ? [{ schemes: { [BEARER]: { list: [] } } }] : [],
   defaultInputModes: [...mediaTypes],
   defaultOutputModes: [...mediaTypes],
-  skills: skillsOf(spec).map((s): AgentSkill => ({
-    id: s.id,
-    name: s.name,
-    description: s.description,
-    tags: [...s.tags],
-    examples: [...s.examples],
-    inputModes: [],
-    outputModes: [],
-    securityRequirements: []
-  })),
+  skills: skillsOf(spec).map((s): AgentSkill => ({ ...s, inputModes: [], outputModes: [], securityRequirements: [] })),
   signatures: []
 })
 
@@ -158,17 +151,11 @@ export const legacyAgentCardJson = (spec: CardSpec): Record<string, unknown> => 
   capabilities: { streaming: true, pushNotifications: false },
   defaultInputModes: [...mediaTypes],
   defaultOutputModes: [...mediaTypes],
-  skills: skillsOf(spec).map((s) => ({
-    id: s.id,
-    name: s.name,
-    description: s.description,
-    tags: [...s.tags],
-    ...(s.examples.length > 0 ? { examples: [...s.examples] } : {})
-  })),
+  skills: skillsOf(spec).map(({ examples, ...s }) => ({ ...s, ...(examples.length > 0 ? { examples } : {}) })),
   supportsAuthenticatedExtendedCard: false,
   ...(spec.bearer === true
     ? {
-      securitySchemes: { [BEARER]: { type: "http", scheme: "Bearer", description: "Authorization: Bearer <token>" } },
+      securitySchemes: { [BEARER]: { type: "http", scheme: "Bearer", description: bearerDescription } },
       security: [{ [BEARER]: [] }]
     }
     : {}),

@@ -35,20 +35,25 @@ const finish = (request: RequestContext, bus: Parameters<AgentExecutor["execute"
     metadata: undefined
   }))
 
+/** Publish the artifact `answer` holding `text`, then `completed`. */
+const answer = (request: RequestContext, bus: Parameters<AgentExecutor["execute"]>[1], text: string) => {
+  bus.publish(AgentEvent.artifactUpdate({
+    taskId: request.taskId,
+    contextId: request.contextId,
+    artifact: { artifactId: "answer", name: "answer", description: "", parts: [textPart(text)], metadata: undefined, extensions: [] },
+    append: false,
+    lastChunk: true,
+    metadata: undefined
+  }))
+  finish(request, bus, TaskState.TASK_STATE_COMPLETED)
+}
+
 /** Answers `echo: <text>` as an artifact, after a status update saying it is thinking. */
 const echoExecutor: AgentExecutor = {
   execute: async (request, bus) => {
     bus.publish(AgentEvent.task(working(request)))
     finish(request, bus, TaskState.TASK_STATE_WORKING, "thinking")
-    bus.publish(AgentEvent.artifactUpdate({
-      taskId: request.taskId,
-      contextId: request.contextId,
-      artifact: { artifactId: "answer", name: "answer", description: "", parts: [textPart(`echo: ${textOf(request)}`)], metadata: undefined, extensions: [] },
-      append: false,
-      lastChunk: true,
-      metadata: undefined
-    }))
-    finish(request, bus, TaskState.TASK_STATE_COMPLETED)
+    answer(request, bus, `echo: ${textOf(request)}`)
     bus.finished()
   },
   cancelTask: async () => {}
@@ -101,15 +106,7 @@ describe("a2aTool against the SDK's reference server", () => {
           bus.publish(AgentEvent.task(working(request, TaskState.TASK_STATE_INPUT_REQUIRED, "Which city?")))
         } else {
           bus.publish(AgentEvent.task(working(request)))
-          bus.publish(AgentEvent.artifactUpdate({
-            taskId: request.taskId,
-            contextId: request.contextId,
-            artifact: { artifactId: "plan", name: "plan", description: "", parts: [textPart(`a plan for ${textOf(request)}`)], metadata: undefined, extensions: [] },
-            append: false,
-            lastChunk: true,
-            metadata: undefined
-          }))
-          finish(request, bus, TaskState.TASK_STATE_COMPLETED)
+          answer(request, bus, `a plan for ${textOf(request)}`)
         }
         bus.finished()
       },

@@ -15,13 +15,28 @@
  * @module
  */
 import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 import { A2A_VERSION_HEADER, AGENT_CARD_PATH } from "@a2a-js/sdk"
 import { A2A_ERROR_CODE, ContentTypeNotSupportedError } from "@a2a-js/sdk/errors"
 import { DefaultRequestHandler, JsonRpcTransportHandler, ServerCallContext, validateVersion } from "@a2a-js/sdk/server"
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server"
-import { createRuntime, type Runtime, Term } from "lambdagent"
-import { bearerCheck, type HostCheck, hostGuard, type HostPolicy, HttpFailure, localUrlHost, readBody, SseWriter } from "lambdagent/http"
+import { createRuntime } from "lambdagent"
+import {
+  agentOf,
+  bearerCheck,
+  checkIntegerOption,
+  defaults as httpDefaults,
+  type HostCheck,
+  hostGuard,
+  type HostPolicy,
+  HttpFailure,
+  listen,
+  localUrlHost,
+  readBody,
+  type RequestLog as HttpRequestLog,
+  type Server as HttpServer,
+  type ServeOptions as HttpServeOptions,
+  SseWriter
+} from "lambdagent/http"
 import { agentCard, agentCardJson, type CardSpec, legacyAgentCardJson, type SkillSpec } from "./card.ts"
 import { RunExecutor, RunStopped, streamingStateKey } from "./executor.ts"
 import { BoundedTaskStore } from "./tasks.ts"
@@ -45,13 +60,9 @@ import { BoundedTaskStore } from "./tasks.ts"
  * }
  * ```
  */
-export interface ServeOptions extends HostPolicy {
-  /** The agent, or a function returning it, called for every task. */
-  readonly agent: Term.Term | (() => Term.Term)
-  /** A runtime to run on; the caller keeps ownership (`close` does not close it). */
-  readonly runtime?: Runtime.Runtime
-  /** Options of a runtime the server creates and closes (used when `runtime` is not given). */
-  readonly runtimeOptions?: Runtime.RuntimeOptions
+export interface ServeOptions
+  extends HostPolicy, Pick<HttpServeOptions, "agent" | "runtime" | "runtimeOptions" | "port" | "host" | "maxBodyBytes" | "graceMs" | "onError">
+{
   /** The card's name; default `agent`. */
   readonly name?: string
   readonly description?: string
@@ -59,10 +70,6 @@ export interface ServeOptions extends HostPolicy {
   readonly version?: string
   /** The card's skills; default one skill, the agent itself. */
   readonly skills?: ReadonlyArray<SkillSpec>
-  /** Port; default 0, a free port (read it from the server's `port`). */
-  readonly port?: number
-  /** Interface to listen on; default `127.0.0.1` (this machine only). */
-  readonly host?: string
   /**
    * The endpoint URL the card advertises, for a server behind a proxy or reached by another name;
    * default `http://<host>:<port>/`.
@@ -70,18 +77,12 @@ export interface ServeOptions extends HostPolicy {
   readonly publicUrl?: string
   /** When set, JSON-RPC requests need `Authorization: Bearer <token>` (the card says so). */
   readonly token?: string | undefined
-  /** Largest request body, in bytes; default 1 MiB. */
-  readonly maxBodyBytes?: number
   /** Milliseconds a task's run may take before it fails; default 120 000, 0 for none. */
   readonly timeoutMs?: number
   /** Tasks kept in memory (see `BoundedTaskStore`); default 1000. */
   readonly maxTasks?: number
-  /** Milliseconds `close` lets runs in flight finish before cancelling them; default 10 000. */
-  readonly graceMs?: number
   /** Told of every finished HTTP request. */
   readonly onRequest?: (entry: RequestLog) => void
-  /** Told of unexpected errors; default one line on stderr. */
-  readonly onError?: (error: unknown) => void
 }
 
 /**
@@ -95,14 +96,9 @@ export interface ServeOptions extends HostPolicy {
  * const line = (e: RequestLog) => `${e.method} ${e.path} ${e.rpcMethod ?? ""} ${e.status}`
  * ```
  */
-export interface RequestLog {
-  readonly method: string
-  readonly path: string
+export interface RequestLog extends HttpRequestLog {
   /** The JSON-RPC method, when the request named one. */
   readonly rpcMethod?: string
-  /** The status answered; 499 when the client went away first. */
-  readonly status: number
-  readonly durationMs: number
 }
 
 /**
@@ -119,15 +115,11 @@ export interface RequestLog {
  * await server.close()
  * ```
  */
-export interface Server {
+export interface Server extends Pick<HttpServer, "port" | "host" | "inFlight"> {
   /** The JSON-RPC endpoint, as the card advertises it. */
   readonly url: string
   /** Where the agent card is. */
   readonly cardUrl: string
-  readonly port: number
-  readonly host: string
-  /** Runs in flight. */
-  readonly inFlight: number
   /** Tasks kept. */
   readonly tasks: number
   /**
@@ -139,7 +131,7 @@ export interface Server {
 }
 
 /**
- * Defaults of {@link ServeOptions}.
+ * Defaults of {@link ServeOptions}: those of `lambdagent/http`'s `serve`.
  *
  * @since 0.2.0
  * @category constants
@@ -149,13 +141,7 @@ export interface Server {
  * console.log(defaults.timeoutMs) // 120000
  * ```
  */
-export const defaults = {
-  host: "127.0.0.1",
-  maxBodyBytes: 1024 * 1024,
-  timeoutMs: 120_000,
-  graceMs: 10_000,
-  name: "agent"
-} as const
+export const defaults = httpDefaults
 
 /** After the runs are cancelled, how long connections get to finish writing before being cut. */
 const flushMs = 2_000
@@ -199,14 +185,6 @@ const pathOf = (req: http.IncomingMessage): string => {
   return end === -1 ? target : target.slice(0, end)
 }
 
-const checkInteger = (name: string, value: number | undefined, min: number, max = Number.MAX_SAFE_INTEGER) => {
-  if (value !== undefined && (!Number.isInteger(value) || value < min || value > max)) {
-    throw new TypeError(`serve: ${name} must be an integer from ${min} to ${max}, got ${String(value)}`)
-  }
-}
-
-const isTerm = (u: unknown): u is Term.Term => typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string"
-
 const defaultOnError = (error: unknown): void => {
   process.stderr.write(`lambdagent a2a: internal error: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}\n`)
 }
@@ -233,19 +211,18 @@ const delay = (ms: number): { readonly done: Promise<void>; readonly cancel: () 
  *   name: "echo",
  *   port: 8000
  * })
- * const card = await (await fetch(server.cardUrl)).json()
+ * const card = (await (await fetch(server.cardUrl)).json()) as { name: string }
  * console.log(card.name) // "echo"
  * await server.close()
  * ```
  */
 export const serve = async (options: ServeOptions): Promise<Server> => {
-  const agent = options.agent
-  if (typeof agent !== "function" && !isTerm(agent)) throw new TypeError("serve: agent must be a term or a function returning one")
+  const termOf = agentOf(options.agent)
   if (options.runtime !== undefined && options.runtimeOptions !== undefined) throw new TypeError("serve: give either runtime or runtimeOptions, not both")
-  checkInteger("port", options.port, 0, 65_535)
-  checkInteger("maxBodyBytes", options.maxBodyBytes, 1)
-  checkInteger("timeoutMs", options.timeoutMs, 0)
-  checkInteger("graceMs", options.graceMs, 0)
+  checkIntegerOption("port", options.port, 0, 65_535)
+  checkIntegerOption("maxBodyBytes", options.maxBodyBytes, 1)
+  checkIntegerOption("timeoutMs", options.timeoutMs, 0)
+  checkIntegerOption("graceMs", options.graceMs, 0)
   if (options.token !== undefined && options.token.length === 0) throw new TypeError("serve: token must not be empty")
   if (options.publicUrl !== undefined && !/^https?:\/\/[^/]/.test(options.publicUrl)) {
     throw new TypeError(`serve: publicUrl must be an http:// or https:// URL, got ${JSON.stringify(options.publicUrl)}`)
@@ -259,11 +236,6 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
   const guardFor = hostGuard(host, options)
   const ownsRuntime = options.runtime === undefined
   const runtime = options.runtime ?? createRuntime(options.runtimeOptions ?? {})
-  const termOf = (): Term.Term => {
-    const term = typeof agent === "function" ? agent() : agent
-    if (!isTerm(term)) throw new TypeError("serve: the agent function did not return a term")
-    return term
-  }
   const executor = new RunExecutor({ runtime, term: termOf, timeoutMs: options.timeoutMs ?? defaults.timeoutMs, onError: report })
   // a context's conversation lives as long as one of its tasks is kept
   const store = new BoundedTaskStore({
@@ -431,21 +403,13 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
   })
 
+  let port: number
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject)
-      server.listen(options.port ?? 0, host, () => {
-        server.off("error", reject)
-        resolve()
-      })
-    })
-  } catch (cause) {
+    port = await listen(server, options.port ?? 0, host)
+  } catch (error) {
     if (ownsRuntime) await runtime.close()
-    const code = (cause as NodeJS.ErrnoException).code
-    const why = code === "EADDRINUSE" ? "the address is already in use" : code === "EACCES" ? "permission denied" : (cause as Error).message
-    throw new Error(`cannot listen on ${host}:${options.port ?? 0}: ${why}`, { cause })
+    throw error
   }
-  const port = (server.address() as AddressInfo).port
   hostCheck = guardFor(port)
   const url = options.publicUrl ?? `http://${localUrlHost(host)}:${port}/`
   spec = {

@@ -64,40 +64,39 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
   }
   const timeout = options.timeout === undefined ? undefined : Number(options.timeout) * 1000
   const listenPort = port(options.port, "--port")
+  // what plain serve and --a2a take alike
+  const common = {
+    agent: agent.term,
+    runtime,
+    name: agent.name,
+    ...(token !== undefined ? { token } : {}),
+    ...policy,
+    ...(timeout !== undefined && Number.isFinite(timeout) ? { timeoutMs: timeout } : {})
+  }
   const a2aServer = agent.compiled?.config.a2a?.server
   if (options.a2a === true || a2aServer !== undefined) {
     const a2a = await import("lambdagent/a2a")
     const description = agent.compiled?.config.description
+    const host = options.host ?? a2aServer?.host
     await a2a.serveCommand({
-      agent: agent.term,
-      runtime,
-      name: agent.name,
+      ...common,
       ...(description !== undefined ? { description } : {}),
       ...(a2aServer?.version !== undefined ? { version: a2aServer.version } : {}),
       ...(a2aServer?.skills !== undefined ? { skills: a2aServer.skills } : {}),
       ...(a2aServer?.url !== undefined ? { publicUrl: a2aServer.url } : {}),
       ...(a2aServer?.maxTasks !== undefined ? { maxTasks: a2aServer.maxTasks } : {}),
       port: listenPort ?? a2aServer?.port ?? a2a.defaultCommandPort,
-      ...(options.host !== undefined || a2aServer?.host !== undefined ? { host: options.host ?? a2aServer!.host! } : {}),
-      ...(token !== undefined ? { token } : {}),
-      ...policy,
-      ...(timeout !== undefined && Number.isFinite(timeout) ? { timeoutMs: timeout } : {})
+      ...(host !== undefined ? { host } : {})
     })
-    await close()
-    return
+  } else {
+    const http = await import("lambdagent/http")
+    await http.serveCommand({
+      ...common,
+      lambda: Term.pretty(agent.term),
+      ...(listenPort !== undefined ? { port: listenPort } : {}),
+      ...(options.host !== undefined ? { host: options.host } : {})
+    })
   }
-  const http = await import("lambdagent/http")
-  await http.serveCommand({
-    agent: agent.term,
-    runtime,
-    name: agent.name,
-    lambda: Term.pretty(agent.term),
-    ...(listenPort !== undefined ? { port: listenPort } : {}),
-    ...(options.host !== undefined ? { host: options.host } : {}),
-    ...(token !== undefined ? { token } : {}),
-    ...policy,
-    ...(timeout !== undefined && Number.isFinite(timeout) ? { timeoutMs: timeout } : {})
-  })
   await close()
 }
 
