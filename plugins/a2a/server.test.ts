@@ -267,7 +267,7 @@ describe("the SDK's client, A2A 0.3 (message/send, message/stream, tasks/get, ta
 describe("bad input gets a clear protocol error, and the server keeps serving", () => {
   const errorOf = async (res: Response) => ((await res.json()) as { error: { code: number; message: string } }).error
 
-  it("malformed JSON, something that is not JSON-RPC, a batch, an unknown method", async () => {
+  it("malformed JSON, something that is not JSON-RPC, a batch, an unknown method, JSON nested too deep", async () => {
     const server = await start(echo)
     let res = await rpc(server.url, "{not json", { raw: true })
     expect(res.status).toBe(400)
@@ -279,6 +279,10 @@ describe("bad input gets a clear protocol error, and the server keeps serving", 
     expect(res.status).toBe(400)
     expect(await errorOf(res)).toMatchObject({ code: -32600, message: expect.stringContaining("batch") })
     expect((await errorOf(await rpc(server.url, { jsonrpc: "2.0", id: 1, method: "tasks/explode", params: {} }))).code).toBe(-32601)
+    const deep = `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"data","data":${"[".repeat(50_000)}${"]".repeat(50_000)}}]}}}`
+    res = await rpc(server.url, deep, { raw: true })
+    expect(res.status).toBe(400)
+    expect(await errorOf(res)).toMatchObject({ code: -32600, message: "Invalid Request: the JSON is nested deeper than 200 levels" })
     expect((await errorOf(await rpc(server.url, { jsonrpc: "2.0", id: 1, method: "Explode", params: {} }, { headers: { "A2A-Version": "1.0" } }))).code).toBe(-32601)
     await expectServing(server)
   })

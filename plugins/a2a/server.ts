@@ -175,6 +175,21 @@ const refusalOf = (failure: HttpFailure): RpcError => ({
   message: failure.status === 401 ? `Unauthorized: ${failure.message}` : failure.status === 413 ? `Invalid Request: ${failure.message}` : failure.message
 })
 
+/** Deepest nesting of JSON a request may have: the SDK copies messages recursively. */
+const maxJsonDepth = 200
+
+/** Whether a parsed JSON value nests deeper than `limit` (walked without recursion). */
+const nestsDeeperThan = (value: unknown, limit: number): boolean => {
+  const stack: Array<[unknown, number]> = [[value, 0]]
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!
+    if (typeof item !== "object" || item === null) continue
+    if (depth >= limit) return true
+    for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push([child, depth + 1])
+  }
+  return false
+}
+
 const headerValue = (value: string | ReadonlyArray<string> | undefined): string | undefined => (Array.isArray(value) ? value[0] : value as string | undefined)
 
 const isLegacyVersion = (version: string | undefined): boolean => version === undefined || /^0\.3(\.\d+)?$/.test(version)
@@ -291,6 +306,10 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
       body = JSON.parse(text)
     } catch (error) {
       sendRpcError(res, 400, null, { code: A2A_ERROR_CODE.PARSE_ERROR, message: `Parse error: ${(error as Error).message}` })
+      return
+    }
+    if (nestsDeeperThan(body, maxJsonDepth)) {
+      sendRpcError(res, 400, null, { code: A2A_ERROR_CODE.INVALID_REQUEST, message: `Invalid Request: the JSON is nested deeper than ${maxJsonDepth} levels` })
       return
     }
     if (Array.isArray(body)) {
