@@ -224,6 +224,18 @@ describe("a2aTool: faults are typed observations", () => {
   })
 })
 
+describe("a2aTool against a lambdagent server", () => {
+  it("answers a question of the remote agent, and continues its task with the reply", async () => {
+    const model = Scripted.respond((req) => (req.messages.filter((m) => m.role === "user").length === 1 ? "Which city?" : "Day 1: Colosseum"))
+    const remote = await start({ agent: Term.llm({ system: "Plan." }), runtimeOptions: { model }, inputRequired: (out) => (String(out.value).endsWith("?") ? String(out.value) : undefined) })
+    const tool = a2aTool({ name: "planner", url: remote.url })
+    const question = String(await Effect.runPromise(Tools.call(tool, "plan a trip")))
+    expect(question).toMatch(/^\[A2A_INPUT_REQUIRED: planner: Which city\? \(to answer, call planner with \{"text":"…","taskId":"[\w-]+","contextId":"[\w-]+"\}\)\]$/)
+    const { contextId, taskId } = JSON.parse(/with (\{.*\})\)\]$/.exec(question)![1]!) as { taskId: string; contextId: string }
+    expect(await Effect.runPromise(Tools.call(tool, { text: "Rome", taskId, contextId }))).toBe("Day 1: Colosseum")
+  })
+})
+
 describe("a2a.clients in YAML", () => {
   it("are tools of a react agent and tool steps of a router's route", async () => {
     const remote = await start({ agent: Term.llm({ system: "Plan." }), runtimeOptions: { model: Scripted.fixed("Day 1: Colosseum") }, name: "planner" })

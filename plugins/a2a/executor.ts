@@ -12,6 +12,9 @@
  *   with the error's kind and message; a run over its time limit is `failed` too.
  * - `tasks/cancel` aborts the run's signal (the runtime cancels the model and tool calls in
  *   flight) and the task is `canceled`.
+ * - With `inputRequired`, a run whose output is a question for the client ends the task
+ *   `input-required` with that question; the client's next message on the task runs the agent
+ *   again on the answer, in the same session.
  *
  * @since 0.2.0
  * @module
@@ -77,6 +80,11 @@ export interface RunExecutorOptions {
   readonly timeoutMs: number
   /** Told of unexpected errors (a failed run whose error is no agent error). */
   readonly onError?: (error: unknown) => void
+  /**
+   * Whether a finished run asks the client for more input: the question to put to it, or
+   * `undefined` when the output is the answer. Default: runs always answer.
+   */
+  readonly inputRequired?: (output: Runtime.RunOutput) => string | undefined
 }
 
 interface LiveRun {
@@ -103,12 +111,28 @@ const status = (state: TaskState, note?: Message): TaskStatus => ({ state, messa
  */
 export class RunExecutor implements AgentExecutor {
   private readonly runs = new Map<string, LiveRun>()
+  /** Tasks waiting for input whose answer is on its way to `execute`. */
+  private readonly claimed = new Set<string>()
 
   constructor(private readonly options: RunExecutorOptions) {}
 
   /** Runs in flight. */
   get inFlight(): number {
     return this.runs.size
+  }
+
+  /**
+   * Reserve a task for a message that continues it; `false` when it is already running or
+   * reserved (one answer at a time). `execute` takes the reservation over; `release` drops it.
+   */
+  claim(taskId: string): boolean {
+    if (this.runs.has(taskId) || this.claimed.has(taskId)) return false
+    this.claimed.add(taskId)
+    return true
+  }
+
+  release(taskId: string): void {
+    this.claimed.delete(taskId)
   }
 
   /** Resolves once no run is in flight. */
@@ -124,14 +148,13 @@ export class RunExecutor implements AgentExecutor {
   execute = async (request: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const { contextId, taskId } = request
     const ids = { taskId, contextId }
-    if (request.task !== undefined) {
-      // A message for a task that is still open: a run cannot take more input once started.
-      bus.publish(AgentEvent.message(message("agent", [textPart(`task ${taskId} is still running; send a new message without a taskId, or cancel the task`)], { contextId })))
-      bus.finished()
-      return
-    }
+    // a task given here waits for input (the request handler lets no other through): this is its answer
+    this.claimed.delete(taskId)
     const given = inputOf(request.userMessage)
-    const task = (state: TaskState, note?: Message): Task => ({ id: taskId, contextId, status: status(state, note), artifacts: [], history: [], metadata: undefined })
+    const task = (state: TaskState, note?: Message): Task =>
+      request.task !== undefined
+        ? { ...request.task, status: status(state, note) }
+        : { id: taskId, contextId, status: status(state, note), artifacts: [], history: [], metadata: undefined }
     if ("refused" in given) {
       bus.publish(AgentEvent.task(task(TaskState.TASK_STATE_REJECTED, message("agent", [textPart(given.refused)], ids))))
       bus.finished()
@@ -156,9 +179,13 @@ export class RunExecutor implements AgentExecutor {
       const output = streaming
         ? await this.stream(term, given.input, call, ids, publish)
         : await this.options.runtime.run(term, given.input, call)
-      const result: Artifact = { artifactId: "result", name: "result", description: "", parts: resultParts(output.value, output.result), metadata: { [artifactRoleKey]: "result" }, extensions: [] }
-      publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact: result, append: false, lastChunk: true, metadata: undefined }))
-      end(TaskState.TASK_STATE_COMPLETED)
+      const question = this.options.inputRequired?.(output)
+      if (question !== undefined) end(TaskState.TASK_STATE_INPUT_REQUIRED, question)
+      else {
+        const result: Artifact = { artifactId: "result", name: "result", description: "", parts: resultParts(output.value, output.result), metadata: { [artifactRoleKey]: "result" }, extensions: [] }
+        publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact: result, append: false, lastChunk: true, metadata: undefined }))
+        end(TaskState.TASK_STATE_COMPLETED)
+      }
     } catch (error) {
       const stopped = controller.signal.reason
       if (controller.signal.aborted && stopped instanceof RunStopped) {

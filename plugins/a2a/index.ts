@@ -4,8 +4,9 @@
  *
  * - `serve({ agent, runtimeOptions, name, skills, port, token })` publishes an agent as an A2A
  *   server: its agent card, `message/send`, `message/stream` (the run's steps and tokens as task
- *   updates), `tasks/get`, `tasks/cancel`, for A2A 1.0 and 0.3 clients; `serveCommand` is the same
- *   behind `lambdagent serve <config> --a2a`.
+ *   updates), `tasks/get`, `tasks/cancel`, for A2A 1.0 and 0.3 clients, and `input-required` tasks
+ *   when `inputRequired` says a run asked a question; `serveCommand` is the same behind
+ *   `lambdagent serve <config> --a2a`.
  * - `a2aTool({ name, url, timeout, headers })` makes a remote A2A agent a tool: it sends the
  *   input, follows the task and answers its artifacts as text; failures are `[A2A_ERROR: …]` and
  *   `[A2A_TIMEOUT: …]` observations. `fetchCard` reads a remote agent's card.
@@ -21,6 +22,7 @@ export { defaultCommandPort, serveCommand, type ServeCommandOptions } from "./co
 export { cardUrlOf, fetchCard, type FetchCardOptions, networkDetail, readCard, type RemoteCard } from "./discovery.ts"
 export { type A2AFailure, A2AClientError, isRetryable, observationOf } from "./errors.ts"
 export { RunExecutor, type RunExecutorOptions, RunStopped, streamingStateKey } from "./executor.ts"
+export { RunRequestHandler } from "./handler.ts"
 export {
   artifactRoleKey,
   artifactsText,

@@ -34,6 +34,8 @@ const collect = async (events: AsyncIterable<StreamResponse>, onEach: (e: Stream
   return out
 }
 
+const errorOf = async (res: Response) => ((await res.json()) as { error: { code: number; message: string } }).error
+
 /** The server answers a fresh message, so whatever happened before did not break it. */
 const expectServing = async (server: Server, headers: Record<string, string> = {}) => {
   const res = await rpc(server.url, { jsonrpc: "2.0", id: 99, method: "message/send", params: { message: { kind: "message", messageId: "m-ok", role: "user", parts: [{ kind: "text", text: "still here" }] } } }, { headers })
@@ -192,14 +194,35 @@ describe("the SDK's client, A2A 1.0", () => {
     expect(artifactsText((await client.getTask({ tenant: "", id: returned.id })).artifacts)).toBe("later")
   })
 
-  it("answers a message for a task in flight with a message, and refuses to continue a finished task", async () => {
+  it("refuses a message for a task in flight, leaving the task alone, and one continuing a finished task", async () => {
     const server = await start(slow)
     const client = await sdkClient(server)
     const running = asTask(await client.sendMessage({ ...send("x"), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true } }))
-    const reply = await client.sendMessage(send("more input", { taskId: running.id, contextId: running.contextId }))
-    expect("messageId" in reply && partsText(reply.parts)).toBe(`task ${running.id} is still running; send a new message without a taskId, or cancel the task`)
-    await client.cancelTask({ tenant: "", id: running.id, metadata: undefined })
+    await expect(client.sendMessage(send("more input", { taskId: running.id, contextId: running.contextId }))).rejects.toThrow(`task ${running.id} is still running; send a new message without a taskId, or cancel the task`)
+    expect(await errorOf(await rpc(server.url, { jsonrpc: "2.0", id: 1, method: "message/send", params: { message: { kind: "message", messageId: "m", role: "user", taskId: running.id, parts: [{ kind: "text", text: "more" }] } } }))).toMatchObject({ code: -32004 })
+    expect(server.inFlight).toBe(1)
+    const canceled = await client.cancelTask({ tenant: "", id: running.id, metadata: undefined })
+    expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED)
+    expect(server.inFlight).toBe(0)
     await expect(client.sendMessage(send("again", { taskId: running.id }))).rejects.toThrow(/terminal state/)
+  })
+
+  it("asks for input when inputRequired says so, and runs the answer in the same session", async () => {
+    // the model sees the conversation: the answer's run knows what was asked first
+    const model = Scripted.respond((req) => {
+      const said = req.messages.filter((m) => m.role === "user").map((m) => m.content)
+      return said.length === 1 ? "Which city?" : `A plan for ${said.join(" → ")}`
+    })
+    const server = await start({ agent: Term.llm({ system: "Plan trips." }), runtimeOptions: { model }, inputRequired: (out) => (String(out.value).endsWith("?") ? String(out.value) : undefined) })
+    const client = await sdkClient(server)
+    const asked = asTask(await client.sendMessage(send("plan a trip")))
+    expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
+    expect(partsText(asked.status!.message!.parts)).toBe("Which city?")
+    const done = asTask(await client.sendMessage(send("Rome", { taskId: asked.id, contextId: asked.contextId })))
+    expect(done.id).toBe(asked.id)
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(artifactsText(done.artifacts)).toBe("A plan for plan a trip → Rome")
+    expect(done.history.map((m) => partsText(m.parts))).toEqual(["plan a trip", "Which city?", "Rome"])
   })
 
   it("keeps at most maxTasks tasks, dropping the oldest finished one", async () => {
@@ -265,7 +288,6 @@ describe("the SDK's client, A2A 0.3 (message/send, message/stream, tasks/get, ta
 })
 
 describe("bad input gets a clear protocol error, and the server keeps serving", () => {
-  const errorOf = async (res: Response) => ((await res.json()) as { error: { code: number; message: string } }).error
 
   it("malformed JSON, something that is not JSON-RPC, a batch, an unknown method, JSON nested too deep", async () => {
     const server = await start(echo)

@@ -17,7 +17,7 @@
 import * as http from "node:http"
 import { A2A_VERSION_HEADER, AGENT_CARD_PATH } from "@a2a-js/sdk"
 import { A2A_ERROR_CODE, ContentTypeNotSupportedError } from "@a2a-js/sdk/errors"
-import { DefaultRequestHandler, JsonRpcTransportHandler, ServerCallContext, validateVersion } from "@a2a-js/sdk/server"
+import { JsonRpcTransportHandler, ServerCallContext, validateVersion } from "@a2a-js/sdk/server"
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server"
 import { createRuntime } from "lambdagent"
 import {
@@ -38,7 +38,8 @@ import {
   SseWriter
 } from "lambdagent/http"
 import { agentCard, agentCardJson, type CardSpec, legacyAgentCardJson, type SkillSpec } from "./card.ts"
-import { RunExecutor, RunStopped, streamingStateKey } from "./executor.ts"
+import { RunExecutor, type RunExecutorOptions, RunStopped, streamingStateKey } from "./executor.ts"
+import { RunRequestHandler } from "./handler.ts"
 import { BoundedTaskStore } from "./tasks.ts"
 
 /**
@@ -81,6 +82,12 @@ export interface ServeOptions
   readonly timeoutMs?: number
   /** Tasks kept in memory (see `BoundedTaskStore`); default 1000. */
   readonly maxTasks?: number
+  /**
+   * Whether a finished run asks the client for more input: the question, or `undefined` when the
+   * output is the answer. Such a task ends `input-required`; the client's next message on it is the
+   * answer, run in the same session. Default: runs always answer.
+   */
+  readonly inputRequired?: RunExecutorOptions["inputRequired"]
   /** Told of every finished HTTP request. */
   readonly onRequest?: (entry: RequestLog) => void
 }
@@ -251,7 +258,13 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
   const guardFor = hostGuard(host, options)
   const ownsRuntime = options.runtime === undefined
   const runtime = options.runtime ?? createRuntime(options.runtimeOptions ?? {})
-  const executor = new RunExecutor({ runtime, term: termOf, timeoutMs: options.timeoutMs ?? defaults.timeoutMs, onError: report })
+  const executor = new RunExecutor({
+    runtime,
+    term: termOf,
+    timeoutMs: options.timeoutMs ?? defaults.timeoutMs,
+    onError: report,
+    ...(options.inputRequired !== undefined ? { inputRequired: options.inputRequired } : {})
+  })
   // a context's conversation lives as long as one of its tasks is kept
   const store = new BoundedTaskStore({
     ...(options.maxTasks !== undefined ? { maxTasks: options.maxTasks } : {}),
@@ -440,7 +453,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     bearer: options.token !== undefined
   }
   const card = agentCard(spec)
-  const handler = new DefaultRequestHandler(card, store, executor, undefined, undefined, undefined, undefined, undefined, { validateInputModes: true })
+  const handler = new RunRequestHandler(card, store, executor)
   transports = { v1: new JsonRpcTransportHandler(handler), v03: new LegacyJsonRpcTransportHandler(handler), card }
 
   let shutdown: Promise<void> | undefined
