@@ -89,24 +89,23 @@ export interface RunExecutorOptions {
 
 interface LiveRun {
   readonly controller: AbortController
-  readonly contextId: string
   readonly done: Promise<void>
 }
 
 const status = (state: TaskState, note?: Message): TaskStatus => ({ state, message: note, timestamp: new Date().toISOString() })
 
 /**
- * Runs an agent for the A2A SDK's request handler (see the module documentation).
+ * Runs an agent for the A2A SDK's request handler (see the module documentation). Use it with
+ * `RunRequestHandler`, which keeps messages for running tasks away from it.
  *
  * @since 0.2.0
  * @category constructors
  * @example
  * ```ts
- * import { DefaultRequestHandler } from "@a2a-js/sdk/server"
  * import { createRuntime, Term } from "lambdagent"
- * import { agentCard, BoundedTaskStore, RunExecutor } from "lambdagent/a2a"
+ * import { agentCard, BoundedTaskStore, RunExecutor, RunRequestHandler } from "lambdagent/a2a"
  * const executor = new RunExecutor({ runtime: createRuntime(), term: () => Term.llm({ system: "Repeat." }), timeoutMs: 0 })
- * const handler = new DefaultRequestHandler(agentCard({ name: "echo", url: "http://127.0.0.1:8000/" }), new BoundedTaskStore(), executor)
+ * const handler = new RunRequestHandler(agentCard({ name: "echo", url: "http://127.0.0.1:8000/" }), new BoundedTaskStore(), executor)
  * ```
  */
 export class RunExecutor implements AgentExecutor {
@@ -148,7 +147,12 @@ export class RunExecutor implements AgentExecutor {
   execute = async (request: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const { contextId, taskId } = request
     const ids = { taskId, contextId }
-    // a task given here waits for input (the request handler lets no other through): this is its answer
+    // A message for a task that is running (RunRequestHandler refuses those before they get here):
+    // this call publishes nothing on the task's bus, and returns only when the run has ended, so
+    // that the SDK does not settle the bus under the run.
+    const running = this.runs.get(taskId)
+    if (running !== undefined) return running.done
+    // a task given here waits for input: this message is its answer
     this.claimed.delete(taskId)
     const given = inputOf(request.userMessage)
     const task = (state: TaskState, note?: Message): Task =>
@@ -163,7 +167,7 @@ export class RunExecutor implements AgentExecutor {
     bus.publish(AgentEvent.task(task(TaskState.TASK_STATE_WORKING)))
     const controller = new AbortController()
     let settle!: () => void
-    this.runs.set(taskId, { controller, contextId, done: new Promise<void>((resolve) => (settle = resolve)) })
+    this.runs.set(taskId, { controller, done: new Promise<void>((resolve) => (settle = resolve)) })
     const timer = this.options.timeoutMs > 0
       ? setTimeout(() => controller.abort(new RunStopped("Timeout", `the run took longer than ${this.options.timeoutMs} ms`)), this.options.timeoutMs)
       : undefined
@@ -187,23 +191,22 @@ export class RunExecutor implements AgentExecutor {
         end(TaskState.TASK_STATE_COMPLETED)
       }
     } catch (error) {
-      const stopped = controller.signal.reason
-      if (controller.signal.aborted && stopped instanceof RunStopped) {
-        // a cancelled task's final status is published by cancelTask
-        if (stopped.reason !== "Canceled") {
-          bus.publish(AgentEvent.statusUpdate({
-            taskId,
-            contextId,
-            status: status(stopped.reason === "Timeout" ? TaskState.TASK_STATE_FAILED : TaskState.TASK_STATE_CANCELED, message("agent", [textPart(`${stopped.reason}: ${stopped.message}`)], ids)),
-            metadata: undefined
-          }))
-        }
-      } else {
+      if (!controller.signal.aborted) {
         const failure = failureOf(error)
         if (failure.kind === "Internal") this.options.onError?.(error)
         end(TaskState.TASK_STATE_FAILED, `${failure.kind}: ${failure.message}`)
       }
     } finally {
+      // a stopped run ends as its reason says, whether or not it had finished when it was stopped
+      const stopped = controller.signal.reason
+      if (controller.signal.aborted && stopped instanceof RunStopped) {
+        bus.publish(AgentEvent.statusUpdate({
+          taskId,
+          contextId,
+          status: status(stopped.reason === "Timeout" ? TaskState.TASK_STATE_FAILED : TaskState.TASK_STATE_CANCELED, message("agent", [textPart(`${stopped.reason}: ${stopped.message}`)], ids)),
+          metadata: undefined
+        }))
+      }
       clearTimeout(timer)
       this.runs.delete(taskId)
       settle()
@@ -213,8 +216,14 @@ export class RunExecutor implements AgentExecutor {
 
   cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
     const run = this.runs.get(taskId)
-    run?.controller.abort(new RunStopped("Canceled", "the client cancelled the task"))
-    bus.publish(AgentEvent.statusUpdate({ taskId, contextId: run?.contextId ?? "", status: status(TaskState.TASK_STATE_CANCELED), metadata: undefined }))
+    if (run === undefined) {
+      // a task waiting for input has no run to stop
+      bus.publish(AgentEvent.statusUpdate({ taskId, contextId: "", status: status(TaskState.TASK_STATE_CANCELED), metadata: undefined }))
+      return
+    }
+    run.controller.abort(new RunStopped("Canceled", "the client cancelled the task"))
+    // the run publishes its canceled status as it ends
+    await run.done
   }
 
   /** Run with streaming: trace events as status updates, tokens as artifacts of their own. */
