@@ -56,8 +56,29 @@ export const checkIntegerOption = (name: string, value: number | undefined, min:
 }
 
 /**
+ * A server could not listen: the address is taken, the port needs privileges, the host is not an
+ * address of this machine. Its `_tag` names it in the command line's one-line errors.
+ *
+ * @since 0.2.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { ListenError } from "lambdagent/http"
+ * const e = new ListenError("cannot listen on 127.0.0.1:8080: the address is already in use")
+ * console.log(e._tag) // "ListenError"
+ * ```
+ */
+export class ListenError extends Error {
+  readonly _tag = "ListenError"
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.name = "ListenError"
+  }
+}
+
+/**
  * Listen on `host:port` (0: a free port) and resolve with the port; a failure rejects with a
- * sentence (`cannot listen on 127.0.0.1:8080: the address is already in use`).
+ * {@link ListenError} saying why (`cannot listen on 127.0.0.1:8080: the address is already in use`).
  *
  * @since 0.2.0
  * @category hosting
@@ -80,7 +101,7 @@ export const listen = async (server: http.Server, port: number, host: string): P
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code
     const why = code === "EADDRINUSE" ? "the address is already in use" : code === "EACCES" ? "permission denied" : (cause as Error).message
-    throw new Error(`cannot listen on ${host}:${port}: ${why}`, { cause })
+    throw new ListenError(`cannot listen on ${host}:${port}: ${why}`, { cause })
   }
   return (server.address() as AddressInfo).port
 }

@@ -9,7 +9,7 @@
  * @module
  */
 export { defaultCommandPort, serveCommand, type ServeCommandOptions } from "./command.ts"
-export { agentOf, checkIntegerOption, type CommandControl, listen, serveUntilStopped, startupWarnings } from "./hosting.ts"
+export { agentOf, checkIntegerOption, type CommandControl, listen, ListenError, serveUntilStopped, startupWarnings } from "./hosting.ts"
 export {
   type ErrorBody,
   failureOf,
