@@ -1,7 +1,7 @@
 /**
  * The `AgentExecutor` behind a lambdagent A2A server: each task is one run of the agent's term on
- * the message's input, in the runtime session named by the task's context id (so memory and
- * conversation carry over between the tasks of a context).
+ * the message's input, in the runtime session of the task's context id (`a2a:<contextId>`, see
+ * {@link sessionOf}), so memory and conversation carry over between the tasks of a context.
  *
  * - A streamed request (`message/stream`, `SendStreamingMessage`) runs with `Runtime.stream`: every
  *   trace event becomes a `working` status update (a text line and the event as data), and the
@@ -40,6 +40,20 @@ import { artifactRoleKey, dataPart, inputOf, message, resultParts, textPart } fr
  * ```
  */
 export const streamingStateKey = "lambdagent.streaming"
+
+/**
+ * The runtime session of an A2A context: `a2a:<contextId>`. Context ids come from clients, so they
+ * get a namespace of their own, apart from the sessions a host's runtime uses for other callers.
+ *
+ * @since 0.2.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { sessionOf } from "lambdagent/a2a"
+ * sessionOf("7ed377c5") // "a2a:7ed377c5"
+ * ```
+ */
+export const sessionOf = (contextId: string): string => `a2a:${contextId}`
 
 /**
  * Why the server stopped a run: the client cancelled its task, the run took too long, or the
@@ -177,7 +191,7 @@ export class RunExecutor implements AgentExecutor {
     const end = (state: TaskState, text?: string) =>
       publish(AgentEvent.statusUpdate({ taskId, contextId, status: status(state, text === undefined ? undefined : message("agent", [textPart(text)], ids)), metadata: undefined }))
     try {
-      const call: Runtime.CallOptions = { signal: controller.signal, session: contextId }
+      const call: Runtime.CallOptions = { signal: controller.signal, session: sessionOf(contextId) }
       const term = this.options.term()
       const streaming = request.context.state.get(streamingStateKey) === true
       const output = streaming

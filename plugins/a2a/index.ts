@@ -21,7 +21,7 @@ export { type A2AClientConfig, type A2AProgress, a2aTool, type A2AToolOptions, p
 export { defaultCommandPort, serveCommand, type ServeCommandOptions } from "./command.ts"
 export { cardUrlOf, fetchCard, type FetchCardOptions, networkDetail, readCard, type RemoteCard } from "./discovery.ts"
 export { type A2AFailure, A2AClientError, isRetryable, observationOf } from "./errors.ts"
-export { RunExecutor, type RunExecutorOptions, RunStopped, streamingStateKey } from "./executor.ts"
+export { RunExecutor, type RunExecutorOptions, RunStopped, sessionOf, streamingStateKey } from "./executor.ts"
 export { RunRequestHandler } from "./handler.ts"
 export {
   artifactRoleKey,

@@ -2,8 +2,9 @@ import type { Message, StreamResponse, Task } from "@a2a-js/sdk"
 import { Role, TaskState } from "@a2a-js/sdk"
 import type { Client } from "@a2a-js/sdk/client"
 import type { AgentExecutor } from "@a2a-js/sdk/server"
-import { Scripted, Term } from "lambdagent"
+import { createRuntime, Scripted, Term } from "lambdagent"
 import { describe, expect, it } from "vitest"
+import { sessionOf } from "./executor.ts"
 import { artifactRoleKey, artifactsText, dataPart, message, partsText, textPart } from "./parts.ts"
 import type { Server } from "./server.ts"
 import { raw, referenceServer, rpc, sdkClient, sseData, start } from "./test/helpers.ts"
@@ -133,6 +134,14 @@ describe("the SDK's client, A2A 1.0", () => {
     const stranger = asTask(await client.sendMessage(send("what is my name?")))
     expect(stranger.contextId).not.toBe(first.contextId)
     expect(artifactsText(stranger.artifacts)).not.toContain("Ada")
+    // a client's context id is no session of the host's own: "default" stays the host's
+    const runtime = createRuntime({ model: Scripted.echo() })
+    const shared = await start({ agent, runtime })
+    await runtime.run(agent, "host secret", { session: "default" })
+    const probe = asTask(await (await sdkClient(shared)).sendMessage(send("what do you remember?", { contextId: "default" })))
+    expect(artifactsText(probe.artifacts)).not.toContain("host secret")
+    expect((await runtime.memory(sessionOf("default")).list()).length).toBe(1)
+    await runtime.close()
   })
 
   it("cancels a run in flight: the task ends canceled and the server goes on", async () => {

@@ -38,7 +38,7 @@ import {
   SseWriter
 } from "lambdagent/http"
 import { agentCard, agentCardJson, type CardSpec, legacyAgentCardJson, type SkillSpec } from "./card.ts"
-import { RunExecutor, type RunExecutorOptions, RunStopped, streamingStateKey } from "./executor.ts"
+import { RunExecutor, type RunExecutorOptions, RunStopped, sessionOf, streamingStateKey } from "./executor.ts"
 import { RunRequestHandler } from "./handler.ts"
 import { BoundedTaskStore } from "./tasks.ts"
 
@@ -268,7 +268,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
   // a context's conversation lives as long as one of its tasks is kept
   const store = new BoundedTaskStore({
     ...(options.maxTasks !== undefined ? { maxTasks: options.maxTasks } : {}),
-    onContextForgotten: (contextId) => runtime.resetConversation(contextId)
+    onContextForgotten: (contextId) => runtime.resetConversation(sessionOf(contextId))
   })
 
   // set once the server listens and its port is known; no request arrives before
