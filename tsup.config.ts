@@ -15,7 +15,8 @@ export const entries = {
   "plugins/rag/index": "plugins/rag/index.ts",
   "plugins/http/index": "plugins/http/index.ts",
   "plugins/yaml/index": "plugins/yaml/index.ts",
-  "plugins/mcp/index": "plugins/mcp/index.ts"
+  "plugins/mcp/index": "plugins/mcp/index.ts",
+  "plugins/a2a/index": "plugins/a2a/index.ts"
 }
 
 /** The launcher (src/cli/main.ts) loads the two built programs by their output names. */

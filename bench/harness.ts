@@ -1,6 +1,7 @@
 /**
  * Tiny benchmark harness: median of several timed runs after a warm-up, printed as aligned tables.
  */
+import type { ChildProcess } from "node:child_process"
 
 export interface Measurement {
   readonly medianMs: number
@@ -53,3 +54,20 @@ export const table = (title: string, header: ReadonlyArray<string>, rows: Readon
 }
 
 export const fmt = (n: number, digits = 1): string => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
+
+/** Stop child processes (SIGTERM, then SIGKILL after 2 s) and wait until they have exited. */
+export const stopChildren = async (children: Iterable<ChildProcess>): Promise<void> => {
+  await Promise.all(
+    [...children].map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return undefined
+      return new Promise<void>((resolve) => {
+        const force = setTimeout(() => child.kill("SIGKILL"), 2_000)
+        child.once("exit", () => {
+          clearTimeout(force)
+          resolve()
+        })
+        child.kill("SIGTERM")
+      })
+    })
+  )
+}

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { fmt, table } from "./harness.ts"
+import { fmt, stopChildren, table } from "./harness.ts"
 
 const CLI = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url))
 const ECHO = fileURLToPath(new URL("./fixtures/echo-server.mjs", import.meta.url))
@@ -175,17 +175,7 @@ export async function run(): Promise<void> {
     )
   } finally {
     await Promise.allSettled([...clients].map((c) => c.close()))
-    for (const child of children) if (child.exitCode === null) child.kill("SIGTERM")
-    await Promise.all(
-      [...children].map((child) =>
-        child.exitCode !== null || child.signalCode !== null
-          ? undefined
-          : new Promise<void>((resolve) => {
-            const force = setTimeout(() => child.kill("SIGKILL"), 2_000)
-            child.once("exit", () => (clearTimeout(force), resolve()))
-          })
-      )
-    )
+    await stopChildren(children)
   }
 }
 

@@ -9,7 +9,8 @@ const suites: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   yaml: () => import("./yaml.ts"),
   cli: () => import("./cli.ts"),
   mcp: () => import("./mcp.ts"),
-  sandbox: () => import("./sandbox.ts")
+  sandbox: () => import("./sandbox.ts"),
+  a2a: () => import("./a2a.ts")
 }
 
 const wanted = process.argv.slice(2)

@@ -1,10 +1,11 @@
 /**
  * The `Tools` service: the registry of named tools an agent can call.
  *
- * A tool is a host function, a shell command, another program, an MCP tool or a retriever. It
- * declares its input with a zod schema (absent: it takes text) and may return anything JSON can
- * carry. {@link call} validates the input, applies the timeout and turns every failure into a
- * {@link ToolError}; the agent layer turns those into observations, never crashed runs.
+ * A tool is a host function, a shell command, another program, an MCP tool, a remote A2A agent or
+ * a retriever. It declares its input with a zod schema (absent: it takes text) and may return
+ * anything JSON can carry. {@link call} validates the input, applies the timeout and turns every
+ * failure into a {@link ToolError}; the agent layer turns those into observations, never crashed
+ * runs.
  *
  * @since 0.1.0
  * @module
@@ -28,7 +29,7 @@ import { TaggedError } from "./Errors.ts"
  * const k: Tools.ToolKind = "host"
  * ```
  */
-export type ToolKind = "host" | "shell" | "cli" | "mcp" | "rag" | "term"
+export type ToolKind = "host" | "shell" | "cli" | "mcp" | "a2a" | "rag" | "term"
 
 /**
  * What a running tool receives besides its input.

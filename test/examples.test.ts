@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest"
+import * as a2a from "../examples/a2a.ts"
 import * as chain from "../examples/chain.ts"
 import * as guard from "../examples/guard.ts"
 import * as memory from "../examples/memory.ts"
@@ -31,6 +32,9 @@ describe("examples run offline", () => {
   })
   it("guard", async () => {
     expect(await guard.main()).toEqual({ result: "{\"city\":\"Paris\"}", attempts: 2 })
+  })
+  it("two agents over A2A", async () => {
+    expect(await a2a.main()).toEqual({ answer: "Your plan: Day 1: Colosseum. Day 2: Vatican.", skills: ["Plan a trip"] })
   })
   it("memory", async () => {
     expect(await memory.main()).toEqual(["Your name is Ada.", "Your name is Ada.", "I don't know your name yet."])

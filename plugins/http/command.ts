@@ -6,7 +6,7 @@
  * @since 0.1.0
  * @module
  */
-import { isLoopbackAddress, isWildcardAddress } from "./internal/hosts.ts"
+import { type CommandControl, serveUntilStopped, startupWarnings } from "./hosting.ts"
 import { defaults, type RequestLog, serve, type ServeOptions } from "./serve.ts"
 
 /**
@@ -21,18 +21,7 @@ import { defaults, type RequestLog, serve, type ServeOptions } from "./serve.ts"
  * const o: ServeCommandOptions = { agent: Term.llm({ system: "Hi." }), port: 8080, accessLog: false }
  * ```
  */
-export interface ServeCommandOptions extends ServeOptions {
-  /** Status lines; default standard output. */
-  readonly out?: (line: string) => void
-  /** Warnings and errors; default standard error. */
-  readonly err?: (line: string) => void
-  /** Print one line per request; default true. */
-  readonly accessLog?: boolean
-  /** Shut down on SIGTERM and SIGINT; default true. */
-  readonly handleSignals?: boolean
-  /** Shut down when this signal aborts. */
-  readonly signal?: AbortSignal
-}
+export interface ServeCommandOptions extends ServeOptions, CommandControl {}
 
 /**
  * Port of `lambdagent serve` when `--port` is not given.
@@ -67,7 +56,7 @@ export const defaultCommandPort = 8080
 export const serveCommand = async (options: ServeCommandOptions): Promise<void> => {
   const out = options.out ?? ((line: string) => void process.stdout.write(`${line}\n`))
   const err = options.err ?? ((line: string) => void process.stderr.write(`${line}\n`))
-  const { out: _out, err: _err, accessLog, handleSignals, signal, ...serveOptions } = options
+  const { out: _out, err: _err, accessLog, handleSignals: _signals, signal: _signal, ...serveOptions } = options
   const logRequest = (e: RequestLog) => out(`${e.method} ${e.path} ${e.status} ${Math.round(e.durationMs)} ms`)
   const server = await serve({
     ...serveOptions,
@@ -76,45 +65,8 @@ export const serveCommand = async (options: ServeCommandOptions): Promise<void> 
     onError: options.onError ?? ((error) => err(`lambdagent serve: internal error: ${error instanceof Error ? error.message : String(error)}`))
   })
   const name = options.name ?? defaults.name
-  const graceMs = options.graceMs ?? defaults.graceMs
   out(`lambdagent serve: ${JSON.stringify(name)} listening on ${server.url}`)
   out(`  POST ${server.url}/run   POST ${server.url}/stream   ws://${server.url.slice("http://".length)}/ws   GET ${server.url}/health`)
-  if (options.token === undefined && !isLoopbackAddress(server.host)) {
-    err(`lambdagent serve: warning: listening on ${server.host} without a token; anyone who can reach this port can run the agent`)
-  }
-  if (isWildcardAddress(server.host) && (options.allowedHosts ?? []).length === 0) {
-    err(`lambdagent serve: note: listening on ${server.host}, but only requests addressed to 127.0.0.1, localhost or [::1] are accepted; add the names clients use with --allow-host`)
-  }
-
-  let stops = 0
-  let settle: { resolve: () => void; reject: (error: unknown) => void } | undefined
-  const stopped = new Promise<void>((resolve, reject) => (settle = { resolve, reject }))
-  const stop = (why: string) => {
-    stops++
-    if (stops === 1) {
-      const n = server.inFlight
-      out(`lambdagent serve: ${why}; shutting down${n > 0 ? `, letting ${n} run${n === 1 ? "" : "s"} finish (up to ${graceMs} ms)` : ""}`)
-      server.close().then(settle!.resolve, settle!.reject)
-    } else if (stops === 2) {
-      out(`lambdagent serve: ${why} again; cancelling the runs in flight`)
-      void server.close({ graceMs: 0 })
-    }
-  }
-  const onTerm = () => stop("SIGTERM")
-  const onInt = () => stop("SIGINT")
-  const onAbort = () => stop("stop requested")
-  if (handleSignals !== false) {
-    process.on("SIGTERM", onTerm)
-    process.on("SIGINT", onInt)
-  }
-  if (signal?.aborted === true) onAbort()
-  else signal?.addEventListener("abort", onAbort, { once: true })
-  try {
-    await stopped
-  } finally {
-    process.off("SIGTERM", onTerm)
-    process.off("SIGINT", onInt)
-    signal?.removeEventListener("abort", onAbort)
-  }
-  out("lambdagent serve: stopped")
+  for (const warning of startupWarnings(server.host, options)) err(`lambdagent serve: ${warning}`)
+  await serveUntilStopped(server, { ...options, out, graceMs: options.graceMs ?? defaults.graceMs })
 }

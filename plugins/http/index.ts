@@ -9,6 +9,7 @@
  * @module lambdagent/http
  */
 export { defaultCommandPort, serveCommand, type ServeCommandOptions } from "./command.ts"
+export { agentOf, checkIntegerOption, type CommandControl, listen, ListenError, serveUntilStopped, startupWarnings } from "./hosting.ts"
 export {
   type ErrorBody,
   failureOf,
@@ -18,6 +19,7 @@ export {
   type RunRequest,
   type SocketMessage
 } from "./protocol.ts"
-export { bearerCheck } from "./internal/request.ts"
+export { bearerCheck, readBody } from "./internal/request.ts"
+export { SseWriter } from "./internal/sse.ts"
 export { type HostCheck, hostGuard, type HostPolicy, isLoopbackAddress, isWildcardAddress, localUrlHost } from "./internal/hosts.ts"
 export { defaults, type RequestLog, serve, type ServeOptions, type Server } from "./serve.ts"

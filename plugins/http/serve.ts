@@ -11,10 +11,10 @@
  * @module
  */
 import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 import type { Duplex } from "node:stream"
 import { createRuntime, type Runtime, Term } from "lambdagent"
 import { WebSocketServer } from "ws"
+import { agentOf, checkIntegerOption, listen } from "./hosting.ts"
 import { parseJson, runBody, toJsonText } from "./internal/json.ts"
 import { type HostCheck, hostGuard, type HostPolicy, localUrlHost } from "./internal/hosts.ts"
 import { bearerCheck, readBody, wantsEventStream } from "./internal/request.ts"
@@ -157,15 +157,6 @@ const flushMs = 2_000
 
 const endpoints = ["POST /run", "POST /stream", "GET /ws", "GET /health", "GET /"] as const
 
-const checkInteger = (name: string, value: number | undefined, min: number, max = Number.MAX_SAFE_INTEGER) => {
-  if (value !== undefined && (!Number.isInteger(value) || value < min || value > max)) {
-    throw new TypeError(`serve: ${name} must be an integer from ${min} to ${max}, got ${String(value)}`)
-  }
-}
-
-const isTerm = (u: unknown): u is Term.Term =>
-  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string"
-
 const sendJson = (
   res: http.ServerResponse,
   status: number,
@@ -237,16 +228,15 @@ const defaultOnError = (error: unknown): void => {
  * ```
  */
 export const serve = async (options: ServeOptions): Promise<Server> => {
-  const agent = options.agent
-  if (typeof agent !== "function" && !isTerm(agent)) throw new TypeError("serve: agent must be a term or a function returning one")
+  const termOf = agentOf(options.agent)
   if (options.runtime !== undefined && options.runtimeOptions !== undefined) {
     throw new TypeError("serve: give either runtime or runtimeOptions, not both")
   }
-  checkInteger("port", options.port, 0, 65_535)
-  checkInteger("maxBodyBytes", options.maxBodyBytes, 1)
-  checkInteger("timeoutMs", options.timeoutMs, 0)
-  checkInteger("maxConcurrent", options.maxConcurrent, 1)
-  checkInteger("graceMs", options.graceMs, 0)
+  checkIntegerOption("port", options.port, 0, 65_535)
+  checkIntegerOption("maxBodyBytes", options.maxBodyBytes, 1)
+  checkIntegerOption("timeoutMs", options.timeoutMs, 0)
+  checkIntegerOption("maxConcurrent", options.maxConcurrent, 1)
+  checkIntegerOption("graceMs", options.graceMs, 0)
   if (options.token !== undefined && options.token.length === 0) throw new TypeError("serve: token must not be empty")
 
   const host = options.host ?? defaults.host
@@ -271,11 +261,6 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
   const runtime = options.runtime ?? createRuntime(options.runtimeOptions ?? {})
   const startedAt = performance.now()
 
-  const termOf = (): Term.Term => {
-    const term = typeof agent === "function" ? agent() : agent
-    if (!isTerm(term)) throw new TypeError("serve: the agent function did not return a term")
-    return term
-  }
   let lambdaText = options.lambda
   const lambdaOf = (): string => (lambdaText ??= Term.pretty(termOf()))
   const callOptions = (request: RunRequest, signal: AbortSignal): Runtime.CallOptions => ({
@@ -460,22 +445,14 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
   // Listening and shutdown
   // ---------------------------------------------------------------------------------------------
 
+  let port: number
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject)
-      server.listen(options.port ?? 0, host, () => {
-        server.off("error", reject)
-        resolve()
-      })
-    })
-  } catch (cause) {
+    port = await listen(server, options.port ?? 0, host)
+  } catch (error) {
     clearInterval(heartbeat)
     if (ownsRuntime) await runtime.close()
-    const code = (cause as NodeJS.ErrnoException).code
-    const why = code === "EADDRINUSE" ? "the address is already in use" : code === "EACCES" ? "permission denied" : (cause as Error).message
-    throw new Error(`cannot listen on ${host}:${options.port ?? 0}: ${why}`, { cause })
+    throw error
   }
-  const port = (server.address() as AddressInfo).port
   hostCheck = guardFor(port)
 
   let closing: Promise<void> | undefined

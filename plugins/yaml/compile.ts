@@ -25,7 +25,7 @@ import type { Budget, LanguageModel, MemoryStore, Sandbox, Tools } from "lambdag
 import { SharedMemory, Term } from "lambdagent"
 import { parserToolNames, isBuiltinTool } from "./builtins.ts"
 import { type FieldPath, formatFieldPath, type Issue, schemaError, semanticError } from "./errors.ts"
-import type { AgentConfig, AgentFile, AgentType, CliAgentConfig, GuardConfig, McpConfig, ModelConfig, SharedMemoryConfig, StepConfig } from "./schema.ts"
+import type { A2AClientConfig, A2AServerConfig, AgentConfig, AgentFile, AgentType, CliAgentConfig, GuardConfig, McpConfig, ModelConfig, SharedMemoryConfig, StepConfig } from "./schema.ts"
 import { knownProviders } from "./schema.ts"
 import { sandboxIssues, sandboxPolicy } from "./sandbox.ts"
 import { parseSource, readSource, type Source } from "./source.ts"
@@ -158,8 +158,8 @@ export interface ToolReference {
   readonly policy?: NonNullable<McpConfig["policy"]>
   /** For `cli`: the command and how to call it. */
   readonly cli?: CliAgentConfig
-  /** For `a2a`: the remote agent. */
-  readonly a2a?: { readonly url: string; readonly timeout?: number }
+  /** For `a2a`: the remote agent, as its `a2a.clients` entry gives it. */
+  readonly a2a?: Omit<A2AClientConfig, "name">
   /** For `rag`: the `rag:` block, to pass to the retrieval plugin (paths relative to `baseDir`). */
   readonly rag?: Readonly<Record<string, unknown>>
   /** For `injected`: the definition passed in the overrides, when one was. */
@@ -285,7 +285,7 @@ export interface CompiledAgent {
     readonly engine?: string
     readonly checkpoint?: Readonly<Record<string, unknown>>
     readonly cliServer?: Readonly<Record<string, unknown>>
-    readonly a2aServer?: Readonly<Record<string, unknown>>
+    readonly a2aServer?: A2AServerConfig
     /** The policy of an enabled `sandbox:` block, for every tool that runs a process (the term is unchanged). */
     readonly sandbox?: Sandbox.Policy
   }
@@ -512,6 +512,9 @@ const labelledJoin = (names: ReadonlyArray<string>): Term.Term => {
   })
   return Term.lam("rs", parts.reduce((a, b) => Term.concat(a, b)))
 }
+
+/** An `a2a.clients` entry without its name: how to reach the remote agent. */
+const a2aConnection = ({ name: _name, ...connection }: A2AClientConfig): Omit<A2AClientConfig, "name"> => connection
 
 interface RefBuilder {
   kind: ToolReferenceKind
@@ -812,7 +815,7 @@ class Compiler {
         }
       }
       const cli = b.kind === "cli" ? file.cli?.agents?.[name] : undefined
-      const a2a = b.kind === "a2a" ? file.a2a?.clients?.find((c) => c.name === name) : undefined
+      const client = b.kind === "a2a" ? file.a2a?.clients?.find((c) => c.name === name) : undefined
       const definition = b.kind === "injected" ? this.overrides.tools?.find((t): t is Tools.ToolDefinition => typeof t !== "string" && t.name === name) : undefined
       out.push({
         name,
@@ -823,7 +826,7 @@ class Compiler {
         ...(connection !== undefined ? { connection } : {}),
         ...(b.policy !== undefined ? { policy: b.policy } : {}),
         ...(cli !== undefined ? { cli } : {}),
-        ...(a2a !== undefined ? { a2a: { url: a2a.url, ...(a2a.timeout !== undefined ? { timeout: a2a.timeout } : {}) } } : {}),
+        ...(client !== undefined ? { a2a: a2aConnection(client) } : {}),
         ...(b.rag !== undefined ? { rag: b.rag } : {}),
         ...(definition !== undefined ? { definition } : {})
       })

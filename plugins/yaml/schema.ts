@@ -389,6 +389,38 @@ const SandboxSchema = z
   })
   .meta({ id: "Sandbox", title: "Sandbox" })
 
+const A2ASkillSchema = z
+  .strictObject({
+    id: name.describe("Stable identifier (default the name in lower case, non-alphanumerics as -).").optional(),
+    name: name.describe("The skill's name."),
+    description: text.describe("What the skill does.").optional(),
+    tags: z.array(name).describe("Keywords.").optional(),
+    examples: z.array(text).describe("Example requests.").optional()
+  })
+  .meta({ id: "A2ASkill", title: "A2A skill" })
+
+const A2AServerSchema = z
+  .strictObject({
+    port: z.number().int().min(0).max(65_535).describe("The port to listen on (default 8000; 0 picks a free one; --port wins).").optional(),
+    host: name.describe("The address to listen on (default 127.0.0.1; --host wins).").optional(),
+    url: z.url().describe("The endpoint URL the agent card advertises, when clients reach the server by another name (a proxy); default http://<host>:<port>/.").optional(),
+    version: name.describe("The agent's version in its card (default 1.0.0).").optional(),
+    skills: z.array(A2ASkillSchema).describe("The skills the card lists (default one skill: the agent, with its name and description).").optional(),
+    maxTasks: positive.describe("Tasks kept in memory; past it the oldest finished ones are dropped (default 1000).").optional()
+  })
+  .meta({ id: "A2AServer", title: "A2A server" })
+
+const A2AClientSchema = z
+  .strictObject({
+    name: name.describe("The tool's name, as the model calls it."),
+    url: z.url().describe("The remote agent's base URL (its card is at <url>/.well-known/agent-card.json) or its card's URL."),
+    timeout: seconds.describe("Seconds per attempt, card included (default 60).").optional(),
+    headers: z.record(z.string(), z.string()).describe("HTTP headers of every request, such as Authorization; ${VAR} is replaced by the environment variable VAR at call time.").optional(),
+    retryOnFail: count.describe("Retries of an attempt that timed out, found no server or got HTTP 5xx/429, with exponential backoff (default 0).").optional(),
+    description: text.describe("What the model is told the tool does (default a sentence naming the agent and its URL).").optional()
+  })
+  .meta({ id: "A2AClient", title: "A2A client" })
+
 /**
  * The parsed `sandbox:` block.
  *
@@ -401,6 +433,32 @@ const SandboxSchema = z
  * ```
  */
 export type SandboxConfig = z.output<typeof SandboxSchema>
+
+/**
+ * One parsed entry of `a2a.clients`.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { A2AClientConfig } from "lambdagent/yaml"
+ * const c: A2AClientConfig = { name: "planner", url: "http://127.0.0.1:8000", timeout: 30, retryOnFail: 1 }
+ * ```
+ */
+export type A2AClientConfig = z.output<typeof A2AClientSchema>
+
+/**
+ * The parsed `a2a.server` block.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { A2AServerConfig } from "lambdagent/yaml"
+ * const s: A2AServerConfig = { port: 8000, skills: [{ name: "Plan a trip" }] }
+ * ```
+ */
+export type A2AServerConfig = z.output<typeof A2AServerSchema>
 
 const RuntimeSchema = z
   .strictObject({
@@ -466,23 +524,10 @@ export const AgentFileSchema = AgentSchema.extend({
     .optional(),
   a2a: z
     .strictObject({
-      server: z
-        .strictObject({
-          port: z.number().int().min(0).max(65_535).describe("The port to listen on.").optional(),
-          host: name.describe("The host to listen on.").optional()
-        })
-        .describe("Serving this agent to A2A clients; not compiled, kept in CompiledAgent.runtime.a2aServer for the runtime.")
-        .optional(),
-      clients: z
-        .array(z.strictObject({
-          name: name.describe("The tool's name, as the model calls it."),
-          url: z.url().describe("The remote agent's URL."),
-          timeout: seconds.describe("Seconds per call.").optional()
-        }))
-        .describe("Remote A2A agents, called as tools.")
-        .optional()
+      server: A2AServerSchema.describe("Serving this agent to A2A clients (lambdagent serve): its card and where it listens; not compiled, kept in CompiledAgent.runtime.a2aServer for the runtime.").optional(),
+      clients: z.array(A2AClientSchema).describe("Remote A2A agents, called as tools (and usable as chain tool steps, in router routes too).").optional()
     })
-    .describe("Agent-to-agent connections.")
+    .describe("Agent-to-agent connections (the A2A protocol).")
     .optional(),
   checkpoint: z
     .strictObject({

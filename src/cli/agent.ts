@@ -1,7 +1,8 @@
 /**
  * Loading an agent for the command line (a YAML config or a term's JSON) and building the runtime
  * that runs it: its model (or the offline scripted model when no provider is reachable), its tools
- * (shell commands, CLI agents, retrieval, MCP, builtins), its memory store and its shared memory.
+ * (shell commands, CLI agents, retrieval, MCP, remote A2A agents, builtins), its memory store and
+ * its shared memory.
  */
 import { existsSync, statSync } from "node:fs"
 import { dirname, resolve } from "node:path"
@@ -109,6 +110,8 @@ export interface RuntimeSettings {
   readonly localSharedStore?: MemoryStore.MemoryStoreShape
   /** `--sandbox`: a preset for every process-running tool, or `off`; else the config's `sandbox:`. */
   readonly sandbox?: SandboxChoice
+  /** Told, one line each, what remote A2A tasks do while the agent waits for them. */
+  readonly progress?: (line: string) => void
 }
 
 const memoryPlugins = async (strategy: string): Promise<ReadonlyArray<Plugin.Plugin>> => {
@@ -200,6 +203,29 @@ const mcpReferencedTools = (
   }
 }
 
+/**
+ * `a2a.clients` references as tools. The A2A plugin loads only for a config that has some; each
+ * tool fetches its agent's card at its first call.
+ */
+const a2aReferencedTools = async (refs: ReadonlyArray<YamlToolReference>, settings: RuntimeSettings): Promise<Array<Tools.ToolDefinition>> => {
+  const clients = refs.flatMap((ref) => (ref.kind === "a2a" && ref.a2a !== undefined ? [{ name: ref.name, ...ref.a2a }] : []))
+  if (clients.length === 0) return []
+  const a2a = await import("lambdagent/a2a")
+  const progress = settings.progress
+  const options = {
+    ...(settings.env !== undefined ? { env: settings.env } : {}),
+    // status updates say what the remote agent does; its artifact chunks are the answer being written
+    ...(progress !== undefined
+      ? {
+        onProgress: (p: import("lambdagent/a2a").A2AProgress) => {
+          if (p.kind === "status") progress(`[a2a ${p.agent}] ${p.state}${p.text !== "" ? `: ${p.text}` : ""}`)
+        }
+      }
+      : {})
+  }
+  return clients.map((client) => a2a.a2aTool(client, options))
+}
+
 /** The tools an agent's config references, made real. */
 const referencedTools = async (agent: LoadedAgent, settings: RuntimeSettings, notices: Array<string>): Promise<{ tools: Array<Tools.ToolDefinition>; close: () => Promise<void> }> => {
   const compiled = agent.compiled
@@ -233,6 +259,7 @@ const referencedTools = async (agent: LoadedAgent, settings: RuntimeSettings, no
   }
   const mcp = mcpReferencedTools(compiled.tools.filter((t) => t.kind === "mcp"), agent.baseDir, notices)
   tools.push(...mcp.tools)
+  tools.push(...(await a2aReferencedTools(compiled.tools, settings)))
   return { tools, close: mcp.close }
 }
 

@@ -8,7 +8,7 @@ import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
 import { CliError, describeError, ExitCode, onInterrupt, readStdin, readTextFile } from "./io.ts"
 import { integer, positive, temperature, textOrJson, usageError } from "./options.ts"
 import { parseSandboxFlag, SANDBOX_FLAGS, SANDBOX_HELP } from "./sandbox.ts"
-import { startStatus } from "./status.ts"
+import { silentStatus, startStatus, type Status } from "./status.ts"
 import { formatEventLine, summaryLine } from "./trace.ts"
 
 export interface RunOptions {
@@ -78,7 +78,10 @@ export const runCommand = async (config: string, positional: string | undefined,
     tools: extraTools
   })
   const input = await readRunInput(positional, options)
+  const showSteps = (options.trace === true || options.verbose === true) && options.quiet !== true && options.format !== "json"
+  let status: Status | undefined
   const { close, demo, notices, runtime } = await buildRuntime(agent, {
+    ...(showSteps ? { progress: (line: string) => (status ?? silentStatus).log(line) } : {}),
     ...(options.model !== undefined ? { model: options.model } : {}),
     input,
     extraTools,
@@ -90,7 +93,7 @@ export const runCommand = async (config: string, positional: string | undefined,
   if (options.quiet !== true) for (const notice of notices) process.stderr.write(`${notice}\n`)
   const controller = new AbortController()
   onInterrupt(() => controller.abort(new CliError("interrupted", ExitCode.interrupted, "Interrupted")))
-  const status = options.quiet === true || options.format === "json" ? undefined : startStatus(`${agent.name}`)
+  status = options.quiet === true || options.format === "json" ? undefined : startStatus(`${agent.name}`)
   const seen: Array<Trace.TraceEvent> = []
   try {
     const output = await (async () => {
@@ -120,7 +123,7 @@ export const runCommand = async (config: string, positional: string | undefined,
       return
     }
     // a demo run shows what the agent did: that is what it is for
-    if ((options.trace === true || options.verbose === true || demo) && options.quiet !== true) {
+    if (showSteps || (demo && options.quiet !== true)) {
       output.trace.forEach((event, i) => process.stderr.write(`${formatEventLine(event, i)}\n`))
       process.stderr.write(`${"─".repeat(40)}\n${summaryLine(output.trace)}\n`)
     }

@@ -1,6 +1,7 @@
 /**
- * `lambdagent serve <config> [--port N] [--host H] [--token T] [--mcp]`: an agent over HTTP (SSE and
- * WebSocket streaming), or with `--mcp` as an MCP tool.
+ * `lambdagent serve <config> [--port N] [--host H] [--token T] [--mcp | --a2a]`: an agent over HTTP
+ * (SSE and WebSocket streaming), with `--mcp` as an MCP tool, or with `--a2a` (or an `a2a.server`
+ * block in the config) as an A2A server.
  */
 import type { Registration } from "./shell.ts"
 import { Term } from "lambdagent"
@@ -18,6 +19,7 @@ interface ServeOptions {
   readonly model?: string
   readonly tool: Array<string>
   readonly mcp?: boolean
+  readonly a2a?: boolean
   readonly http?: number
   readonly allowHost: Array<string>
   readonly allowOrigin: Array<string>
@@ -25,8 +27,9 @@ interface ServeOptions {
 }
 
 export const serveCommand = async (config: string, options: ServeOptions): Promise<void> => {
+  if (options.mcp === true && options.a2a === true) throw usageError("choose one of --mcp and --a2a")
   if (options.mcp !== true && options.http !== undefined) {
-    throw usageError("--http applies to --mcp only (plain serve listens with --port)")
+    throw usageError("--http applies to --mcp only (plain serve and --a2a listen with --port)")
   }
   const mcpSecurity = options.mcp === true ? await httpSecurity(options, "--mcp --http") : {}
   const token = options.mcp === true ? undefined : bearerToken(options.token)
@@ -57,29 +60,50 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
     await close()
     return
   }
-  const http = await import("lambdagent/http")
   const timeout = options.timeout === undefined ? undefined : options.timeout * 1000
   const listenPort = options.port
-  await http.serveCommand({
+  // what plain serve and --a2a take alike
+  const common = {
     agent: agent.term,
     runtime,
     name: agent.name,
-    lambda: Term.pretty(agent.term),
-    ...(listenPort !== undefined ? { port: listenPort } : {}),
-    ...(options.host !== undefined ? { host: options.host } : {}),
     ...(token !== undefined ? { token } : {}),
     ...policy,
     ...(timeout !== undefined ? { timeoutMs: timeout } : {})
-  })
+  }
+  const a2aServer = agent.compiled?.config.a2a?.server
+  if (options.a2a === true || a2aServer !== undefined) {
+    const a2a = await import("lambdagent/a2a")
+    const description = agent.compiled?.config.description
+    const host = options.host ?? a2aServer?.host
+    await a2a.serveCommand({
+      ...common,
+      ...(description !== undefined ? { description } : {}),
+      ...(a2aServer?.version !== undefined ? { version: a2aServer.version } : {}),
+      ...(a2aServer?.skills !== undefined ? { skills: a2aServer.skills } : {}),
+      ...(a2aServer?.url !== undefined ? { publicUrl: a2aServer.url } : {}),
+      ...(a2aServer?.maxTasks !== undefined ? { maxTasks: a2aServer.maxTasks } : {}),
+      port: listenPort ?? a2aServer?.port ?? a2a.defaultCommandPort,
+      ...(host !== undefined ? { host } : {})
+    })
+  } else {
+    const http = await import("lambdagent/http")
+    await http.serveCommand({
+      ...common,
+      lambda: Term.pretty(agent.term),
+      ...(listenPort !== undefined ? { port: listenPort } : {}),
+      ...(options.host !== undefined ? { host: options.host } : {})
+    })
+  }
   await close()
 }
 
 export const registerServe: Registration = (program, run) => {
   program
     .command("serve")
-    .description("serve an agent over HTTP (POST /run, SSE and WebSocket streaming), or as an MCP tool with --mcp")
+    .description("serve an agent over HTTP (POST /run, SSE and WebSocket streaming), as an MCP tool with --mcp, or as an A2A agent with --a2a")
     .argument("<config>", "the agent: a .yml/.yaml config or a .json term")
-    .option("--port <n>", "HTTP port (default 8080)", port("--port"))
+    .option("--port <n>", "HTTP port (default 8080; with --a2a, a2a.server.port or 8000)", port("--port"))
     .option("--host <host>", "address to listen on (default 127.0.0.1)")
     .option("--token <token>", `${TOKEN_OPTION_HELP}; with --mcp, for --http only`)
     .option("--timeout <seconds>", "per-request time limit (default 120)", positive("--timeout", "seconds"))
@@ -88,6 +112,7 @@ export const registerServe: Registration = (program, run) => {
     .option(SANDBOX_FLAGS, SANDBOX_HELP)
     .option("--mcp", "serve the agent as one MCP tool (stdio, or Streamable HTTP with --http)")
     .option("--http <port>", "with --mcp: listen for Streamable HTTP on this port", port("--http"))
+    .option("--a2a", "serve the agent as an A2A server: agent card, message/send, message/stream, tasks/get, tasks/cancel (the default when the config has an a2a.server block)")
     .option("--allow-host <host>", "also accept this Host header (name or name:port; repeatable); with --mcp, for --http only", collect, [])
     .option("--allow-origin <origin>", "also accept this browser Origin (e.g. http://localhost:5173; repeatable); with --mcp, for --http only", collect, [])
     .action(async (config: string, options: ServeOptions) => run(() => serveCommand(config, options), () => "text"))

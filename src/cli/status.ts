@@ -7,13 +7,16 @@ import type { Agent } from "lambdagent"
 
 export interface Status {
   readonly update: (event: Agent.RunEvent) => void
+  /** Print a line on stderr above the status line. */
+  readonly log: (line: string) => void
   readonly stop: () => void
 }
 
-const silent: Status = { update: () => {}, stop: () => {} }
+/** No status line (stderr is not a terminal); lines are still printed. */
+export const silentStatus: Status = { update: () => {}, log: (line) => void process.stderr.write(`${line}\n`), stop: () => {} }
 
 export const startStatus = (label: string): Status => {
-  if (process.stderr.isTTY !== true) return silent
+  if (process.stderr.isTTY !== true) return silentStatus
   const started = Date.now()
   let current = "starting"
   let steps = 0
@@ -26,6 +29,11 @@ export const startStatus = (label: string): Status => {
         steps++
         current = `${event.event.kind} ${event.event.name}`
       } else current = `${event.name} is answering…`
+      render()
+    },
+    log: (line) => {
+      spinner.clear()
+      process.stderr.write(`${line}\n`)
       render()
     },
     stop: () => {

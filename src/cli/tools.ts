@@ -19,6 +19,8 @@ export interface Reachability {
   readonly detail: string
   /** How long an HTTP check took. */
   readonly ms?: number
+  /** For `a2a`: what the remote agent's card says. */
+  readonly card?: { readonly name: string; readonly description: string; readonly endpoint: string; readonly skills: ReadonlyArray<{ readonly id: string; readonly name: string; readonly description: string }> }
 }
 
 /** One tool of an agent, from its config or its runtime. */
@@ -36,6 +38,8 @@ export interface ToolEntry {
   readonly command?: string
   /** For `rag`: the files or directories indexed. */
   readonly ragSource?: ReadonlyArray<string>
+  /** For `a2a`: the remote agent's entry in `a2a.clients`. */
+  readonly a2a?: import("lambdagent/yaml").A2AClientConfig
   /** Whether this build's runtime can call it (MCP and A2A tools need a client plugin). */
   readonly callable: boolean
   readonly reachability?: Reachability
@@ -97,7 +101,7 @@ export const listTools = (agent: LoadedAgent, runtimeTools: ReadonlyArray<ToolsN
         break
       }
       case "a2a":
-        entries.push({ ...base, kind: "a2a", source: ref.a2a?.url ?? "" })
+        entries.push({ ...base, kind: "a2a", source: ref.a2a?.url ?? "", ...(ref.a2a !== undefined ? { a2a: { name: ref.name, ...ref.a2a } } : {}) })
         break
       default:
         entries.push({ ...base, kind: def?.kind === "shell" ? "shell" : ref.kind, source: def?.source ?? (def !== undefined ? def.kind : "not provided"), ...(def?.kind === "shell" && def.source !== undefined ? { command: def.source } : {}) })
@@ -166,10 +170,25 @@ const httpReachability = async (url: string, timeoutMs: number): Promise<Reachab
   }
 }
 
+/** Reachable if the agent's card can be fetched and read within `timeoutMs`; the card's skills come along. */
+const a2aReachability = async (client: import("lambdagent/yaml").A2AClientConfig, timeoutMs: number): Promise<Reachability> => {
+  const a2a = await import("lambdagent/a2a")
+  const started = performance.now()
+  try {
+    const card = await a2a.probe(client, { timeoutMs })
+    const ms = Math.round(performance.now() - started)
+    const skills = card.skills.map((s) => ({ id: s.id, name: s.name, description: s.description }))
+    return { ok: true, detail: `agent card ${JSON.stringify(card.name)}`, ms, card: { name: card.name, description: card.description, endpoint: card.endpoint, skills } }
+  } catch (error) {
+    return { ok: false, detail: error instanceof a2a.A2AClientError ? error.message : String(error) }
+  }
+}
+
 /**
  * Check whether one tool can be reached: a shell or CLI command's program is on `PATH`, an HTTP MCP
- * server answers within `timeoutMs` (default 2 s), a stdio MCP server's command exists, a RAG
- * source exists (relative to `baseDir`).
+ * server answers within `timeoutMs` (default 2 s), a stdio MCP server's command exists, a remote
+ * A2A agent's card can be fetched and read (with its skills), a RAG source exists (relative to
+ * `baseDir`).
  */
 export const checkReachability = async (entry: ToolEntry, baseDir: string, timeoutMs = 2000): Promise<Reachability> => {
   switch (entry.kind) {
@@ -190,6 +209,8 @@ export const checkReachability = async (entry: ToolEntry, baseDir: string, timeo
       const missing = sources.filter((s) => !existsSync(isAbsolute(s) ? s : resolve(baseDir, s)))
       return missing.length === 0 ? { ok: true, detail: "source found" } : { ok: false, detail: `missing ${missing.join(", ")}` }
     }
+    case "a2a":
+      return entry.a2a === undefined ? { ok: undefined, detail: "no a2a.clients entry" } : a2aReachability(entry.a2a, timeoutMs)
     case "builtin":
     case "terminate":
       return { ok: true, detail: "built in" }
@@ -226,6 +247,15 @@ export const formatToolTable = (agentName: string, entries: ReadonlyArray<ToolEn
       if (e.reachability !== undefined) lines.push(`    Status: ${mark(e.reachability)}`)
     }
     if ([...servers.values()].some((e) => !e.callable)) lines.push("  (this build has no MCP client: the agent cannot call MCP tools here)")
+  }
+  const agents = entries.filter((e) => e.kind === "a2a" && e.reachability?.card !== undefined)
+  if (agents.length > 0) {
+    lines.push("", "A2A agents:")
+    for (const e of agents) {
+      const card = e.reachability!.card!
+      lines.push(`  ${e.name}: ${card.name}${card.description !== "" ? ` (${card.description})` : ""}, endpoint ${card.endpoint}`)
+      for (const skill of card.skills) lines.push(`    skill ${skill.name}${skill.description !== "" && skill.description !== skill.name ? `: ${skill.description}` : ""}`)
+    }
   }
   return lines.join("\n") + "\n"
 }
@@ -356,7 +386,7 @@ export const registerTools: Registration = (program, run) => {
     .option("--discover <server>", "list the tools an MCP server offers (needs the MCP client plugin)")
     .option("--tool <NAME=CMD>", "a shell command as a tool; {} stands for the input, passed as one argument (repeatable)", collect, [])
     .option(SANDBOX_FLAGS, SANDBOX_HELP)
-    .option("--timeout <seconds>", "how long to wait for an MCP server to answer (default 2)", positive("--timeout", "seconds"))
+    .option("--timeout <seconds>", "how long to wait for an MCP server or an A2A agent's card (default 2)", positive("--timeout", "seconds"))
     .option("--format <format>", "text (default) or json", textOrJson, "text")
     .action(async (config: string, input: string | undefined, options: ToolsOptions) =>
       run(() => toolsCommand(config, input, options), () => options.format)

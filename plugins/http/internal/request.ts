@@ -58,14 +58,15 @@ const decoder = new TextDecoder("utf-8", { fatal: true })
  * Read a request body as UTF-8 text of at most `limit` bytes. A declared `Content-Length` above
  * the limit fails before anything is read; a body that grows past it fails as soon as it does
  * (413 `PayloadTooLarge`). Invalid UTF-8 fails with 400 `InvalidJson`; a client that goes away
- * mid-body rejects with {@link RunAborted} `ClientClosed`.
+ * mid-body rejects with {@link RunAborted} `ClientClosed`. Exported for the other HTTP servers
+ * (the A2A plugin reads its JSON-RPC requests with it).
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category parsing
  * @example
  * ```ts
  * import { createServer } from "node:http"
- * import { readBody } from "./request.ts"
+ * import { readBody } from "lambdagent/http"
  * createServer(async (req, res) => res.end(await readBody(req, 1024)))
  * ```
  */

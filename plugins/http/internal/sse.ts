@@ -35,14 +35,15 @@ export const sseFrame = (event: string, data: string): string =>
   `event: ${event}\n${data.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`).join("")}\n`
 
 /**
- * Writes an event stream to a response. Writes after the client went away are dropped.
+ * Writes an event stream to a response. Writes after the client went away are dropped. Exported
+ * for the other HTTP servers (the A2A plugin streams its task updates with it).
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category constructors
  * @example
  * ```ts
  * import { createServer } from "node:http"
- * import { SseWriter } from "./sse.ts"
+ * import { SseWriter } from "lambdagent/http"
  * createServer(async (_req, res) => {
  *   const sse = new SseWriter(res)
  *   await sse.send("result", JSON.stringify({ result: "hi" }))
