@@ -9,6 +9,7 @@ import { defineConfig } from "tsup"
  */
 export const entries = {
   index: "src/index.ts",
+  "node-version": "src/NodeVersion.ts",
   "testing/index": "src/testing/index.ts",
   "plugins/redis/index": "plugins/redis/index.ts",
   "plugins/sqlite/index": "plugins/sqlite/index.ts",
@@ -19,7 +20,7 @@ export const entries = {
   "plugins/a2a/index": "plugins/a2a/index.ts"
 }
 
-/** The launcher (src/cli/main.ts) loads the two built programs by their output names. */
+/** The launcher (plugins/cli/main.ts) loads the two built programs by their output names. */
 const launcherTargets: Plugin = {
   name: "lambdagent-cli-launcher",
   setup(build) {
@@ -55,7 +56,7 @@ export default defineConfig([
   },
   {
     ...common,
-    entry: { "cli/main": "src/cli/main.ts", "cli/program": "src/cli/program.ts" },
+    entry: { "cli/main": "plugins/cli/main.ts", "cli/program": "plugins/cli/program.ts" },
     format: ["esm"],
     external: ["lambdagent", /^lambdagent\//],
     esbuildPlugins: [launcherTargets]
@@ -65,7 +66,7 @@ export default defineConfig([
     // dependencies in one minified file. It shares no objects with other entries, so its private
     // copy of those modules is harmless.
     ...common,
-    entry: { "cli/yaml-main": "src/cli/yamlMain.ts" },
+    entry: { "cli/yaml-main": "plugins/cli/yamlMain.ts" },
     format: ["cjs"],
     minify: true,
     noExternal: [/.*/]

@@ -16,6 +16,7 @@ export default defineConfig({
     alias: [
       { find: /^lambdagent$/, replacement: path("./src/index.ts") },
       { find: /^lambdagent\/testing$/, replacement: path("./src/testing/index.ts") },
+      { find: /^lambdagent\/node-version$/, replacement: path("./src/NodeVersion.ts") },
       { find: /^lambdagent\/(\w+)$/, replacement: path("./plugins/$1/index.ts") },
       { find: /^chromadb$/, replacement: `${toolsModules}/chromadb` }
     ]

@@ -19,7 +19,8 @@ import type * as z from "zod"
 import { TaggedError } from "./Errors.ts"
 
 /**
- * Where a tool comes from; shown by `lambdagent tools`.
+ * Where a tool comes from; shown by `lambdagent tools`. The built-in kinds are listed; a plugin
+ * gives its tools a kind of its own (any other string).
  *
  * @since 0.1.0
  * @category models
@@ -29,7 +30,7 @@ import { TaggedError } from "./Errors.ts"
  * const k: Tools.ToolKind = "host"
  * ```
  */
-export type ToolKind = "host" | "shell" | "cli" | "mcp" | "a2a" | "rag" | "term"
+export type ToolKind = "host" | "shell" | "cli" | "mcp" | "a2a" | "rag" | "term" | (string & {})
 
 /**
  * What a running tool receives besides its input.

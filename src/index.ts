@@ -4,7 +4,7 @@
  * @since 0.1.0
  * @module lambdagent
  */
-import { exitOnUnsupportedNode } from "./internal/supportedNode.ts"
+import { exitOnUnsupportedNode } from "./NodeVersion.ts"
 
 exitOnUnsupportedNode()
 
@@ -17,8 +17,10 @@ export * as CliAgent from "./CliAgent.ts"
 export * as Driver from "./Driver.ts"
 export * as Errors from "./Errors.ts"
 export * as Evaluator from "./Evaluator.ts"
+export * as HostGuard from "./HostGuard.ts"
 export * as LanguageModel from "./LanguageModel.ts"
 export * as MemoryStore from "./MemoryStore.ts"
+export * as NodeVersion from "./NodeVersion.ts"
 export * as OpenAI from "./providers/OpenAI.ts"
 export * as Oracle from "./Oracle.ts"
 export * as Plugin from "./Plugin.ts"

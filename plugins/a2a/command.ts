@@ -6,7 +6,8 @@
  * @since 0.2.0
  * @module
  */
-import { type CommandControl, isWildcardAddress, serveUntilStopped, startupWarnings } from "lambdagent/http"
+import { HostGuard } from "lambdagent"
+import { type CommandControl, serveUntilStopped, startupWarnings } from "lambdagent/http"
 import { defaults, type RequestLog, serve, type ServeOptions } from "./server.ts"
 
 /**
@@ -66,7 +67,7 @@ export const serveCommand = async (options: ServeCommandOptions): Promise<void> 
   out(`lambdagent serve: ${JSON.stringify(options.name ?? defaults.name)} A2A agent listening on ${server.url}`)
   out(`  agent card ${server.cardUrl}   JSON-RPC POST ${server.url} (A2A 1.0 and 0.3)`)
   for (const warning of startupWarnings(server.host, options)) err(`lambdagent serve: ${warning}`)
-  if (options.publicUrl === undefined && isWildcardAddress(server.host)) {
+  if (options.publicUrl === undefined && HostGuard.isWildcardAddress(server.host)) {
     err(`lambdagent serve: note: the agent card names the endpoint ${server.url}; set a2a.server.url (publicUrl) to the URL other machines use`)
   }
   await serveUntilStopped(server, { ...options, out, graceMs: options.graceMs ?? defaults.graceMs })

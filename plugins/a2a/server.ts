@@ -19,18 +19,14 @@ import { A2A_VERSION_HEADER, AGENT_CARD_PATH } from "@a2a-js/sdk"
 import { A2A_ERROR_CODE, ContentTypeNotSupportedError } from "@a2a-js/sdk/errors"
 import { JsonRpcTransportHandler, ServerCallContext, validateVersion } from "@a2a-js/sdk/server"
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server"
-import { createRuntime } from "lambdagent"
+import { createRuntime, HostGuard } from "lambdagent"
 import {
   agentOf,
   bearerCheck,
   checkIntegerOption,
   defaults as httpDefaults,
-  type HostCheck,
-  hostGuard,
-  type HostPolicy,
   HttpFailure,
   listen,
-  localUrlHost,
   readBody,
   type RequestLog as HttpRequestLog,
   type Server as HttpServer,
@@ -62,7 +58,7 @@ import { BoundedTaskStore } from "./tasks.ts"
  * ```
  */
 export interface ServeOptions
-  extends HostPolicy, Pick<HttpServeOptions, "agent" | "runtime" | "runtimeOptions" | "port" | "host" | "maxBodyBytes" | "graceMs" | "onError">
+  extends HostGuard.HostPolicy, Pick<HttpServeOptions, "agent" | "runtime" | "runtimeOptions" | "port" | "host" | "maxBodyBytes" | "graceMs" | "onError">
 {
   /** The card's name; default `agent`. */
   readonly name?: string
@@ -255,7 +251,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
   const graceMs = options.graceMs ?? defaults.graceMs
   const report = options.onError ?? defaultOnError
   const authorize = options.token === undefined ? undefined : bearerCheck(options.token)
-  const guardFor = hostGuard(host, options)
+  const guardFor = HostGuard.hostGuard(host, options)
   const ownsRuntime = options.runtime === undefined
   const runtime = options.runtime ?? createRuntime(options.runtimeOptions ?? {})
   const executor = new RunExecutor({
@@ -272,7 +268,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
   })
 
   // set once the server listens and its port is known; no request arrives before
-  let hostCheck: HostCheck = () => "Forbidden: the server is starting"
+  let hostCheck: HostGuard.HostCheck = () => "Forbidden: the server is starting"
   let spec: CardSpec | undefined
   let transports: { readonly v1: JsonRpcTransportHandler; readonly v03: LegacyJsonRpcTransportHandler; readonly card: ReturnType<typeof agentCard> } | undefined
   let closing = false
@@ -443,7 +439,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     throw error
   }
   hostCheck = guardFor(port)
-  const url = options.publicUrl ?? `http://${localUrlHost(host)}:${port}/`
+  const url = options.publicUrl ?? `http://${HostGuard.localUrlHost(host)}:${port}/`
   spec = {
     name: options.name ?? defaults.name,
     url,
@@ -485,7 +481,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
 
   return {
     url,
-    cardUrl: `http://${localUrlHost(host)}:${port}/${AGENT_CARD_PATH}`,
+    cardUrl: `http://${HostGuard.localUrlHost(host)}:${port}/${AGENT_CARD_PATH}`,
     port,
     host,
     get inFlight() {

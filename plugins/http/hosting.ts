@@ -9,7 +9,7 @@
 import type * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import type { Term } from "lambdagent"
-import { isLoopbackAddress, isWildcardAddress } from "./internal/hosts.ts"
+import { HostGuard } from "lambdagent"
 
 const isTerm = (u: unknown): u is Term.Term => typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string"
 
@@ -119,10 +119,10 @@ export const listen = async (server: http.Server, port: number, host: string): P
  * ```
  */
 export const startupWarnings = (host: string, options: { readonly token?: string | undefined; readonly allowedHosts?: ReadonlyArray<string> | undefined }): Array<string> => [
-  ...(options.token === undefined && !isLoopbackAddress(host)
+  ...(options.token === undefined && !HostGuard.isLoopbackAddress(host)
     ? [`warning: listening on ${host} without a token; anyone who can reach this port can run the agent`]
     : []),
-  ...(isWildcardAddress(host) && (options.allowedHosts ?? []).length === 0
+  ...(HostGuard.isWildcardAddress(host) && (options.allowedHosts ?? []).length === 0
     ? [`note: listening on ${host}, but only requests addressed to 127.0.0.1, localhost or [::1] are accepted; add the names clients use with --allow-host`]
     : [])
 ]

@@ -21,5 +21,4 @@ export {
 } from "./protocol.ts"
 export { bearerCheck, readBody } from "./internal/request.ts"
 export { SseWriter } from "./internal/sse.ts"
-export { type HostCheck, hostGuard, type HostPolicy, isLoopbackAddress, isWildcardAddress, localUrlHost } from "./internal/hosts.ts"
 export { defaults, type RequestLog, serve, type ServeOptions, type Server } from "./serve.ts"

@@ -12,11 +12,10 @@
  */
 import * as http from "node:http"
 import type { Duplex } from "node:stream"
-import { createRuntime, type Runtime, Term } from "lambdagent"
+import { createRuntime, HostGuard, type Runtime, Term } from "lambdagent"
 import { WebSocketServer } from "ws"
 import { agentOf, checkIntegerOption, listen } from "./hosting.ts"
 import { parseJson, runBody, toJsonText } from "./internal/json.ts"
-import { type HostCheck, hostGuard, type HostPolicy, localUrlHost } from "./internal/hosts.ts"
 import { bearerCheck, readBody, wantsEventStream } from "./internal/request.ts"
 import { RunTracker } from "./internal/runs.ts"
 import { SseWriter } from "./internal/sse.ts"
@@ -28,7 +27,7 @@ import { failureOf, HttpFailure, parseRunRequest, RunAborted, type RunRequest } 
  *
  * Every endpoint but `/health` answers only requests addressed to `127.0.0.1`, `localhost` or
  * `[::1]` on the bound port (and to the bound address when it is a specific one) and, from a
- * browser, only pages of those origins; `allowedHosts` and `allowedOrigins` ({@link HostPolicy})
+ * browser, only pages of those origins; `allowedHosts` and `allowedOrigins` (`HostGuard.HostPolicy`)
  * add more. Others get 403 `Forbidden`: a web page cannot reach the server through DNS rebinding.
  *
  * @since 0.1.0
@@ -46,7 +45,7 @@ import { failureOf, HttpFailure, parseRunRequest, RunAborted, type RunRequest } 
  * }
  * ```
  */
-export interface ServeOptions extends HostPolicy {
+export interface ServeOptions extends HostGuard.HostPolicy {
   /**
    * The agent, or a function returning it, called for every run. Conversation histories of `llm`
    * terms are kept per term object: return the same term to keep them across requests. Memory
@@ -188,7 +187,7 @@ const rejectUpgrade = (socket: Duplex, failure: HttpFailure): void => {
   socket.end(`${head.join("\r\n")}\r\n\r\n${text}`)
 }
 
-const formatUrl = (host: string, port: number): string => `http://${localUrlHost(host)}:${port}`
+const formatUrl = (host: string, port: number): string => `http://${HostGuard.localUrlHost(host)}:${port}`
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
@@ -245,9 +244,9 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
   const name = options.name ?? defaults.name
   const report = options.onError ?? defaultOnError
   const authorize = options.token === undefined ? undefined : bearerCheck(options.token)
-  const guardFor = hostGuard(host, options)
+  const guardFor = HostGuard.hostGuard(host, options)
   // set once the server listens and its port is known; no request arrives before
-  let hostCheck: HostCheck = () => "Forbidden: the server is starting"
+  let hostCheck: HostGuard.HostCheck = () => "Forbidden: the server is starting"
   const admit = (req: http.IncomingMessage) => {
     const refused = hostCheck(req.headers.host, req.headers.origin)
     if (refused !== undefined) throw new HttpFailure(403, "Forbidden", refused)

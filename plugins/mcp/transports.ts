@@ -21,7 +21,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
-import { type HostCheck, hostGuard, type HostPolicy, isLoopbackAddress, isWildcardAddress, localUrlHost } from "lambdagent/http"
+import { HostGuard } from "lambdagent"
 import { serveUntilClosed } from "./signals.ts"
 import { createLambdaServer, type LambdaServer, type LambdaServerOptions } from "./server.ts"
 import { resolveStore, type ToolRegistryStore } from "./store.ts"
@@ -342,7 +342,7 @@ export interface HttpServeOptions extends HttpSecurityOptions {
  * }
  * ```
  */
-export interface HttpSecurityOptions extends HostPolicy {
+export interface HttpSecurityOptions extends HostGuard.HostPolicy {
   /**
    * Checks the `Authorization` header of every request (`undefined` when absent); throwing refuses
    * the request. The answer is `401` with the error's message in a JSON-RPC error body, and the
@@ -433,8 +433,8 @@ export const serveHttp = async (server: LambdaServer, options: HttpServeOptions 
   const idleMs = options.sessionIdleMs ?? 60 * 60 * 1000
   const log = options.log ?? ((line: string) => process.stderr.write(`[lambdagent mcp] ${line}\n`))
   const sessions = new Map<string, HttpSession>()
-  const guardFor = hostGuard(host, options)
-  let guard: HostCheck | undefined
+  const guardFor = HostGuard.hostGuard(host, options)
+  let guard: HostGuard.HostCheck | undefined
 
   const closeSession = async (id: string) => {
     const entry = sessions.get(id)
@@ -572,7 +572,7 @@ export const serveHttp = async (server: LambdaServer, options: HttpServeOptions 
   }
 
   // every interface includes the loopback one, whose names the Host check accepts
-  return { server, url: `http://${localUrlHost(host)}:${port}${path}`, port, closed, close }
+  return { server, url: `http://${HostGuard.localUrlHost(host)}:${port}${path}`, port, closed, close }
 }
 
 /**
@@ -666,10 +666,10 @@ export interface McpCommandOptions extends Omit<ServeOptions, "transport">, Http
  */
 export const httpStartupWarnings = (host: string, security: HttpSecurityOptions): Array<string> => {
   const warnings: Array<string> = []
-  if (!isLoopbackAddress(host) && security.authorize === undefined) {
+  if (!HostGuard.isLoopbackAddress(host) && security.authorize === undefined) {
     warnings.push(`warning: listening on ${host} without a token; anyone who can reach this port can use the server (set --token or $LAMBDAGENT_TOKEN)`)
   }
-  if (isWildcardAddress(host) && (security.allowedHosts ?? []).length === 0) {
+  if (HostGuard.isWildcardAddress(host) && (security.allowedHosts ?? []).length === 0) {
     warnings.push(`note: listening on ${host}, but only requests addressed to 127.0.0.1, localhost or [::1] are accepted; add the names clients use with --allow-host`)
   }
   return warnings

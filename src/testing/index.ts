@@ -6,7 +6,7 @@
  * @since 0.1.0
  * @module lambdagent/testing
  */
-import { exitOnUnsupportedNode } from "../internal/supportedNode.ts"
+import { exitOnUnsupportedNode } from "../NodeVersion.ts"
 
 exitOnUnsupportedNode()
 

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { runCli } from "./helpers.ts"
 
-const leanProgram = fileURLToPath(new URL("../../dist/cli/yaml-main.cjs", import.meta.url))
+const leanProgram = fileURLToPath(new URL("../../../dist/cli/yaml-main.cjs", import.meta.url))
 
 describe("the lambdagent launcher", () => {
   it("checks configs with a self-contained program that loads nothing but Node built-ins", () => {

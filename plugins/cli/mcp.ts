@@ -3,6 +3,7 @@
  * the tool-evolving lambda server. STORE is a JSON file, `:memory:`, a Redis URL or `sqlite:PATH`
  * (see `stores.ts`).
  */
+import { HostGuard } from "lambdagent"
 import type { Registration } from "./shell.ts"
 import { bearerToken, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
 import { integer, port, usageError } from "./options.ts"
@@ -25,9 +26,8 @@ export const hostPolicy = async (options: { readonly allowHost: Array<string>; r
     ...(options.allowOrigin.length > 0 ? { allowedOrigins: options.allowOrigin } : {})
   }
   if (options.allowHost.length + options.allowOrigin.length === 0) return policy
-  const http = await import("lambdagent/http")
   try {
-    http.hostGuard("127.0.0.1", policy)
+    HostGuard.hostGuard("127.0.0.1", policy)
   } catch (error) {
     throw usageError((error as Error).message)
   }

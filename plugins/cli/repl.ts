@@ -6,6 +6,7 @@
  */
 import { writeFile } from "node:fs/promises"
 import { createInterface } from "node:readline"
+import { type Host, noPlugins, pluginTools } from "./plugins.ts"
 import type { Registration } from "./shell.ts"
 import { MemoryStore, type Runtime, Term, type Trace, Value } from "lambdagent"
 import { buildRuntime, type LoadedAgent, loadAgent, shellTools } from "./agent.ts"
@@ -126,7 +127,7 @@ export const parseToolCall = (rest: string): { name: string; input: string } | u
 }
 
 /** Run the REPL until `:quit` or the end of the input. */
-export const replCommand = async (config: string, options: ReplOptions, version: string): Promise<void> => {
+export const replCommand = async (config: string, options: ReplOptions, version: string, host: Host = noPlugins): Promise<void> => {
   let temperature = options.temperature
   let model = options.model
   const session = options.session
@@ -135,7 +136,7 @@ export const replCommand = async (config: string, options: ReplOptions, version:
   const out = (text: string) => void process.stdout.write(text + "\n")
   const warn = (text: string) => void process.stderr.write(text + "\n")
 
-  const extraTools = shellTools(options.tool)
+  const extraTools = [...shellTools(options.tool), ...pluginTools(host)]
   const sandbox = parseSandboxFlag(options.sandbox)
   const load = (t: number | undefined) => loadAgent(config, { ...(t !== undefined ? { temperature: t } : {}), tools: extraTools })
   // likewise one local shared memory, made when a config first asks for one
@@ -146,6 +147,7 @@ export const replCommand = async (config: string, options: ReplOptions, version:
     return buildRuntime(agent, {
       ...(m !== undefined ? { model: m } : {}),
       extraTools,
+      plugins: host.plugins,
       ...(sandbox !== undefined ? { sandbox } : {}),
       trace: "agent",
       ...(agent.compiled !== undefined ? { budgets: agent.compiled.budget } : {}),
@@ -429,7 +431,7 @@ export const replCommand = async (config: string, options: ReplOptions, version:
 const collect = (value: string, previous: Array<string>) => [...previous, value]
 
 /** Register `lambdagent repl`. */
-export const registerRepl: Registration = (program, run) => {
+export const registerRepl: Registration = (program, run, host) => {
   program
     .command("repl")
     .description("talk to an agent: every line is a run in one session (memory and conversation carry over); :help lists the commands")
@@ -440,6 +442,6 @@ export const registerRepl: Registration = (program, run) => {
     .option(SANDBOX_FLAGS, SANDBOX_HELP)
     .option("--session <id>", "the session id: the namespace of session-scoped memory", "repl")
     .action(async (config: string, options: ReplOptions) =>
-      run(() => replCommand(config, options, program.version() ?? ""), () => "text")
+      run(() => replCommand(config, options, program.version() ?? "", host), () => "text")
     )
 }

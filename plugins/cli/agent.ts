@@ -96,8 +96,10 @@ export interface RuntimeSettings {
   readonly model?: string
   /** The input of a single run (`lambdagent run`): the config's demo plan applies to its own input only. */
   readonly input?: string
-  /** Tools from the command line (`--tool`). */
+  /** Tools from the command line (`--tool`) and from loaded plugins. */
   readonly extraTools?: ReadonlyArray<Tools.ToolDefinition>
+  /** Plugins the command line loaded (`--plugin`): their providers, stores and layers join the runtime. */
+  readonly plugins?: ReadonlyArray<Plugin.Plugin>
   readonly env?: NodeJS.ProcessEnv
   readonly trace?: Runtime.RuntimeOptions["trace"]
   readonly budgets?: Runtime.RuntimeOptions["budgets"]
@@ -303,7 +305,7 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
   let referenced: Awaited<ReturnType<typeof referencedTools>>
   let plugins: ReadonlyArray<Plugin.Plugin>
   try {
-    plugins = await memoryPlugins(strategy)
+    plugins = [...await memoryPlugins(strategy), ...(settings.plugins ?? [])]
     referenced = await referencedTools(agent, settings, notices)
   } catch (error) {
     await shared?.close()

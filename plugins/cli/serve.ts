@@ -3,6 +3,7 @@
  * (SSE and WebSocket streaming), with `--mcp` as an MCP tool, or with `--a2a` (or an `a2a.server`
  * block in the config) as an A2A server.
  */
+import { type Host, noPlugins, pluginTools } from "./plugins.ts"
 import type { Registration } from "./shell.ts"
 import { Term } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
@@ -26,7 +27,7 @@ interface ServeOptions {
   readonly sandbox?: string
 }
 
-export const serveCommand = async (config: string, options: ServeOptions): Promise<void> => {
+export const serveCommand = async (config: string, options: ServeOptions, host: Host = noPlugins): Promise<void> => {
   if (options.mcp === true && options.a2a === true) throw usageError("choose one of --mcp and --a2a")
   if (options.mcp !== true && options.http !== undefined) {
     throw usageError("--http applies to --mcp only (plain serve and --a2a listen with --port)")
@@ -34,12 +35,13 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
   const mcpSecurity = options.mcp === true ? await httpSecurity(options, "--mcp --http") : {}
   const token = options.mcp === true ? undefined : bearerToken(options.token)
   const policy = options.mcp === true ? {} : await hostPolicy(options)
-  const extraTools = shellTools(options.tool)
+  const extraTools = [...shellTools(options.tool), ...pluginTools(host)]
   const sandbox = parseSandboxFlag(options.sandbox)
   const agent = await loadAgent(config, { tools: extraTools })
   const { close, notices, runtime } = await buildRuntime(agent, {
     ...(options.model !== undefined ? { model: options.model } : {}),
     extraTools,
+    plugins: host.plugins,
     ...(sandbox !== undefined ? { sandbox } : {}),
     ...(agent.compiled !== undefined ? { budgets: agent.compiled.budget } : {})
   })
@@ -98,7 +100,7 @@ export const serveCommand = async (config: string, options: ServeOptions): Promi
   await close()
 }
 
-export const registerServe: Registration = (program, run) => {
+export const registerServe: Registration = (program, run, host) => {
   program
     .command("serve")
     .description("serve an agent over HTTP (POST /run, SSE and WebSocket streaming), as an MCP tool with --mcp, or as an A2A agent with --a2a")
@@ -115,5 +117,5 @@ export const registerServe: Registration = (program, run) => {
     .option("--a2a", "serve the agent as an A2A server: agent card, message/send, message/stream, tasks/get, tasks/cancel (the default when the config has an a2a.server block)")
     .option("--allow-host <host>", "also accept this Host header (name or name:port; repeatable); with --mcp, for --http only", collect, [])
     .option("--allow-origin <origin>", "also accept this browser Origin (e.g. http://localhost:5173; repeatable); with --mcp, for --http only", collect, [])
-    .action(async (config: string, options: ServeOptions) => run(() => serveCommand(config, options), () => "text"))
+    .action(async (config: string, options: ServeOptions) => run(() => serveCommand(config, options, host), () => "text"))
 }

@@ -4,6 +4,7 @@
  */
 import { existsSync, statSync } from "node:fs"
 import { delimiter, isAbsolute, join, resolve } from "node:path"
+import { type Host, noPlugins, pluginTools } from "./plugins.ts"
 import type { Registration } from "./shell.ts"
 import * as Effect from "effect/Effect"
 import { type Tools as ToolsNs, Tools, Value } from "lambdagent"
@@ -104,7 +105,7 @@ export const listTools = (agent: LoadedAgent, runtimeTools: ReadonlyArray<ToolsN
         entries.push({ ...base, kind: "a2a", source: ref.a2a?.url ?? "", ...(ref.a2a !== undefined ? { a2a: { name: ref.name, ...ref.a2a } } : {}) })
         break
       default:
-        entries.push({ ...base, kind: def?.kind === "shell" ? "shell" : ref.kind, source: def?.source ?? (def !== undefined ? def.kind : "not provided"), ...(def?.kind === "shell" && def.source !== undefined ? { command: def.source } : {}) })
+        entries.push({ ...base, kind: def !== undefined && (def.kind === "shell" || !builtinKinds.has(def.kind)) ? def.kind : ref.kind, source: def?.source ?? (def !== undefined ? def.kind : "not provided"), ...(def?.kind === "shell" && def.source !== undefined ? { command: def.source } : {}) })
     }
   }
   for (const def of runtimeTools) {
@@ -121,6 +122,9 @@ export const listTools = (agent: LoadedAgent, runtimeTools: ReadonlyArray<ToolsN
   }
   return entries
 }
+
+/** The tool kinds of the core and its first-party plugins; any other kind is a plugin's own, shown as it is. */
+const builtinKinds: ReadonlySet<string> = new Set(["host", "shell", "cli", "mcp", "a2a", "rag", "term"])
 
 /** Shell builtins a command may start with: reachable without a binary. */
 const shellBuiltins = new Set(["echo", "printf", "test", "[", "cd", "read", "true", "false", ":", "export", "set", "exit", "pwd", "eval", "exec", "type", "command"])
@@ -336,15 +340,15 @@ const discover = async (agent: LoadedAgent, server: string, format: "text" | "js
 }
 
 /** `lambdagent tools`: list (with reachability), `--test` one tool, or `--discover` a server's tools. */
-export const toolsCommand = async (config: string, positional: string | undefined, options: ToolsOptions): Promise<void> => {
+export const toolsCommand = async (config: string, positional: string | undefined, options: ToolsOptions, host: Host = noPlugins): Promise<void> => {
   if (positional !== undefined && options.test === undefined) {
     throw usageError(`unexpected argument ${JSON.stringify(positional)} (an input goes with --test NAME)`)
   }
-  const extraTools = shellTools(options.tool)
+  const extraTools = [...shellTools(options.tool), ...pluginTools(host)]
   const agent = await loadAgent(config, { tools: extraTools })
   if (options.discover !== undefined) return discover(agent, options.discover, options.format)
   const sandbox = parseSandboxFlag(options.sandbox)
-  const { close, runtime, tools } = await buildRuntime(agent, { extraTools, ...(sandbox !== undefined ? { sandbox } : {}) })
+  const { close, runtime, tools } = await buildRuntime(agent, { extraTools, plugins: host.plugins, ...(sandbox !== undefined ? { sandbox } : {}) })
   try {
     if (options.test !== undefined) {
       const input = positional === "-" || (positional === undefined && process.stdin.isTTY !== true)
@@ -376,7 +380,7 @@ export const toolsCommand = async (config: string, positional: string | undefine
 const collect = (value: string, previous: Array<string>) => [...previous, value]
 
 /** Register `lambdagent tools`. */
-export const registerTools: Registration = (program, run) => {
+export const registerTools: Registration = (program, run, host) => {
   program
     .command("tools")
     .description("list an agent's tools with their source and reachability; call one with --test")
@@ -389,6 +393,6 @@ export const registerTools: Registration = (program, run) => {
     .option("--timeout <seconds>", "how long to wait for an MCP server or an A2A agent's card (default 2)", positive("--timeout", "seconds"))
     .option("--format <format>", "text (default) or json", textOrJson, "text")
     .action(async (config: string, input: string | undefined, options: ToolsOptions) =>
-      run(() => toolsCommand(config, input, options), () => options.format)
+      run(() => toolsCommand(config, input, options, host), () => options.format)
     )
 }

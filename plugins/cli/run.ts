@@ -2,6 +2,7 @@
  * `lambdagent run <config> [input | -] [options]`: compile an agent and apply it to an input.
  */
 import { writeFile } from "node:fs/promises"
+import { type Host, noPlugins, pluginTools } from "./plugins.ts"
 import type { Registration } from "./shell.ts"
 import { type Trace, Value } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
@@ -61,17 +62,20 @@ const withEnvironment = (options: RunOptions): RunOptions => {
   }
 }
 
-export const runCommand = async (config: string, positional: string | undefined, flags: RunOptions): Promise<void> => {
+export const runCommand = async (config: string, positional: string | undefined, flags: RunOptions, host: Host = noPlugins): Promise<void> => {
   const options = withEnvironment(flags)
   const { maxSteps, temperature, timeout, toolTimeout } = options
   const sandbox = parseSandboxFlag(options.sandbox)
   const extraEnv = parseEnv(options.env)
   const env = Object.keys(extraEnv).length > 0 ? { ...process.env, ...extraEnv } : undefined
   if (env !== undefined) Object.assign(process.env, extraEnv)
-  const extraTools = shellTools(options.tool, {
-    ...(toolTimeout !== undefined ? { timeoutMs: toolTimeout * 1000 } : {}),
-    ...(env !== undefined ? { env } : {})
-  })
+  const extraTools = [
+    ...shellTools(options.tool, {
+      ...(toolTimeout !== undefined ? { timeoutMs: toolTimeout * 1000 } : {}),
+      ...(env !== undefined ? { env } : {})
+    }),
+    ...pluginTools(host)
+  ]
   const agent = await loadAgent(config, {
     ...(temperature !== undefined ? { temperature } : {}),
     ...(maxSteps !== undefined ? { maxSteps } : {}),
@@ -85,6 +89,7 @@ export const runCommand = async (config: string, positional: string | undefined,
     ...(options.model !== undefined ? { model: options.model } : {}),
     input,
     extraTools,
+    plugins: host.plugins,
     ...(env !== undefined ? { env } : {}),
     ...(sandbox !== undefined ? { sandbox } : {}),
     trace: options.verbose === true ? "beta" : "agent",
@@ -142,7 +147,7 @@ export const runCommand = async (config: string, positional: string | undefined,
 
 const collect = (value: string, previous: Array<string>) => [...previous, value]
 
-export const registerRun: Registration = (program, run) => {
+export const registerRun: Registration = (program, run, host) => {
   program
     .command("run")
     .description("run an agent (a YAML config or a term's JSON) on an input")
@@ -164,6 +169,6 @@ export const registerRun: Registration = (program, run) => {
     .option("--quiet", "stdout holds only the result; nothing on stderr but errors")
     .option("--verbose", "record every β-reduction and print the trace")
     .action(async (config: string, input: string | undefined, options: RunOptions) =>
-      run(() => runCommand(config, input, options), () => options.format)
+      run(() => runCommand(config, input, options, host), () => options.format)
     )
 }

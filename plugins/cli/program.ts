@@ -10,7 +10,12 @@ import { registerYaml } from "./yaml.ts"
 import { registerTrace } from "./trace.ts"
 import { registerTools } from "./tools.ts"
 import { registerRepl } from "./repl.ts"
+import { loadPlugins } from "./pluginLoader.ts"
 import { runProgram } from "./shell.ts"
 
 export const main = (argv: ReadonlyArray<string>): Promise<void> =>
-  runProgram(argv, [registerEval, registerRun, registerYaml, registerServe, registerRag, registerMcp, registerTrace, registerRepl, registerTools])
+  runProgram(
+    argv,
+    [registerEval, registerRun, registerYaml, registerServe, registerRag, registerMcp, registerTrace, registerRepl, registerTools],
+    loadPlugins(argv)
+  )

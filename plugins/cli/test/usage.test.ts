@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { finite, integer, numberFrom, oneOf, port, positive } from "../../src/cli/options.ts"
+import { finite, integer, numberFrom, oneOf, port, positive } from "../options.ts"
 import { runCli } from "./helpers.ts"
 
 describe("option value parsers", () => {

@@ -1,7 +1,11 @@
 /**
  * Which `Host` and `Origin` headers a local HTTP server answers: the protection against DNS
  * rebinding, where a web page the user visits resolves its own name to 127.0.0.1 and talks to a
- * server on this machine (with the user's API keys) as if it were the page's origin.
+ * server on this machine (with the user's API keys) as if it were the page's origin. Every server
+ * of lambdagent's (HTTP, MCP over HTTP, A2A) checks requests with {@link hostGuard}.
+ *
+ * @since 0.2.0
+ * @module
  */
 
 /**
@@ -11,8 +15,8 @@
  * @category models
  * @example
  * ```ts
- * import type { HostPolicy } from "lambdagent/http"
- * const policy: HostPolicy = { allowedHosts: ["agents.internal"], allowedOrigins: ["http://localhost:5173"] }
+ * import type { HostGuard } from "lambdagent"
+ * const policy: HostGuard.HostPolicy = { allowedHosts: ["agents.internal"], allowedOrigins: ["http://localhost:5173"] }
  * ```
  */
 export interface HostPolicy {
@@ -25,7 +29,17 @@ export interface HostPolicy {
   readonly allowedOrigins?: ReadonlyArray<string>
 }
 
-/** Says why a request with these `Host` and `Origin` headers is refused, or `undefined` to let it in. */
+/**
+ * Says why a request with these `Host` and `Origin` headers is refused, or `undefined` to let it in.
+ *
+ * @since 0.1.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { HostGuard } from "lambdagent"
+ * const openDoor: HostGuard.HostCheck = () => undefined
+ * ```
+ */
 export type HostCheck = (host: string | undefined, origin: string | undefined) => string | undefined
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"])
@@ -38,9 +52,9 @@ const WILDCARD = new Set(["0.0.0.0", "::", "[::]"])
  * @category security
  * @example
  * ```ts
- * import { isLoopbackAddress } from "lambdagent/http"
- * isLoopbackAddress("127.0.0.1") // true
- * isLoopbackAddress("0.0.0.0") // false
+ * import { HostGuard } from "lambdagent"
+ * HostGuard.isLoopbackAddress("127.0.0.1") // true
+ * HostGuard.isLoopbackAddress("0.0.0.0") // false
  * ```
  */
 export const isLoopbackAddress = (host: string): boolean => LOOPBACK.has(host) || host.startsWith("127.")
@@ -52,8 +66,8 @@ export const isLoopbackAddress = (host: string): boolean => LOOPBACK.has(host) |
  * @category security
  * @example
  * ```ts
- * import { isWildcardAddress } from "lambdagent/http"
- * isWildcardAddress("0.0.0.0") // true
+ * import { HostGuard } from "lambdagent"
+ * HostGuard.isWildcardAddress("0.0.0.0") // true
  * ```
  */
 export const isWildcardAddress = (host: string): boolean => WILDCARD.has(host)
@@ -69,9 +83,9 @@ const bracketedHost = (host: string): string => (host.includes(":") && !host.sta
  * @category security
  * @example
  * ```ts
- * import { localUrlHost } from "lambdagent/http"
- * localUrlHost("0.0.0.0") // "127.0.0.1"
- * localUrlHost("::") // "[::1]"
+ * import { HostGuard } from "lambdagent"
+ * HostGuard.localUrlHost("0.0.0.0") // "127.0.0.1"
+ * HostGuard.localUrlHost("::") // "[::1]"
  * ```
  */
 export const localUrlHost = (host: string): string =>
@@ -89,8 +103,8 @@ export const localUrlHost = (host: string): string =>
  * @category security
  * @example
  * ```ts
- * import { hostGuard } from "lambdagent/http"
- * const check = hostGuard("127.0.0.1", {})(8080)
+ * import { HostGuard } from "lambdagent"
+ * const check = HostGuard.hostGuard("127.0.0.1", {})(8080)
  * check("localhost:8080", undefined) // undefined: allowed
  * check("evil.example:8080", "http://evil.example:8080") // "Forbidden: Host …"
  * ```

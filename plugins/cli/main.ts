@@ -6,7 +6,7 @@
  */
 import * as nodeModule from "node:module"
 import { setFlagsFromString } from "node:v8"
-import { exitOnUnsupportedNode } from "../internal/supportedNode.ts"
+import { exitOnUnsupportedNode } from "lambdagent/node-version"
 
 exitOnUnsupportedNode()
 

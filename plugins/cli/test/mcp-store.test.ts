@@ -10,9 +10,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Redis } from "ioredis"
 import { afterAll, describe, expect, it } from "vitest"
-import { call, REQUEST_TIMEOUT_MS, square, valueOf } from "../../plugins/mcp/test-support.ts"
-import { parseRegistryStore } from "../../src/cli/stores.ts"
-import { deleteRedisKeys, redisUnavailable as probeRedis, testRedisUrl } from "../fixtures/redis.ts"
+import { call, REQUEST_TIMEOUT_MS, square, valueOf } from "../../mcp/test-support.ts"
+import { parseRegistryStore } from "../stores.ts"
+import { deleteRedisKeys, redisUnavailable as probeRedis, testRedisUrl } from "../../../test/fixtures/redis.ts"
 import { cliPath, runCli } from "./helpers.ts"
 
 const redisUrl = testRedisUrl

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 
-export const cliPath = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url))
+export const cliPath = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url))
 
 export interface CliResult {
   readonly code: number | null

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs"
 import { delimiter, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
-import { minimumNodeVersion, unsupportedNodeReason } from "../src/internal/supportedNode.ts"
+import { minimumNodeVersion, unsupportedNodeReason } from "../src/NodeVersion.ts"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 

@@ -1,0 +1,56 @@
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, expect, it } from "vitest"
+import { runCli } from "./helpers.ts"
+
+const plugin = "examples/plugins/text-stats.mjs"
+const dir = mkdtempSync(join(tmpdir(), "lambdagent-plugins-"))
+const write = (name: string, text: string) => {
+  const file = join(dir, name)
+  writeFileSync(file, text)
+  return file
+}
+
+describe("plugins written outside lambdagent", () => {
+  it("add a command (--plugin): it gets the arguments after its name and its exit code is the command's", async () => {
+    const file = write("poem.txt", "one two\nthree four five\n")
+    const r = await runCli(["--plugin", plugin, "stats", file])
+    expect(r).toMatchObject({ code: 0, stderr: "" })
+    expect(r.stdout).toBe(`2\t5\t24\t${file}\n`)
+    expect((await runCli(["--plugin", plugin, "stats"])).code).toBe(2)
+    const help = await runCli(["--plugin", plugin, "--help"])
+    expect(help.stdout.replace(/\s+/g, " ")).toContain("stats [args...] print the lines, words and characters of files (plugin text-stats)")
+  })
+
+  it("are found through $LAMBDAGENT_PLUGINS too", async () => {
+    const r = await runCli(["stats", write("one.txt", "x\n")], { env: { LAMBDAGENT_PLUGINS: `./${plugin}` } })
+    expect(r.code).toBe(0)
+    expect(r.stdout).toMatch(/^1\t1\t2\t/)
+  })
+
+  it("add a tool of a kind of their own, listed by `tools` and called by a ReAct agent", async () => {
+    const listed = await runCli(["tools", "examples/agents/react.yml", "--plugin", plugin, "--format", "json"])
+    const tools = JSON.parse(listed.stdout) as { tools: Array<{ name: string; kind: string }> }
+    expect(tools.tools.find((t) => t.name === "text_stats")).toMatchObject({ kind: "text-stats" })
+    const script = JSON.stringify(["{\"tool\":\"text_stats\",\"args\":\"a b c\"}", "{\"tool\":\"terminate\",\"args\":\"three words\"}"])
+    const agent = write("counter.yml", "type: react\nsystemPrompt: Count.\nreact: {maxSteps: 3}\nmcp:\n  localTools: [terminate]\n")
+    const run = await runCli(["run", agent, "count", "--plugin", plugin, "--model", `scripted:sequence:${script}`, "--format", "json"])
+    expect(run.code, run.stderr).toBe(0)
+    const out = JSON.parse(run.stdout)
+    expect(out.result).toBe("three words")
+    expect(out.trace.find((e: { kind: string }) => e.kind === "tool")).toMatchObject({ name: "text_stats", output: "{\"lines\":1,\"words\":3,\"characters\":5}" })
+  })
+
+  it("a plugin that is missing, or does not export a plugin, is refused with a clear line", async () => {
+    const missing = await runCli(["--plugin", "./nowhere.mjs", "version"])
+    expect(missing.code).toBe(4)
+    expect(missing.stderr).toMatch(/^error: PluginNotFound: plugin not found: \.\/nowhere\.mjs/)
+    const wrong = await runCli(["--plugin", write("wrong.mjs", "export default 42\n"), "version"])
+    expect(wrong.code).toBe(2)
+    expect(wrong.stderr).toContain("must export a plugin ({ name, … }) or a list of them")
+    const clash = await runCli(["--plugin", write("clash.mjs", "export default { name: 'clash', commands: [{ name: 'run', description: 'x', run: async () => 0 }] }\n"), "version"])
+    expect(clash.code).toBe(2)
+    expect(clash.stderr).toContain("the command \"run\" is lambdagent's own or another plugin's")
+  })
+})
