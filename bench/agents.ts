@@ -1,72 +1,162 @@
 /**
  * Orchestration overhead per agent step with a zero-latency scripted model, next to the same loop
- * written as plain TypeScript in the same run; and `par` of 10 branches on a 100 ms model.
+ * written as plain TypeScript in the same run:
+ * - cold: the first 10 runs of a fresh process (a child process per figure);
+ * - warm: after at least 3 seconds of the same runs in this process;
+ * - how the cost per step changes with the loop's length (5 to 320 steps);
+ * - a 3-stage chain per stage; `par` of 10 branches on a 100 ms model;
+ * - resident memory of a process after its 20-step runs, beside plain TypeScript's and `node -e 0`'s.
  */
+import { spawnSync } from "node:child_process"
+import { fileURLToPath } from "node:url"
 import * as z from "zod"
 import { createRuntime, Scripted, Term, Tools } from "lambdagent"
-import { fmt, measureAsync, measure, table } from "./harness.ts"
+import { fmt, table } from "./harness.ts"
 
-const STEPS = 20
+const loopScript = fileURLToPath(new URL("./fixtures/react-loop.mjs", import.meta.url))
+const callText = "{\"tool\":\"add\",\"args\":{\"a\":1,\"b\":2}}"
 const add = Tools.define({
   name: "add",
   description: "Add two numbers.",
   input: z.object({ a: z.number(), b: z.number() }),
   run: ({ a, b }) => a + b
 })
-const callText = "{\"tool\":\"add\",\"args\":{\"a\":1,\"b\":2}}"
 
-/** The same ReAct loop by hand: call the model, parse the call, run the tool, extend the state. */
-const plainReact = (model: (messages: ReadonlyArray<{ role: string; content: string }>) => string, input: string): string => {
-  let state = input
-  for (let step = 1; step <= STEPS; step++) {
-    const thought = model([{ role: "system", content: "Use tools." }, { role: "user", content: state }])
-    const call = JSON.parse(thought) as { tool: string; args: { a: number; b: number } }
-    const parsed = add.input!.parse(call.args) as { a: number; b: number }
-    const observation = String(parsed.a + parsed.b)
-    state = `[Previous Context]\n${state}\n\n[Step ${step}]\nThought: ${thought}\nAction: ${call.tool}\nObservation: ${observation}`
-  }
-  return state
+/** A fresh process running `runs` loops of `steps` steps: their times and its final RSS. */
+const child = (mode: "lambdagent" | "plain", steps: number, runs: number): { times: Array<number>; rss: number } => {
+  const r = spawnSync(process.execPath, [loopScript, mode, String(steps), String(runs)], { encoding: "utf8" })
+  if (r.status !== 0) throw new Error(`react-loop.mjs ${mode} failed: ${r.stderr}`)
+  return JSON.parse(r.stdout)
 }
 
-const plainChain = (model: (messages: ReadonlyArray<{ role: string; content: string }>) => string, input: string): string => {
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
+
+/** The plain TypeScript loop of the same shape (the model sees the growing conversation). */
+const plainReact = (steps: number) => {
+  const model = (messages: ReadonlyArray<{ role: string; content: string }>) => (messages.length > 0 ? callText : "")
+  const transcript: Array<{ role: string; content: string }> = [{ role: "user", content: "start" }]
+  for (let step = 1; step <= steps; step++) {
+    const thought = model([{ role: "system", content: "Use tools." }, ...transcript])
+    const call = JSON.parse(thought) as { args: unknown }
+    const { a, b } = add.input!.parse(call.args) as { a: number; b: number }
+    transcript.push({ role: "assistant", content: thought }, { role: "user", content: `Observation: ${a + b}` })
+  }
+  return transcript
+}
+
+const plainChain = (input: string) => {
   let value = input
-  for (const system of ["extract", "analyze", "draft"]) value = model([{ role: "system", content: system }, { role: "user", content: value }])
+  for (const system of ["extract", "analyze", "draft"]) value = [{ role: "system", content: system }, { role: "user", content: value }].at(-1)!.content
   return value
 }
 
+/** Median µs of one call after at least `warmMs` of calls; `reps` calls per sample. */
+const warm = async (f: () => unknown, warmMs = 3000, samples = 15): Promise<number> => {
+  const until = performance.now() + warmMs
+  while (performance.now() < until) await f()
+  let reps = 1
+  for (;;) {
+    const started = performance.now()
+    for (let i = 0; i < reps; i++) await f()
+    if (performance.now() - started >= 20) break
+    reps *= 2
+  }
+  const times: Array<number> = []
+  for (let s = 0; s < samples; s++) {
+    const started = performance.now()
+    for (let i = 0; i < reps; i++) await f()
+    times.push(((performance.now() - started) / reps) * 1000)
+  }
+  return median(times)
+}
+
 export async function run(): Promise<void> {
-  const runtime = createRuntime({ model: Scripted.fixed(callText), tools: [add], trace: "agent" })
-  const react = Term.react({ think: Term.llm({ system: "Use tools." }), tools: ["add"], maxSteps: STEPS })
+  const STEPS = 20
+  // cold: the first 10 runs of fresh processes (three processes, the median of their means)
+  const coldOf = (mode: "lambdagent" | "plain") => median([0, 1, 2].map(() => mean(child(mode, STEPS, 10).times.slice(0, 10)) * 1000))
+  const coldLambda = coldOf("lambdagent")
+  const coldPlain = coldOf("plain")
+
+  // budgets out of the way: the longest loop makes 320 LLM calls
+  const budgets = { llmCalls: 1_000_000, toolCalls: 1_000_000, tokens: Number.MAX_SAFE_INTEGER }
+  const runtime = createRuntime({ model: Scripted.fixed(callText), tools: [add], trace: "agent", budgets })
+  const react = (steps: number) => Term.react({ think: Term.llm({ system: "Use tools." }), tools: ["add"], maxSteps: steps })
+  const react20 = react(STEPS)
+  const warmLambda = await warm(() => runtime.run(react20, "start"))
+  const warmPlain = await warm(() => plainReact(STEPS), 1000)
+
   const chainRuntime = createRuntime({ model: Scripted.echo(), trace: "agent" })
   const chain = Term.compose(["extract", "analyze", "draft"].map((system) => Term.llm({ system, conversation: false })))
-  // the plain baseline calls a function with the same cost as the scripted model's own work
-  const fixedModel = () => callText
-  const echoModel = (messages: ReadonlyArray<{ role: string; content: string }>) => messages[messages.length - 1]!.content
+  const warmChain = await warm(() => chainRuntime.run(chain, "text"))
+  const warmChainPlain = await warm(() => plainChain("text"), 1000)
 
-  const reactTime = await measureAsync(() => runtime.run(react, "start"), 9, 3)
-  const reactPlain = measure(() => plainReact(fixedModel, "start"), 9, 3)
-  const chainTime = await measureAsync(() => chainRuntime.run(chain, "text"), 9, 3)
-  const chainPlain = measure(() => plainChain(echoModel, "text"), 9, 3)
-  const perStep = (ms: number, steps: number) => (ms * 1000) / steps
+  const perStep = (us: number, steps: number) => us / steps
   table(
-    "Agent orchestration overhead per step (zero-latency scripted model; median of 9)",
-    ["workload", "µs/step", "plain TS µs/step", "ratio"],
+    "Agent orchestration per step (zero-latency in-process model; cold: first 10 runs of a fresh process; warm: after ≥ 3 s)",
+    ["workload", "cold µs/step", "warm µs/step", "plain TS cold", "plain TS warm", "warm ratio"],
     [
-      [`ReAct, ${STEPS} steps (think + tool)`, fmt(perStep(reactTime.medianMs, STEPS), 2), fmt(perStep(reactPlain.medianMs, STEPS), 2), `${fmt(reactTime.medianMs / reactPlain.medianMs, 1)}×`],
-      ["chain, 3 stages", fmt(perStep(chainTime.medianMs, 3), 2), fmt(perStep(chainPlain.medianMs, 3), 2), `${fmt(chainTime.medianMs / chainPlain.medianMs, 1)}×`]
+      [
+        `ReAct, ${STEPS} steps (think + tool)`,
+        fmt(perStep(coldLambda, STEPS), 2),
+        fmt(perStep(warmLambda, STEPS), 2),
+        fmt(perStep(coldPlain, STEPS), 2),
+        fmt(perStep(warmPlain, STEPS), 2),
+        `${fmt(warmLambda / warmPlain, 1)}×`
+      ],
+      ["chain, 3 stages (per stage)", "", fmt(warmChain / 3, 2), "", fmt(warmChainPlain / 3, 3), `${fmt(warmChain / warmChainPlain, 0)}×`]
     ]
+  )
+
+  const lengths = [5, 20, 80, 320]
+  const costs: Array<number> = []
+  for (const steps of lengths) {
+    const term = react(steps)
+    costs.push(perStep(await warm(() => runtime.run(term, "start"), 1000), steps))
+  }
+  table(
+    "Warm cost per ReAct step by the loop's length (flat: the conversation grows, it is never re-rendered)",
+    ["steps", ...lengths.map(String), "max / min"],
+    [["µs/step", ...costs.map((c) => fmt(c, 2)), `${fmt(Math.max(...costs) / Math.min(...costs), 2)}×`]]
+  )
+
+  const quiet = createRuntime({ model: Scripted.fixed(callText), tools: [add], trace: "off" })
+  const off = await quiet.run(react20, "start")
+  const warmOff = await warm(() => quiet.run(react20, "start"), 1000)
+  table(
+    "trace: \"off\"",
+    ["events recorded", "warm µs/step"],
+    [[String(off.trace.length), fmt(perStep(warmOff, STEPS), 2)]]
   )
 
   const slow = createRuntime({ model: Scripted.echo({ latencyMs: 100 }) })
   const branches = Array.from({ length: 10 }, (_, i) => Term.llm({ system: `branch ${i}` }))
-  const parTime = await measureAsync(() => slow.run(Term.par(branches), "x"), 5, 1)
-  const serialTime = await measureAsync(() => slow.run(Term.compose(branches), "x"), 1, 0)
+  const parTimes: Array<number> = []
+  for (let i = 0; i < 5; i++) {
+    const started = performance.now()
+    await slow.run(Term.par(branches), "x")
+    parTimes.push(performance.now() - started)
+  }
+  const started = performance.now()
+  await slow.run(Term.compose(branches), "x")
+  const serial = performance.now() - started
   table(
     "par of 10 branches on a model that takes 100 ms per call",
     ["workload", "ms"],
-    [["par, 10 branches", fmt(parTime.medianMs, 1)], ["the same 10 calls in sequence (compose)", fmt(serialTime.medianMs, 1)]]
+    [["par, 10 branches (median of 5)", fmt(median(parTimes), 1)], ["the same 10 calls in sequence (compose)", fmt(serial, 1)]]
   )
-  await Promise.all([runtime.close(), chainRuntime.close(), slow.close()])
+
+  const rssOf = (mode: "lambdagent" | "plain") => median([0, 1, 2].map(() => child(mode, STEPS, 30).rss / (1024 * 1024)))
+  const floor = median([0, 1, 2].map(() => {
+    const r = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.memoryUsage().rss))"], { encoding: "utf8" })
+    return Number(r.stdout) / (1024 * 1024)
+  }))
+  table(
+    "Resident memory of a process after 30 runs of the 20-step loop (median of 3 processes)",
+    ["process", "RSS MB"],
+    [["lambdagent", fmt(rssOf("lambdagent"), 0)], ["plain TypeScript (zod only)", fmt(rssOf("plain"), 0)], ["node -e 0", fmt(floor, 0)]]
+  )
+  await Promise.all([runtime.close(), chainRuntime.close(), quiet.close(), slow.close()])
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run()

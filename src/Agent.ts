@@ -11,6 +11,7 @@
  * @module
  */
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
@@ -379,6 +380,40 @@ const mapNow = <A, B, E>(effect: Effect.Effect<A, E>, f: (a: A) => B): Effect.Ef
   return Exit.isSuccess(done) ? Effect.succeed(f(done.value)) : (done as unknown as Effect.Effect<B, E>)
 }
 
+/** What an `llm` term sends besides its messages, worked out once per term. */
+interface Prepared {
+  readonly options: Omit<LanguageModel.ChatRequest, "messages"> | undefined
+  /** The system prompt with the tool docs of the last tool names and registry it was asked for. */
+  withTools?: { readonly names: ReadonlyArray<string>; readonly tools: Tools.ToolsShape; readonly system: string }
+}
+
+const preparedTerms = new WeakMap<Term.Of<"Llm">, Prepared>()
+
+const preparedOf = (term: Term.Of<"Llm">): Prepared => {
+  let prepared = preparedTerms.get(term)
+  if (prepared === undefined) {
+    const settings = term.model ?? {}
+    const options = {
+      ...(settings.name !== undefined && settings.provider === undefined ? { model: settings.name } : {}),
+      ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
+      ...(settings.maxTokens !== undefined ? { maxTokens: settings.maxTokens } : {}),
+      ...(settings.topP !== undefined ? { topP: settings.topP } : {}),
+      ...(settings.stop !== undefined ? { stop: settings.stop } : {})
+    }
+    prepared = { options: Object.keys(options).length === 0 ? undefined : options }
+    preparedTerms.set(term, prepared)
+  }
+  return prepared
+}
+
+const systemWithTools = (term: Term.Of<"Llm">, prepared: Prepared, names: ReadonlyArray<string>, tools: Tools.ToolsShape): string => {
+  const last = prepared.withTools
+  if (last !== undefined && last.names === names && last.tools === tools) return last.system
+  const system = `${term.system}\n\n${toolDocs(names, tools)}`
+  prepared.withTools = { names, tools, system }
+  return system
+}
+
 const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.RunState): Effect.Effect<string, AgentError> => {
   const term = request.term
   const settings = term.model ?? {}
@@ -390,19 +425,13 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
   }
   const stateful = term.conversation !== false && request.tools === undefined
   const history = stateful ? services.conversations.get(term) : undefined
-  const system = request.tools === undefined ? term.system : `${term.system}\n\n${toolDocs(request.tools, services.tools)}`
+  const prepared = preparedOf(term)
+  const system = request.tools === undefined ? term.system : systemWithTools(term, prepared, request.tools, services.tools)
   const user = Value.toText(request.input)
   const messages = request.transcript !== undefined
     ? [{ role: "system" as const, content: system }, ...request.transcript]
     : messagesOf(system, history, user)
-  const chat: LanguageModel.ChatRequest = {
-    messages,
-    ...(settings.name !== undefined && term.model?.provider === undefined ? { model: settings.name } : {}),
-    ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
-    ...(settings.maxTokens !== undefined ? { maxTokens: settings.maxTokens } : {}),
-    ...(settings.topP !== undefined ? { topP: settings.topP } : {}),
-    ...(settings.stop !== undefined ? { stop: settings.stop } : {})
-  }
+  const chat: LanguageModel.ChatRequest = prepared.options === undefined ? { messages } : { messages, ...prepared.options }
   const name = term.name ?? "llm"
   const started = tracing(run) ? now() : 0
   const call = mapNow(callModel(services, model, chat, name), (response) => {
@@ -587,18 +616,15 @@ export const run = (
   input: unknown,
   options: RunOptions = {}
 ): Effect.Effect<RunResult, AgentError, LanguageModel.LanguageModel> =>
-  Effect.gen(function*() {
-    const model = yield* LanguageModel.LanguageModel
-    const tools = yield* Tools.Tools
-    const memory = Option.getOrUndefined(yield* Effect.serviceOption(MemoryStore.MemoryStore))
-    const sink = yield* TraceSink.TraceSink
+  Effect.contextWith((context: Context.Context<LanguageModel.LanguageModel>) => {
+    const sink = Context.get(context, TraceSink.TraceSink)
     const runId = options.runId ?? randomId()
     const onEvent = options.onEvent
     const session = options.session ?? "default"
     const services: Services = {
-      model,
-      tools,
-      memory,
+      model: Context.get(context, LanguageModel.LanguageModel),
+      tools: Context.get(context, Tools.Tools),
+      memory: Context.getOrUndefined(context, MemoryStore.MemoryStore),
       sink,
       models: options.models ?? makeModelResolver(),
       conversations: options.conversations ?? makeConversations(),
@@ -608,33 +634,30 @@ export const run = (
       onEvent
     }
     const started = now()
+    const listening = sink !== TraceSink.none || onEvent !== undefined
     const evaluation: Evaluator.RunOptions = {
       ...(options.budget !== undefined ? { budget: options.budget } : {}),
       trace: options.trace ?? "agent",
-      onEvent: (event) => {
-        if (sink !== TraceSink.none) sink.record({ ...event, runId })
-        onEvent?.({ type: "trace", event })
-      }
+      ...(listening
+        ? {
+          onEvent: (event: Trace.TraceEvent) => {
+            if (sink !== TraceSink.none) sink.record({ ...event, runId })
+            onEvent?.({ type: "trace", event })
+          }
+        }
+        : {})
     }
-    const exec = yield* Effect.try({
-      try: () =>
-        options.normalizeInput === true
-          ? Evaluator.startRun(parseTerm(term), input, evaluation)
-          : Evaluator.startApply(parseTerm(term), Oracle.toValue(input), evaluation),
-      catch: (error) => {
-        if (isLambdaError(error)) return error
-        throw error
-      }
-    })
-    const timeMs = exec.budget.timeMs
-    const value = yield* Driver.drive(exec, handlersOf(services)).pipe(
-      Effect.timeoutOrElse({
-        duration: timeMs,
-        orElse: () =>
-          Effect.fail(exec.exhausted("time", timeMs, `time budget of ${timeMs} ms exhausted`))
-      })
-    )
-    return {
+    let exec: Evaluator.Execution
+    try {
+      exec = options.normalizeInput === true
+        ? Evaluator.startRun(parseTerm(term), input, evaluation)
+        : Evaluator.startApply(parseTerm(term), Oracle.toValue(input), evaluation)
+    } catch (error) {
+      if (isLambdaError(error)) return Effect.fail(error)
+      throw error
+    }
+    // the driver holds the run to its time budget
+    return Effect.map(Driver.drive(exec, handlersOf(services)), (value): RunResult => ({
       value,
       result: Value.toJson(value),
       trace: exec.events,
@@ -645,6 +668,5 @@ export const run = (
         tokens: exec.usage.tokens,
         durationMs: now() - started
       }
-    }
+    }))
   })
-

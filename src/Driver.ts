@@ -98,7 +98,6 @@ const nextTurn: Effect.Effect<void> = Effect.callback<void>((resume) => {
   return Effect.sync(() => clearImmediate(handle))
 })
 
-
 /** The result of an effect that is already complete (an `Exit`), else `undefined`. */
 const completed = <A, E>(effect: Effect.Effect<A, E, any>): Exit.Exit<A, E> | undefined =>
   Exit.isExit(effect) ? (effect as Exit.Exit<A, E>) : undefined
@@ -116,53 +115,41 @@ const attempt = (f: () => Evaluator.SliceStep): Step => {
 }
 
 /**
- * Answer one request: check the budgets, then ask the handler. Returns an effect that may already
- * be complete.
+ * Answer one request: check the budgets, then ask the handler. Returns the handler's effect, which
+ * may already be complete (an `Exit`); the caller turns its output into a value.
  */
 const answer = <E, R>(
   exec: Evaluator.Execution,
+  run: RunState,
   request: Oracle.Request,
   handlers: Handlers<E, R>,
   options: DriveOptions
-): Effect.Effect<Value.Value, E | LambdaError, R> => {
-  const refused = handlers.admit?.(request)
-  if (refused !== undefined) {
-    return Effect.fail(new EvalError({ kind: "OracleError", message: `capability denied: ${refused}`, steps: exec.steps }))
+): Effect.Effect<unknown, E | LambdaError, R> => {
+  if (handlers.admit !== undefined) {
+    const refused = handlers.admit(request)
+    if (refused !== undefined) {
+      return Effect.fail(new EvalError({ kind: "OracleError", message: `capability denied: ${refused}`, steps: exec.steps }))
+    }
   }
   const usage = exec.usage
   const budget = exec.budget
-  const run: RunState = { execution: exec }
-  let answered: Effect.Effect<unknown, E | LambdaError, R>
   switch (request.kind) {
     case "llm":
       if (usage.llmCalls >= budget.llmCalls) return Effect.fail(exec.exhausted("llmCalls", budget.llmCalls))
       if (usage.tokens >= budget.tokens) return Effect.fail(exec.exhausted("tokens", budget.tokens))
       usage.llmCalls++
-      answered = handlers.llm(request, run)
-      break
+      return handlers.llm(request, run)
     case "tool":
       if (isTerminate(request.name)) return Effect.succeed(request.input)
       if (usage.toolCalls >= budget.toolCalls) return Effect.fail(exec.exhausted("toolCalls", budget.toolCalls))
       usage.toolCalls++
-      answered = handlers.tool(request, run)
-      break
+      return handlers.tool(request, run)
     case "memory-read":
     case "memory-write":
-      answered = handlers.memory(request, run)
-      break
+      return handlers.memory(request, run)
     case "par":
-      answered = branches(exec, request, handlers, options)
-      break
+      return branches(exec, request, handlers, options)
   }
-  const record = handlers.answered
-  const toValue = (output: unknown): Value.Value => {
-    const value = Oracle.toValue(output)
-    record?.(request, value, run)
-    return value
-  }
-  const done = completed(answered)
-  if (done === undefined) return Effect.map(answered, toValue)
-  return Exit.isSuccess(done) ? Effect.succeed(toValue(done.value)) : (done as unknown as Effect.Effect<never, E | LambdaError>)
 }
 
 const branches = <E, R>(
@@ -187,7 +174,8 @@ const branches = <E, R>(
 
 /**
  * Step the machine, answering each oracle request with `handlers`, until it is done. Fails with
- * the term language's errors (`EvalError`, `BudgetExceeded`) or the handlers' own. Interrupting
+ * the term language's errors (`EvalError`, `BudgetExceeded`) or the handlers' own. The run's time
+ * budget holds for the whole run: a pending answer is interrupted when it runs out. Interrupting
  * the effect interrupts the pending answer (and every branch of a pending `par`).
  *
  * @since 0.2.0
@@ -219,6 +207,15 @@ const loop = <E, R>(
 ): Effect.Effect<Value.Value, E | LambdaError, R> =>
   Effect.suspend(() => {
     const slice = options.sliceMs ?? DEFAULT_SLICE_MS
+    const run: RunState = { execution: exec }
+    const record = handlers.answered
+    const deadline = exec.deadline
+    const timeUp = () => exec.exhausted("time", exec.budget.timeMs, `time budget of ${exec.budget.timeMs} ms exhausted`)
+    const valueOf = (request: Oracle.Request, output: unknown): Value.Value => {
+      const value = Oracle.toValue(output)
+      if (record !== undefined) record(request, value, run)
+      return value
+    }
     const go = (step: Step): Effect.Effect<Value.Value, E | LambdaError, R> => {
       for (;;) {
         switch (step._tag) {
@@ -230,11 +227,19 @@ const loop = <E, R>(
             // let I/O, signals and other fibers run (and interruption reach this one), then go on
             return Effect.flatMap(nextTurn, () => go(attempt(() => exec.slice(slice))))
         }
-        const answered = answer(exec, step.request, handlers, options)
+        const request = step.request
+        if (Date.now() > deadline) return Effect.fail(timeUp())
+        const answered = answer(exec, run, request, handlers, options)
         const done = completed(answered)
-        if (done === undefined) return Effect.flatMap(answered, (value) => go(attempt(() => exec.slice(slice, value))))
-        if (Exit.isFailure(done)) return done
-        const value = done.value
+        if (done === undefined) {
+          // waiting: the time budget interrupts the wait when it runs out
+          const waiting = deadline === Infinity
+            ? answered
+            : Effect.timeoutOrElse(answered, { duration: Math.max(0, deadline - Date.now()), orElse: () => Effect.fail(timeUp()) })
+          return Effect.flatMap(waiting, (output) => go(attempt(() => exec.slice(slice, valueOf(request, output)))))
+        }
+        if (Exit.isFailure(done)) return done as unknown as Effect.Effect<never, E | LambdaError>
+        const value = valueOf(request, done.value)
         step = attempt(() => exec.slice(slice, value))
       }
     }

@@ -259,14 +259,16 @@ export const invoke = (tool: ToolDefinition, input: unknown): Effect.Effect<unkn
   }
   const failed = (cause: unknown) =>
     new ToolError({ tool: tool.name, reason: "Failed", message: cause instanceof Error ? cause.message : String(cause), cause })
-  const controller = new AbortController()
+  const context = new CallContext()
   let result: unknown
   try {
-    result = tool.run(value, { signal: controller.signal })
+    result = tool.run(value, context)
   } catch (cause) {
     return Effect.fail(failed(cause))
   }
-  if (!Effect.isEffect(result) && !isPromiseLike(result)) return Effect.succeed(result)
+  if (typeof result !== "object" || result === null || (!Effect.isEffect(result) && !isPromiseLike(result))) {
+    return Effect.succeed(result)
+  }
   const timeoutMs = tool.timeoutMs ?? defaultTimeoutMs
   const pending: Effect.Effect<unknown, ToolError> = Effect.isEffect(result)
     ? (result as Effect.Effect<unknown, unknown>).pipe(Effect.mapError(failed))
@@ -277,8 +279,26 @@ export const invoke = (tool: ToolDefinition, input: unknown): Effect.Effect<unkn
       orElse: () =>
         Effect.fail(new ToolError({ tool: tool.name, reason: "Timeout", message: `[TIMEOUT after ${formatSeconds(timeoutMs)}]` }))
     }),
-    Effect.onExit(() => Effect.sync(() => controller.abort()))
+    Effect.onExit(() => Effect.sync(() => context.end()))
   )
+}
+
+/** A call's context; most tools never look at the signal, so its controller is made on first use. */
+class CallContext implements ToolContext {
+  private controller: AbortController | undefined
+  private ended = false
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController()
+      if (this.ended) this.controller.abort()
+    }
+    return this.controller.signal
+  }
+  /** The call is over: abort whatever is still listening. */
+  end(): void {
+    this.ended = true
+    this.controller?.abort()
+  }
 }
 
 const isPromiseLike = (u: unknown): u is PromiseLike<unknown> =>

@@ -154,14 +154,8 @@ export const execute = async (request: ExecuteRequest): Promise<ExecuteResult> =
   // most calls are small and pure: they finish in the first slice without any scheduling
   const first = exec.slice(SLICE_MS)
   if (first._tag === "Done") return { value: first.value, steps: exec.steps }
-  const limit = exec.budget.timeMs
-  const run = Driver.drive(exec, handlersFor(request), { first, sliceMs: SLICE_MS }).pipe(
-    Effect.timeoutOrElse({
-      duration: Math.max(0, exec.deadline - Date.now()),
-      orElse: () =>
-        Effect.fail(exec.exhausted("time", limit, `time budget of ${limit} ms exhausted`))
-    })
-  )
+  // the driver holds the run to its time budget, computing or waiting
+  const run = Driver.drive(exec, handlersFor(request), { first, sliceMs: SLICE_MS })
   const signal = request.signal
   try {
     const value = await Effect.runPromise(run, signal !== undefined ? { signal } : {})

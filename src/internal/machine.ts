@@ -119,6 +119,11 @@ const W = 5
 
 /** Steps between clock and heap checks (about a millisecond of cheap steps). */
 const CHECK_EVERY = 0x3fff
+
+const PAUSED: StepResult = { _tag: "Paused" }
+
+/** What the evaluation loop returns when an agent form's step is next (see `Machine.run`). */
+const AGENT_STEP: unique symbol = Symbol("AgentStep")
 /** Work units (see `Meter.touch`) an expensive operation may add before the clock is read again. */
 const TOUCH_CHECK = 1 << 16
 /** Stop a run when the process heap is this full, before V8 would abort the process. */
@@ -206,6 +211,10 @@ export class Machine implements AgentMachine, Meter {
   private ctx: Ctx
   private value: Value.Value = null
   private fn: Value.Value = null
+  /** The agent form step {@link run} takes next: its code, and the closure (apply) or state (resume). */
+  private stepCode: Code | undefined
+  private stepFn: Value.Closure | undefined
+  private stepState: unknown
   private finished = false
   private requests = 0
   private touched = 0
@@ -378,6 +387,34 @@ export class Machine implements AgentMachine, Meter {
    */
   run(sliceMs?: number): StepResult {
     if (this.finished) throw new Error("machine already finished")
+    const sliceEnd = sliceMs === undefined ? Infinity : Date.now() + sliceMs
+    for (;;) {
+      const result = this.reduce(sliceEnd)
+      if (result !== AGENT_STEP) return result
+      const code = this.stepCode!
+      let request: OracleRequest | undefined
+      try {
+        request = this.agentStep(code.x as AgentStep, code, this.stepFn, this.stepState, this.value)
+      } catch (error) {
+        this.finished = true
+        const at = error instanceof Fault || error instanceof Int.IntOverflow ? faultAt(code, this.env, this.ctx, this) : code
+        throw this.toError(error, at, this.config.counters.steps)
+      }
+      this.stepFn = undefined
+      this.stepState = undefined
+      if (request !== undefined) {
+        this.mode = Mode.Return
+        return { _tag: "Suspended", request }
+      }
+    }
+  }
+
+  /**
+   * The evaluation loop: reduce until a value, a pause or an agent form's step (left in
+   * `stepCode`/`stepFn`/`stepState` for {@link run}). The registers live in locals while it runs
+   * and are written back once, on the way out.
+   */
+  private reduce(sliceEnd: number): StepResult | typeof AGENT_STEP {
     const config = this.config
     const counters = config.counters
     const budget = config.budget
@@ -385,7 +422,6 @@ export class Machine implements AgentMachine, Meter {
     const maxDepth = budget.depth * W
     const beta = config.trace === "beta"
     const agentTrace = config.trace !== "off"
-    const sliceEnd = sliceMs === undefined ? Infinity : Date.now() + sliceMs
     const f = this.frames
     let sp = this.sp
     let mode = this.mode
@@ -396,26 +432,6 @@ export class Machine implements AgentMachine, Meter {
     let fn = this.fn
     let steps = counters.steps
     let current: Code = code
-    const save = () => {
-      this.sp = sp
-      this.mode = mode
-      this.code = code
-      this.env = env
-      this.ctx = ctx
-      this.value = value
-      this.fn = fn
-      counters.steps = steps
-    }
-    const load = () => {
-      sp = this.sp
-      mode = this.mode
-      code = this.code!
-      env = this.env
-      ctx = this.ctx
-      value = this.value
-      fn = this.fn
-      steps = counters.steps
-    }
     try {
       for (;;) {
         if (mode === Mode.Eval) {
@@ -425,8 +441,7 @@ export class Machine implements AgentMachine, Meter {
             if (Date.now() > sliceEnd) {
               // this node is evaluated (and counted) when the run goes on
               steps--
-              save()
-              return { _tag: "Paused" }
+              return PAUSED
             }
           }
           current = code
@@ -573,19 +588,13 @@ export class Machine implements AgentMachine, Meter {
           }
           if (callee.op !== Op.Agent) throw typeError("not a function")
           current = callee
-          save()
-          const request = this.agentStep(callee.x as AgentStep, callee, fn, undefined, value)
-          if (request !== undefined) {
-            this.mode = Mode.Return
-            return { _tag: "Suspended", request }
-          }
-          load()
-          continue
+          this.stepCode = callee
+          this.stepFn = fn
+          return AGENT_STEP
         } else {
           // return `value` to the top frame
           if (sp === 0) {
             this.finished = true
-            save()
             return { _tag: "Done", value }
           }
           sp -= W
@@ -775,24 +784,26 @@ export class Machine implements AgentMachine, Meter {
               mode = Mode.Eval
               continue
             }
-            case K.Form: {
-              save()
-              const request = this.agentStep(fc.x as AgentStep, fc, undefined, extra, value)
-              if (request !== undefined) {
-                this.mode = Mode.Return
-                return { _tag: "Suspended", request }
-              }
-              load()
-              continue
-            }
+            case K.Form:
+              this.stepCode = fc
+              this.stepState = extra
+              return AGENT_STEP
           }
         }
       }
     } catch (error) {
       this.finished = true
-      save()
       const at = error instanceof Fault || error instanceof Int.IntOverflow ? faultAt(current, env, ctx, this) : current
       throw this.toError(error, at, counters.steps > steps ? counters.steps : steps)
+    } finally {
+      this.sp = sp
+      this.mode = mode
+      this.code = code
+      this.env = env
+      this.ctx = ctx
+      this.value = value
+      this.fn = fn
+      counters.steps = steps
     }
   }
 

@@ -36,23 +36,37 @@ const jsonObjectCandidates = function*(text: string): Generator<string> {
   }
 }
 
+/** The tool call a parsed JSON value names, if it is an object with a tool name. */
+const intentOf = (parsed: unknown): ToolCallIntent | undefined => {
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined
+  const record = parsed as Record<string, unknown>
+  const nameKey = NAME_KEYS.find((k) => typeof record[k] === "string")
+  if (nameKey === undefined) return undefined
+  const argKey = ARG_KEYS.find((k) => k in record)
+  const tool = (record[nameKey] as string).trim()
+  if (argKey === undefined) return { tool, args: undefined }
+  const json = record[argKey]
+  return { tool, args: argText(json), json }
+}
+
+const parsedOrUndefined = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
 const fromJson = (text: string): ToolCallIntent | undefined => {
+  // the usual thought is exactly one JSON object: parse it whole before scanning for objects in prose
+  const trimmed = text.trim()
+  if (trimmed.startsWith("{") && trimmed.endsWith("}")) {
+    const whole = intentOf(parsedOrUndefined(trimmed))
+    if (whole !== undefined) return whole
+  }
   for (const candidate of jsonObjectCandidates(text)) {
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(candidate)
-    } catch {
-      continue
-    }
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) continue
-    const record = parsed as Record<string, unknown>
-    const nameKey = NAME_KEYS.find((k) => typeof record[k] === "string")
-    if (nameKey === undefined) continue
-    const argKey = ARG_KEYS.find((k) => k in record)
-    const tool = (record[nameKey] as string).trim()
-    if (argKey === undefined) return { tool, args: undefined }
-    const json = record[argKey]
-    return { tool, args: argText(json), json }
+    const intent = intentOf(parsedOrUndefined(candidate))
+    if (intent !== undefined) return intent
   }
   return undefined
 }
