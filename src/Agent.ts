@@ -21,6 +21,7 @@ import type * as Budget from "./Budget.ts"
 import * as Driver from "./Driver.ts"
 import { EvalError, isLambdaError, type LambdaError } from "./Errors.ts"
 import * as Evaluator from "./Evaluator.ts"
+import { isExit } from "./internal/exits.ts"
 import * as Oracle from "./Oracle.ts"
 import * as LanguageModel from "./LanguageModel.ts"
 import * as MemoryStore from "./MemoryStore.ts"
@@ -375,7 +376,7 @@ const callModel = (
 
 /** `Effect.map`, but an already-completed effect is mapped at once, staying completed. */
 const mapNow = <A, B, E>(effect: Effect.Effect<A, E>, f: (a: A) => B): Effect.Effect<B, E> => {
-  if (!Exit.isExit(effect)) return Effect.map(effect, f)
+  if (!isExit(effect)) return Effect.map(effect, f)
   const done = effect as Exit.Exit<A, E>
   return Exit.isSuccess(done) ? Effect.succeed(f(done.value)) : (done as unknown as Effect.Effect<B, E>)
 }
@@ -489,9 +490,9 @@ const answerTool = (services: Services, request: Oracle.ToolRequest, run: Driver
     return output
   }
   const invoked = Tools.invoke(definition, request.args !== undefined ? request.args : Value.toJson(request.input))
-  const done = Exit.isExit(invoked) ? (invoked as Exit.Exit<unknown, Tools.ToolError>) : undefined
+  const done = isExit(invoked) ? (invoked as Exit.Exit<unknown, Tools.ToolError>) : undefined
   const call: Effect.Effect<unknown, never> = done !== undefined
-    ? Effect.succeed(observe(Exit.isSuccess(done) ? done.value : failureOf(done)))
+    ? Exit.isSuccess(done) ? (observe(done.value), done as unknown as Effect.Effect<unknown>) : Effect.succeed(observe(failureOf(done)))
     : invoked.pipe(
       Effect.catchTag("ToolError", (error) => Effect.succeed<unknown>(toolFailure(error))),
       Effect.map(observe)

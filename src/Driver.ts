@@ -21,6 +21,7 @@ import { EvalError, isLambdaError, type LambdaError } from "./Errors.ts"
 import type * as Evaluator from "./Evaluator.ts"
 import * as Oracle from "./Oracle.ts"
 import { isTerminate } from "./forms/tool.ts"
+import { isExit } from "./internal/exits.ts"
 import * as Value from "./Value.ts"
 
 /**
@@ -100,7 +101,7 @@ const nextTurn: Effect.Effect<void> = Effect.callback<void>((resume) => {
 
 /** The result of an effect that is already complete (an `Exit`), else `undefined`. */
 const completed = <A, E>(effect: Effect.Effect<A, E, any>): Exit.Exit<A, E> | undefined =>
-  Exit.isExit(effect) ? (effect as Exit.Exit<A, E>) : undefined
+  isExit(effect) ? (effect as Exit.Exit<A, E>) : undefined
 
 type Step = Evaluator.SliceStep | { readonly _tag: "Failed"; readonly error: LambdaError }
 

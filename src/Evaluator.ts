@@ -165,8 +165,9 @@ export class Execution {
    * the caller can serve other work (signals, other requests) and call `slice` again to go on.
    * `answer` answers the pending oracle request, as {@link resume} does.
    */
-  slice(ms: number, ...answer: [] | [Value.Value]): SliceStep {
-    return answer.length === 0 ? this.machine.run(ms) : this.machine.resume(answer[0], ms)
+  slice(ms: number, answer?: Value.Value): SliceStep {
+    // `arguments`, not `answer === undefined`: the answer may be any value (no rest array on this hot path)
+    return arguments.length < 2 ? this.machine.run(ms) : this.machine.resume(answer as Value.Value, ms)
   }
 
   /** Steps used so far (shared by the run's parallel branches). */

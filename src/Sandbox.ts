@@ -22,7 +22,8 @@
  */
 import { statSync } from "node:fs"
 import { resolve } from "node:path"
-import * as Data from "effect/Data"
+import * as Schema from "effect/Schema"
+import { TaggedError } from "./Errors.ts"
 import { rebuilderOf } from "./internal/processTools.ts"
 import { type Capabilities as ProbedCapabilities, capabilities } from "./internal/sandboxProbe.ts"
 import { type Limits, runSandboxed, type ViolationKind as Kind } from "./internal/sandboxRun.ts"
@@ -134,10 +135,10 @@ export const presets: Readonly<Record<PresetName, Policy>> = {
  * try { Sandbox.resolvePolicy("default", { memoryMb: 0 }) } catch (e) { console.log((e as Sandbox.InvalidPolicy).field) } // "memoryMb"
  * ```
  */
-export class InvalidPolicy extends Data.TaggedError("InvalidPolicy")<{
-  readonly field: string
-  readonly message: string
-}> {}
+export class InvalidPolicy extends TaggedError<InvalidPolicy>()("InvalidPolicy", {
+  field: Schema.String,
+  message: Schema.String
+}) {}
 
 const positiveIntegers = ["timeout", "memoryMb", "maxOutputBytes", "maxFds"] as const
 
@@ -230,10 +231,10 @@ export type ViolationKind = Kind
  * console.log(v.kind) // "output"
  * ```
  */
-export class SandboxViolation extends Data.TaggedError("SandboxViolation")<{
-  readonly kind: ViolationKind
-  readonly message: string
-}> {}
+export class SandboxViolation extends TaggedError<SandboxViolation>()("SandboxViolation", {
+  kind: Schema.Literals(["timeout", "memory", "processes", "files", "output", "network", "filesystem"]),
+  message: Schema.String
+}) {}
 
 /**
  * A policy this machine cannot enforce: the sandbox refuses to run rather than run unprotected.
@@ -248,10 +249,10 @@ export class SandboxViolation extends Data.TaggedError("SandboxViolation")<{
  * const e = new Sandbox.SandboxUnavailable({ missing: ["a network namespace"], message: "[SANDBOX:unavailable] …" })
  * ```
  */
-export class SandboxUnavailable extends Data.TaggedError("SandboxUnavailable")<{
-  readonly missing: ReadonlyArray<string>
-  readonly message: string
-}> {}
+export class SandboxUnavailable extends TaggedError<SandboxUnavailable>()("SandboxUnavailable", {
+  missing: Schema.Array(Schema.String),
+  message: Schema.String
+}) {}
 
 /**
  * What this machine can enforce.

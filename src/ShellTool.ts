@@ -17,6 +17,8 @@
  * @since 0.1.0
  * @module
  */
+import * as Schema from "effect/Schema"
+import { TaggedError } from "./Errors.ts"
 import { sandboxable } from "./internal/processTools.ts"
 import { compileTemplate, INPUT_VARIABLE } from "./internal/shellTemplate.ts"
 import { runToolProgram } from "./internal/toolProcess.ts"
@@ -34,15 +36,11 @@ import * as Tools from "./Tools.ts"
  * try { ShellTool.make("wipe", "rm -rf /") } catch (e) { console.log((e as ShellTool.DangerousCommand).rule) }
  * ```
  */
-export class DangerousCommand extends Error {
-  readonly _tag = "DangerousCommand"
-  constructor(
-    readonly command: string,
-    readonly rule: string
-  ) {
-    super(`dangerous command refused (${rule}): ${command}`)
-  }
-}
+export class DangerousCommand extends TaggedError<DangerousCommand>()("DangerousCommand", {
+  command: Schema.String,
+  rule: Schema.String,
+  message: Schema.String
+}) {}
 
 /**
  * A `{}` placed where the command would read the input as code, or where its quoting is not
@@ -56,17 +54,13 @@ export class DangerousCommand extends Error {
  * try { ShellTool.make("run", "sh -c 'echo {}'") } catch (e) { console.log((e as ShellTool.UnsafePlaceholder).message) }
  * ```
  */
-export class UnsafePlaceholder extends Error {
-  readonly _tag = "UnsafePlaceholder"
-  constructor(
-    readonly command: string,
-    /** Offset of the `{}` (or of the construct) in the command. */
-    readonly offset: number,
-    readonly reason: string
-  ) {
-    super(`unsafe {} in ${JSON.stringify(command)} at column ${offset + 1}: ${reason}`)
-  }
-}
+export class UnsafePlaceholder extends TaggedError<UnsafePlaceholder>()("UnsafePlaceholder", {
+  command: Schema.String,
+  /** Offset of the `{}` (or of the construct) in the command. */
+  offset: Schema.Number,
+  reason: Schema.String,
+  message: Schema.String
+}) {}
 
 /**
  * A `--tool` specification that is not `NAME=COMMAND`.
@@ -79,9 +73,7 @@ export class UnsafePlaceholder extends Error {
  * try { ShellTool.parseSpec("nocommand") } catch (e) { console.log((e as Error).message) }
  * ```
  */
-export class InvalidToolSpec extends Error {
-  readonly _tag = "InvalidToolSpec"
-}
+export class InvalidToolSpec extends TaggedError<InvalidToolSpec>()("InvalidToolSpec", { message: Schema.String }) {}
 
 const DANGEROUS: ReadonlyArray<readonly [rule: string, pattern: RegExp]> = [
   ["recursive delete", /\brm\s+(-[a-zA-Z]*\s+)*-[a-zA-Z]*[rR][a-zA-Z]*\b|\brm\s+--recursive\b/],
@@ -162,7 +154,10 @@ export interface CompiledCommand {
  */
 export const compileCommand = (command: string): CompiledCommand => {
   const template = compileTemplate(command)
-  if (!template.ok) throw new UnsafePlaceholder(command, template.refusal.offset, template.refusal.message)
+  if (!template.ok) {
+    const { offset, message: reason } = template.refusal
+    throw new UnsafePlaceholder({ command, offset, reason, message: `unsafe {} in ${JSON.stringify(command)} at column ${offset + 1}: ${reason}` })
+  }
   return { command, program: template.program, placeholders: template.placeholders }
 }
 
@@ -196,7 +191,7 @@ export const parseSpec = (spec: string): { name: string; command: string } => {
   let command = eq > 0 ? spec.slice(eq + 1).trim() : ""
   if (/^(["']).*\1$/s.test(command)) command = command.slice(1, -1)
   if (!/^[A-Za-z_][\w.-]*$/.test(name) || command === "") {
-    throw new InvalidToolSpec(`invalid tool spec ${JSON.stringify(spec)}: expected NAME=COMMAND (a name of letters, digits, _ . -)`)
+    throw new InvalidToolSpec({ message: `invalid tool spec ${JSON.stringify(spec)}: expected NAME=COMMAND (a name of letters, digits, _ . -)` })
   }
   return { name, command }
 }
@@ -259,7 +254,7 @@ const describeCommand = (compiled: CompiledCommand): string =>
  */
 export const make = (name: string, command: string, options: Options = {}): Tools.ToolDefinition<string> => {
   const rule = dangerousRule(command)
-  if (rule !== undefined) throw new DangerousCommand(command, rule)
+  if (rule !== undefined) throw new DangerousCommand({ command, rule, message: `dangerous command refused (${rule}): ${command}` })
   const compiled = compileCommand(command)
   const timeoutMs = options.timeoutMs ?? Tools.defaultTimeoutMs
   const tool: Tools.ToolDefinition<string> = {

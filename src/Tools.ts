@@ -17,6 +17,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as z from "zod"
 import { TaggedError } from "./Errors.ts"
+import { isEffect } from "./internal/exits.ts"
 
 /**
  * Where a tool comes from; shown by `lambdagent tools`. The built-in kinds are listed; a plugin
@@ -266,11 +267,11 @@ export const invoke = (tool: ToolDefinition, input: unknown): Effect.Effect<unkn
   } catch (cause) {
     return Effect.fail(failed(cause))
   }
-  if (typeof result !== "object" || result === null || (!Effect.isEffect(result) && !isPromiseLike(result))) {
+  if (typeof result !== "object" || result === null || (!isEffect(result) && !isPromiseLike(result))) {
     return Effect.succeed(result)
   }
   const timeoutMs = tool.timeoutMs ?? defaultTimeoutMs
-  const pending: Effect.Effect<unknown, ToolError> = Effect.isEffect(result)
+  const pending: Effect.Effect<unknown, ToolError> = isEffect(result)
     ? (result as Effect.Effect<unknown, unknown>).pipe(Effect.mapError(failed))
     : Effect.tryPromise({ try: () => result as PromiseLike<unknown>, catch: failed })
   return pending.pipe(

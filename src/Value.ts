@@ -256,7 +256,8 @@ export const toJsonText = (value: Value): string =>
  * Value.toText(Value.fromArray([1])) // "[1]"
  * ```
  */
-export const toText = (value: Value): string => typeof value === "string" ? value : toJsonText(value)
+export const toText = (value: Value): string =>
+  typeof value === "string" ? value : typeof value === "number" && Number.isSafeInteger(value) ? String(value) : toJsonText(value)
 
 /**
  * Structural equality of first-order values (functions are equal only to themselves).

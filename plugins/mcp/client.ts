@@ -14,6 +14,9 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { type CallToolResult, CallToolResultSchema, ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { Errors, type Tools } from "lambdagent"
 import * as z from "zod"
@@ -316,20 +319,6 @@ export const toArguments = (input: unknown, schema: Tool["inputSchema"]): Record
   return { input }
 }
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve()
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", done)
-      resolve()
-    }, ms)
-    const done = () => {
-      clearTimeout(timer)
-      resolve()
-    }
-    signal.addEventListener("abort", done, { once: true })
-  })
-
 /** Failures that another attempt cannot fix: the server understood and refused. */
 const permanent = (error: unknown): boolean =>
   error instanceof McpError && (error.code === ErrorCode.InvalidParams || error.code === ErrorCode.MethodNotFound)
@@ -390,30 +379,36 @@ export const mcpTools = async (
     const delays = Array.from({ length: retries }, (_, i) => Math.min(baseBackoff * 2 ** i, maxBackoff))
     // The agent-side timeout must not cut a call short of its retries (or of a reconnection).
     const budgetMs = (retries + 1) * (timeoutMs + connectMs) + delays.reduce((a, b) => a + b, 0) + 5_000
+    // the same delays: baseBackoff doubling, each capped at maxBackoff, `retries` of them
+    const backoff = Schedule.min([Schedule.exponential(Duration.millis(baseBackoff)), Schedule.spaced(Duration.millis(maxBackoff))])
+      .pipe(Schedule.upTo({ times: retries }))
 
     return wanted.map((tool): Tools.ToolDefinition<unknown> => {
       const qualified = `${server}${separator}${tool.name}`
-      const call = async (input: unknown, signal: AbortSignal): Promise<string> => {
-        const args = toArguments(input, tool.inputSchema)
-        let lastError: unknown
-        for (let attempt = 0; attempt <= retries; attempt++) {
-          if (attempt > 0) {
-            await sleep(delays[attempt - 1]!, signal)
-            if (signal.aborted) break
-          }
-          try {
+      const attempt = (args: Record<string, unknown>) =>
+        Effect.tryPromise({
+          try: async (signal) => {
             const client = await connection.get()
             const result = await client.callTool({ name: tool.name, arguments: args }, CallToolResultSchema, { timeout: timeoutMs, signal })
             const text = resultText(result as CallToolResult)
             return result.isError === true ? `[MCP_ERROR: ${qualified}: ${text}]` : text
-          } catch (error) {
-            lastError = error
-            if (permanent(error) || signal.aborted) break
-            if (!(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed) await connection.reset()
-          }
-        }
-        return isTimeout(lastError) ? `[MCP_TIMEOUT: ${qualified}]` : `[MCP_ERROR: ${qualified}: ${messageOf(lastError)}]`
-      }
+          },
+          catch: (error) => error
+        }).pipe(
+          Effect.tapError((error) =>
+            // a lost connection (anything but a protocol answer) is opened again before the next attempt
+            !permanent(error) && (!(error instanceof McpError) || error.code === ErrorCode.ConnectionClosed)
+              ? Effect.promise(() => connection.reset())
+              : Effect.void
+          )
+        )
+      const call = (input: unknown): Effect.Effect<string> =>
+        Effect.suspend(() => attempt(toArguments(input, tool.inputSchema))).pipe(
+          Effect.retry({ schedule: backoff, while: (error) => !permanent(error) }),
+          Effect.catch((error) =>
+            Effect.succeed(isTimeout(error) ? `[MCP_TIMEOUT: ${qualified}]` : `[MCP_ERROR: ${qualified}: ${messageOf(error)}]`)
+          )
+        )
       return {
         name: qualified,
         description: `${tool.description ?? tool.title ?? tool.name}\n\nInput (JSON Schema): ${JSON.stringify(tool.inputSchema)}`,
@@ -421,7 +416,7 @@ export const mcpTools = async (
         source: `MCP server ${server} (${describeServer(config)})`,
         input: z.unknown(),
         timeoutMs: budgetMs,
-        run: (input, context) => call(input, context.signal)
+        run: (input) => call(input)
       }
     })
   }

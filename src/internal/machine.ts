@@ -215,6 +215,9 @@ export class Machine implements AgentMachine, Meter {
   private stepCode: Code | undefined
   private stepFn: Value.Closure | undefined
   private stepState: unknown
+  /** The current slice's length and end (0: its clock has not started). */
+  private sliceMs = Infinity
+  private sliceEnd = 0
   private finished = false
   private requests = 0
   private touched = 0
@@ -352,8 +355,10 @@ export class Machine implements AgentMachine, Meter {
     throw budgetError(this.config, "depth", this.config.budget.depth, steps, `evaluation nested deeper than ${this.config.budget.depth} frames`)
   }
 
-  private checkClock(): void {
-    if (Date.now() > this.config.counters.deadline) {
+  /** Check the time and memory budgets; returns the time it read. */
+  private checkClock(): number {
+    const now = Date.now()
+    if (now > this.config.counters.deadline) {
       throw new Exhausted("time", this.config.budget.timeMs, `time budget of ${this.config.budget.timeMs} ms exhausted`)
     }
     const heap = getHeapStatistics()
@@ -364,6 +369,7 @@ export class Machine implements AgentMachine, Meter {
         `the process heap is nearly full (${megabytes(heap.used_heap_size)} of ${megabytes(heap.heap_size_limit)}); the run was stopped to protect the process`
       )
     }
+    return now
   }
 
   /** Answer the pending request and keep going. */
@@ -387,9 +393,11 @@ export class Machine implements AgentMachine, Meter {
    */
   run(sliceMs?: number): StepResult {
     if (this.finished) throw new Error("machine already finished")
-    const sliceEnd = sliceMs === undefined ? Infinity : Date.now() + sliceMs
+    // the slice's clock starts at its first check, so a run that reaches an oracle sooner never reads it
+    this.sliceMs = sliceMs ?? Infinity
+    this.sliceEnd = 0
     for (;;) {
-      const result = this.reduce(sliceEnd)
+      const result = this.reduce()
       if (result !== AGENT_STEP) return result
       const code = this.stepCode!
       let request: OracleRequest | undefined
@@ -412,9 +420,10 @@ export class Machine implements AgentMachine, Meter {
   /**
    * The evaluation loop: reduce until a value, a pause or an agent form's step (left in
    * `stepCode`/`stepFn`/`stepState` for {@link run}). The registers live in locals while it runs
-   * and are written back once, on the way out.
+   * and are written back once, on the way out. Frame pushes are written out in place rather than
+   * through `pushFrame`, which works on the saved registers: they would be written back around every call.
    */
-  private reduce(sliceEnd: number): StepResult | typeof AGENT_STEP {
+  private reduce(): StepResult | typeof AGENT_STEP {
     const config = this.config
     const counters = config.counters
     const budget = config.budget
@@ -437,8 +446,9 @@ export class Machine implements AgentMachine, Meter {
         if (mode === Mode.Eval) {
           if (++steps > maxSteps) this.stepsExceeded(steps)
           if ((steps & CHECK_EVERY) === 0) {
-            this.checkClock()
-            if (Date.now() > sliceEnd) {
+            const now = this.checkClock()
+            if (this.sliceEnd === 0) this.sliceEnd = now + this.sliceMs
+            else if (now > this.sliceEnd) {
               // this node is evaluated (and counted) when the run goes on
               steps--
               return PAUSED
