@@ -9,6 +9,7 @@
  * @since 0.1.0
  * @module
  */
+import { writeJson } from "./internal/json.ts"
 import { foldTree } from "./internal/tree.ts"
 import type { FormEvent } from "./forms/index.ts"
 import { type AnyNode, formByKey, formOf, forms } from "./forms/index.ts"
@@ -575,7 +576,9 @@ export const parseText = (text: string): Term => parse(parseJson(text))
 export const encode = (term: Term): Json => foldTree<Term, Json>(term, children, (t, kids) => formOf(t).encode(t, kids))
 
 /**
- * Write JSON (with `bigint`s as exact integers) as compact text, without recursion.
+ * Write JSON as compact text, without recursion (any depth): as `JSON.stringify` writes it, with
+ * `bigint`s as exact integers. Any other value is written as `JSON.stringify` would (`toJSON`,
+ * `undefined` left out of objects); a cycle throws a `TypeError`.
  *
  * @since 0.1.0
  * @category encoding
@@ -585,42 +588,7 @@ export const encode = (term: Term): Json => foldTree<Term, Json>(term, children,
  * Term.stringify({ n: 2n ** 63n - 1n }) // '{"n":9223372036854775807}'
  * ```
  */
-export const stringify = (json: Json): string => {
-  // Emit into one buffer from an explicit stack of pending values and punctuation, so deep
-  // nesting costs neither JavaScript stack nor repeated copying.
-  const out: Array<string> = []
-  const stack: Array<Json | Raw> = [json]
-  while (stack.length > 0) {
-    const item = stack.pop()!
-    if (item instanceof Raw) out.push(item.text)
-    else if (typeof item === "bigint") out.push(item.toString())
-    else if (Array.isArray(item)) {
-      out.push("[")
-      stack.push(CLOSE_ARRAY)
-      for (let i = item.length - 1; i >= 0; i--) {
-        stack.push(item[i]!)
-        if (i > 0) stack.push(COMMA)
-      }
-    } else if (item !== null && typeof item === "object") {
-      out.push("{")
-      stack.push(CLOSE_OBJECT)
-      const keys = Object.keys(item)
-      for (let i = keys.length - 1; i >= 0; i--) {
-        stack.push((item as Record<string, Json>)[keys[i]!]!)
-        stack.push(new Raw(`${i > 0 ? "," : ""}${JSON.stringify(keys[i])}:`))
-      }
-    } else out.push(JSON.stringify(item))
-  }
-  return out.join("")
-}
-
-/** Punctuation waiting on {@link stringify}'s stack. */
-class Raw {
-  constructor(readonly text: string) {}
-}
-const COMMA = new Raw(",")
-const CLOSE_ARRAY = new Raw("]")
-const CLOSE_OBJECT = new Raw("}")
+export const stringify = (json: unknown): string => writeJson(json)
 
 /**
  * Encode a term as canonical JSON text.
