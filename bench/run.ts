@@ -3,6 +3,7 @@
  */
 const suites: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   core: () => import("./core.ts"),
+  evaluator: () => import("./evaluator.ts"),
   agents: () => import("./agents.ts"),
   memory: () => import("./memory.ts"),
   rag: () => import("./rag.ts"),

@@ -7,6 +7,7 @@
  * @since 0.1.0
  * @module
  */
+import { writeJson } from "./internal/json.ts"
 import { sandboxable } from "./internal/processTools.ts"
 import { runToolProgram } from "./internal/toolProcess.ts"
 import type * as Sandbox from "./Sandbox.ts"
@@ -50,7 +51,7 @@ const decodeJson = (stdout: string): string => {
     return `[CLI_ERROR:json] output is not JSON: ${stdout.slice(0, 200)}`
   }
   const result = typeof data === "object" && data !== null && "result" in data ? (data as { result: unknown }).result : data
-  return typeof result === "string" ? result : JSON.stringify(result)
+  return typeof result === "string" ? result : writeJson(result)
 }
 
 /**

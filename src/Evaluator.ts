@@ -52,6 +52,11 @@ export interface EvaluateOptions {
   readonly tools?: ReadonlyMap<string, Term.Term> | Readonly<Record<string, Term.Term>>
   /** Told of every trace event as it is recorded. */
   readonly onEvent?: (event: Trace.TraceEvent) => void
+  /**
+   * When the run began (`Date.now()` ms), default now: the time budget counts from here. Take it
+   * before parsing the term (pass the same deadline to `Term.parse`) so that parsing counts too.
+   */
+  readonly startedAt?: number
 }
 
 /**
@@ -228,14 +233,19 @@ export class Execution {
 
 const configOf = (options: EvaluateOptions): MachineConfig => {
   const budget = Budget.make(options.budget)
-  return {
+  const config: MachineConfig = {
     registry: registryOf(options.tools),
     budget,
     trace: options.trace ?? "off",
-    counters: new Counters(Date.now() + budget.timeMs),
+    counters: new Counters((options.startedAt ?? Date.now()) + budget.timeMs),
     events: [],
     ...(options.onEvent !== undefined ? { listener: options.onEvent } : {})
   }
+  // what came before the run (parsing its code) may already have used up its time
+  if (options.startedAt !== undefined && Date.now() > config.counters.deadline) {
+    throw budgetError(config, "time", budget.timeMs, 0, `time budget of ${budget.timeMs} ms exhausted before the evaluation began`)
+  }
+  return config
 }
 
 /**
@@ -271,7 +281,8 @@ export const startRun = (code: Term.Term, input: unknown, options: RunOptions = 
   const json = options.normalize === false ? input : normalizeInput(input)
   const ctx = new Ctx(undefined, options.tool, options.step ?? 0, 0)
   const data = dataValue(json)
-  const source = data === undefined ? { term: Term.parse(json) } : { value: data }
+  // reading the input as a term counts against the run's time budget
+  const source = data === undefined ? { term: Term.parse(json, { deadline: config.counters.deadline, timeMs: config.budget.timeMs }) } : { value: data }
   return new Execution(Machine.run(config, code, source, ctx), config.events, config.counters)
 }
 

@@ -11,6 +11,8 @@
  * @since 0.2.0
  * @module
  */
+import { writeJson } from "./internal/json.ts"
+import { foldTree } from "./internal/tree.ts"
 import type * as LanguageModel from "./LanguageModel.ts"
 import type * as Term from "./Term.ts"
 import * as Value from "./Value.ts"
@@ -142,7 +144,8 @@ export const describe = (request: Request): string => {
  * The value of an oracle's answer — the one rule every driver uses: values pass through; strings,
  * booleans, safe integers and 64-bit `bigint`s are themselves; `null` and `undefined` are null; arrays
  * become lists; a number that is not a safe integer (a fraction, `1e300`, `NaN`) becomes its
- * decimal text, so nothing is rounded away; any other object becomes its JSON text.
+ * decimal text, so nothing is rounded away; any other object becomes its JSON text (`bigint`s exact).
+ * Arrays and objects nested any depth convert without recursion.
  *
  * @since 0.2.0
  * @category conversions
@@ -154,7 +157,15 @@ export const describe = (request: Request): string => {
  * Oracle.toValue({ a: 1 }) // '{"a":1}'
  * ```
  */
-export const toValue = (answer: unknown): Value.Value => {
+export const toValue = (answer: unknown): Value.Value =>
+  Array.isArray(answer)
+    ? foldTree<unknown, Value.Value>(answer, childrenOfArray, (node, kids) => Array.isArray(node) ? Value.fromArray(kids) : leafValue(node))
+    : leafValue(answer)
+
+// nested arrays are folded without recursion, so an answer nested any depth is a value
+const childrenOfArray = (node: unknown): ReadonlyArray<unknown> => (Array.isArray(node) ? node : [])
+
+const leafValue = (answer: unknown): Value.Value => {
   if (answer === null || answer === undefined) return null
   switch (typeof answer) {
     case "string":
@@ -173,10 +184,10 @@ export const toValue = (answer: unknown): Value.Value => {
     answer instanceof Value.List || answer instanceof Value.Pair || answer instanceof Value.Quoted ||
     answer instanceof Value.Closure || answer instanceof Value.Continuation
   ) return answer
-  if (Array.isArray(answer)) return Value.fromArray(answer.map(toValue))
   try {
-    return JSON.stringify(answer)
+    return writeJson(answer)
   } catch {
+    // only a cyclic object has no JSON text
     return String(answer)
   }
 }

@@ -9,6 +9,7 @@
  * @since 0.1.0
  * @module
  */
+import { writeJson } from "./internal/json.ts"
 import { foldTree } from "./internal/tree.ts"
 import type { FormEvent } from "./forms/index.ts"
 import { type AnyNode, formByKey, formOf, forms } from "./forms/index.ts"
@@ -16,7 +17,7 @@ import { parseScalar } from "./forms/literal.ts"
 import { parseArray } from "./forms/lists.ts"
 import { type Plan, Parser, type ParseNode, parseJsonText as parseJson } from "./forms/parse.ts"
 import { binary, unary } from "./forms/operators.ts"
-import type { TermParseError } from "./Errors.ts"
+import { BudgetExceeded, type TermParseError } from "./Errors.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -514,8 +515,48 @@ const plan = (p: Parser, node: ParseNode): Term | Plan => {
 }
 
 /**
+ * Options of {@link parse}: a deadline, so that reading a huge term counts against a run's time
+ * budget instead of being free.
+ *
+ * @since 0.2.0
+ * @category parsing
+ * @example
+ * ```ts
+ * import type { Term } from "lambdagent"
+ * const o: Term.ParseOptions = { deadline: Date.now() + 5_000, timeMs: 5_000 }
+ * ```
+ */
+export interface ParseOptions {
+  /** `Date.now()` time after which parsing stops with a `BudgetExceeded` error of budget `time`. */
+  readonly deadline?: number
+  /** The time budget (ms) the deadline belongs to, named in the error; default the time left at the start. */
+  readonly timeMs?: number
+}
+
+/** Nodes read between two looks at the clock. */
+const CLOCK_EVERY = 4096
+
+/**
+ * Throw a `BudgetExceeded` of budget `time` when `deadline` has passed.
+ *
+ * @since 0.2.0
+ * @category parsing
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.checkDeadline({ deadline: Date.now() + 1_000 }, "parsing the term") // within time: returns
+ * ```
+ */
+export const checkDeadline = (options: ParseOptions, doing: string, timeMs = options.timeMs): void => {
+  if (options.deadline === undefined || Date.now() <= options.deadline) return
+  const limit = timeMs ?? 0
+  throw new BudgetExceeded({ budget: "time", limit, steps: 0, message: `time budget of ${limit} ms exhausted while ${doing}` })
+}
+
+/**
  * Parse a JSON value into a term. Throws {@link TermParseError} naming the JSON path of the
- * offending node and what was expected there. Never recurses on the JavaScript stack.
+ * offending node and what was expected there, and `BudgetExceeded` (`time`) once
+ * `options.deadline` passes. Never recurses on the JavaScript stack.
  *
  * @since 0.1.0
  * @category parsing
@@ -525,12 +566,18 @@ const plan = (p: Parser, node: ParseNode): Term | Plan => {
  * const square = Term.parse({ lam: "x", body: { mul: [{ var: "x" }, { var: "x" }] } })
  * ```
  */
-export const parse = (json: unknown): Term => {
+export const parse = (json: unknown, options: ParseOptions = {}): Term => {
   const p = new Parser()
   const root: ParseNode = { json, key: undefined, parent: undefined }
+  const timeMs = options.timeMs ?? (options.deadline !== undefined ? Math.max(0, options.deadline - Date.now()) : undefined)
+  let sinceClock = 0
   return foldTree<ParseNode, Term>(
     root,
     (node) => {
+      if (options.deadline !== undefined && ++sinceClock === CLOCK_EVERY) {
+        sinceClock = 0
+        checkDeadline(options, "parsing the term", timeMs)
+      }
       const planned = plan(p, node)
       if ("_tag" in planned) {
         node.plan = { kids: [], build: () => planned }
@@ -544,7 +591,8 @@ export const parse = (json: unknown): Term => {
 }
 
 /**
- * Parse JSON text into a term; integers beyond 2^53 keep their exact value.
+ * Parse JSON text into a term; integers beyond 2^53 keep their exact value. With
+ * `options.deadline`, reading the text and the term counts against that time (see {@link parse}).
  *
  * @since 0.1.0
  * @category parsing
@@ -554,7 +602,13 @@ export const parse = (json: unknown): Term => {
  * const t = Term.parseText('{"add":[1,2]}')
  * ```
  */
-export const parseText = (text: string): Term => parse(parseJson(text))
+export const parseText = (text: string, options: ParseOptions = {}): Term => {
+  const timeMs = options.timeMs ?? (options.deadline !== undefined ? Math.max(0, options.deadline - Date.now()) : undefined)
+  const timed = timeMs !== undefined ? { ...options, timeMs } : options
+  const json = parseJson(text)
+  checkDeadline(timed, "reading the term's JSON")
+  return parse(json, timed)
+}
 
 // ---------------------------------------------------------------------------------------------
 // Encoding
@@ -575,7 +629,9 @@ export const parseText = (text: string): Term => parse(parseJson(text))
 export const encode = (term: Term): Json => foldTree<Term, Json>(term, children, (t, kids) => formOf(t).encode(t, kids))
 
 /**
- * Write JSON (with `bigint`s as exact integers) as compact text, without recursion.
+ * Write JSON as compact text, without recursion (any depth): as `JSON.stringify` writes it, with
+ * `bigint`s as exact integers. Any other value is written as `JSON.stringify` would (`toJSON`,
+ * `undefined` left out of objects); a cycle throws a `TypeError`.
  *
  * @since 0.1.0
  * @category encoding
@@ -585,42 +641,7 @@ export const encode = (term: Term): Json => foldTree<Term, Json>(term, children,
  * Term.stringify({ n: 2n ** 63n - 1n }) // '{"n":9223372036854775807}'
  * ```
  */
-export const stringify = (json: Json): string => {
-  // Emit into one buffer from an explicit stack of pending values and punctuation, so deep
-  // nesting costs neither JavaScript stack nor repeated copying.
-  const out: Array<string> = []
-  const stack: Array<Json | Raw> = [json]
-  while (stack.length > 0) {
-    const item = stack.pop()!
-    if (item instanceof Raw) out.push(item.text)
-    else if (typeof item === "bigint") out.push(item.toString())
-    else if (Array.isArray(item)) {
-      out.push("[")
-      stack.push(CLOSE_ARRAY)
-      for (let i = item.length - 1; i >= 0; i--) {
-        stack.push(item[i]!)
-        if (i > 0) stack.push(COMMA)
-      }
-    } else if (item !== null && typeof item === "object") {
-      out.push("{")
-      stack.push(CLOSE_OBJECT)
-      const keys = Object.keys(item)
-      for (let i = keys.length - 1; i >= 0; i--) {
-        stack.push((item as Record<string, Json>)[keys[i]!]!)
-        stack.push(new Raw(`${i > 0 ? "," : ""}${JSON.stringify(keys[i])}:`))
-      }
-    } else out.push(JSON.stringify(item))
-  }
-  return out.join("")
-}
-
-/** Punctuation waiting on {@link stringify}'s stack. */
-class Raw {
-  constructor(readonly text: string) {}
-}
-const COMMA = new Raw(",")
-const CLOSE_ARRAY = new Raw("]")
-const CLOSE_OBJECT = new Raw("}")
+export const stringify = (json: unknown): string => writeJson(json)
 
 /**
  * Encode a term as canonical JSON text.

@@ -18,6 +18,7 @@ import * as Schema from "effect/Schema"
 import type * as z from "zod"
 import { TaggedError } from "./Errors.ts"
 import { isEffect } from "./internal/exits.ts"
+import { writeJson } from "./internal/json.ts"
 
 /**
  * Where a tool comes from; shown by `lambdagent tools`. The built-in kinds are listed; a plugin
@@ -201,7 +202,7 @@ export const layer = (tools: Iterable<ToolDefinition>): Layer.Layer<never> => La
  * from text when the text is JSON.
  */
 const adaptInput = (tool: ToolDefinition, input: unknown): unknown => {
-  if (tool.input === undefined) return typeof input === "string" ? input : JSON.stringify(input)
+  if (tool.input === undefined) return typeof input === "string" ? input : writeJson(input)
   if (typeof input === "string") {
     try {
       return JSON.parse(input)

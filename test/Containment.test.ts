@@ -91,3 +91,44 @@ describe("bounded evaluation", () => {
     expect(json.trace?.length).toBeGreaterThan(10)
   })
 })
+
+describe("parsing counts against the time budget", () => {
+  /** A term of 300,001 nodes: a list literal of additions. */
+  const hugeTerm = Array.from({ length: 100_000 }, (_, i) => ({ add: [i, 1] }))
+  const identity = Term.lam("x", Term.var("x"))
+
+  it("Term.parse stops with BudgetExceeded (time) once the deadline has passed", () => {
+    const error = (() => {
+      try {
+        Term.parse(hugeTerm, { deadline: Date.now() - 1, timeMs: 250 })
+      } catch (e) {
+        return e
+      }
+    })()
+    expect(error).toBeInstanceOf(Errors.BudgetExceeded)
+    expect(error).toMatchObject({ budget: "time", limit: 250, message: "time budget of 250 ms exhausted while parsing the term" })
+    // without a deadline the same term parses
+    expect(Term.parse(hugeTerm)._tag).toBe("List")
+  })
+
+  it("Term.parseText counts reading the JSON text too", () => {
+    expect(() => Term.parseText(JSON.stringify(hugeTerm), { deadline: Date.now() - 1, timeMs: 250 })).toThrow(
+      expect.objectContaining({ _tag: "BudgetExceeded", budget: "time", message: expect.stringContaining("while reading the term's JSON") })
+    )
+  })
+
+  it("a run whose input term takes longer to read than the whole time budget is stopped, not free", () => {
+    // reading 300,000 nodes takes far longer than 1 ms; the identity itself takes 2 steps
+    expect(() => Evaluator.run(identity, hugeTerm, { budget: { timeMs: 1 } })).toThrow(
+      expect.objectContaining({ _tag: "BudgetExceeded", budget: "time", limit: 1 })
+    )
+    expect(Evaluator.run(identity, hugeTerm, { budget: { timeMs: 60_000 } }).value).toBeInstanceOf(Object)
+  })
+
+  it("startedAt makes the work before the run (parsing its code) count", () => {
+    const startedAt = Date.now() - 10_000
+    expect(() => Evaluator.evaluate(Term.add(Term.lit(1), Term.lit(2)), { budget: { timeMs: 5_000 }, startedAt })).toThrow(
+      expect.objectContaining({ _tag: "BudgetExceeded", budget: "time" })
+    )
+  })
+})

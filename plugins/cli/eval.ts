@@ -2,7 +2,7 @@
  * `lambdagent eval '<term json>' [--input '<json>'] [--fuel N] [--trace] [--format json|text]`.
  */
 import type { Registration } from "./shell.ts"
-import { Evaluator, Term, Trace, Value } from "lambdagent"
+import { Budget, Evaluator, Term, Trace, Value } from "lambdagent"
 import { CliError, ExitCode, readJsonArgument, readTextFile } from "./io.ts"
 import { integer, textOrJson } from "./options.ts"
 
@@ -33,9 +33,12 @@ export const evalCommand = async (termArg: string, options: EvalOptions): Promis
   const budget = options.fuel === undefined ? {} : { steps: options.fuel }
   const termText = await readJsonArgument(termArg, "term")
   Evaluator.checkSize(termText, budget)
-  const term = Term.parseText(termText)
+  // the time budget runs from here: reading a huge term is part of the run
+  const startedAt = Date.now()
+  const timeMs = Budget.make(budget).timeMs
+  const term = Term.parseText(termText, { deadline: startedAt + timeMs, timeMs })
   const tools = options.tools === undefined ? {} : await readTools(options.tools)
-  const common = { budget, tools, trace: options.trace === true ? "beta" as const : "off" as const }
+  const common = { budget, tools, startedAt, trace: options.trace === true ? "beta" as const : "off" as const }
   const execution = options.input === undefined && options.as === undefined
     ? Evaluator.start(term, common)
     : Evaluator.startRun(

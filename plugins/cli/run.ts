@@ -4,7 +4,7 @@
 import { writeFile } from "node:fs/promises"
 import { type Host, noPlugins, pluginTools } from "./plugins.ts"
 import type { Registration } from "./shell.ts"
-import { type Trace, Value } from "lambdagent"
+import { Term, type Trace, Value } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
 import { CliError, describeError, ExitCode, onInterrupt, readStdin, readTextFile } from "./io.ts"
 import { integer, positive, temperature, textOrJson, usageError } from "./options.ts"
@@ -124,7 +124,7 @@ export const runCommand = async (config: string, positional: string | undefined,
     if (options.traceFile !== undefined) await writeFile(options.traceFile, JSON.stringify(record, null, 2) + "\n")
     if (options.output !== undefined) await writeFile(options.output, resultText + "\n")
     if (options.format === "json") {
-      process.stdout.write(JSON.stringify(record) + "\n")
+      process.stdout.write(Term.stringify(record) + "\n")
       return
     }
     // a demo run shows what the agent did: that is what it is for

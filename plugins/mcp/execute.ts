@@ -67,6 +67,8 @@ export interface ExecuteRequest {
   readonly step?: number
   readonly tools: ReadonlyMap<string, Term.Term>
   readonly budget: Partial<Budget.Budget>
+  /** When the call began (`Date.now()` ms), default now: the time budget counts from here. */
+  readonly startedAt?: number
   readonly policy: AgentPolicy
   readonly oracle?: AnswerOracle
   readonly signal?: AbortSignal
@@ -148,6 +150,7 @@ export const execute = async (request: ExecuteRequest): Promise<ExecuteResult> =
   const exec = Evaluator.startRun(request.code, request.input, {
     tools: request.tools,
     budget: request.budget,
+    ...(request.startedAt !== undefined ? { startedAt: request.startedAt } : {}),
     ...(request.tool !== undefined ? { tool: request.tool } : {}),
     ...(request.step !== undefined ? { step: request.step } : {})
   })

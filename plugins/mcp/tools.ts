@@ -169,9 +169,9 @@ const codeJson = (code: unknown): { json: unknown } | { error: ErrorInfo } => {
   }
 }
 
-const parseCode = (json: unknown): { term: Term.Term } | { error: ErrorInfo } => {
+const parseCode = (json: unknown, options: Term.ParseOptions = {}): { term: Term.Term } | { error: ErrorInfo } => {
   try {
-    return { term: Term.parse(json) }
+    return { term: Term.parse(json, options) }
   } catch (error) {
     return { error: { ...errorInfo(error), argument: "code" } }
   }
@@ -233,6 +233,8 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
       readonly step: number | undefined
       readonly fuel: number | undefined
       readonly via: "run" | "tool"
+      /** When the call began: reading its code counts against the time budget. */
+      readonly startedAt?: number
     },
     call: ToolCallContext
   ): Promise<CallToolResult> => {
@@ -247,6 +249,7 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
         ...(options.step !== undefined ? { step: options.step } : {}),
         tools,
         budget: budgetOf(options.fuel),
+        ...(options.startedAt !== undefined ? { startedAt: options.startedAt } : {}),
         policy,
         ...(context.oracle !== undefined ? { oracle: context.oracle } : {}),
         signal: call.signal
@@ -409,13 +412,14 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
       }
       const json = codeJson(args.code)
       if ("error" in json) return errorResult(json.error)
-      const parsed = parseCode(json.json)
+      const startedAt = Date.now()
+      const parsed = parseCode(json.json, { deadline: startedAt + limits.timeoutMs, timeMs: limits.timeoutMs })
       if ("error" in parsed) return errorResult(parsed.error)
       const violations = policyViolations(analyzeTerm(parsed.term).capabilities, policy)
       if (violations.length > 0) {
         return errorResult({ kind: "CapabilityDenied", message: `the term uses ${violations.join("; ")}`, argument: "code" })
       }
-      return evaluate({ term: parsed.term, input: args.input, step: args.step, fuel: args.fuel, via: "run" }, call)
+      return evaluate({ term: parsed.term, input: args.input, step: args.step, fuel: args.fuel, via: "run", startedAt }, call)
     }
   })
 

@@ -6,6 +6,7 @@
  * sub-terms to parse and how to assemble them.
  */
 import { TermParseError } from "../Errors.ts"
+import { parseExact } from "../internal/json.ts"
 import type * as Term from "../Term.ts"
 
 /** A JSON node awaiting conversion, with the way back to the root for error paths. */
@@ -131,7 +132,7 @@ export class Parser {
 
 /**
  * Parse JSON text, keeping integers beyond the safe range of a JavaScript number exact (as
- * `bigint`). Throws `TermParseError` on malformed JSON.
+ * `bigint`). Nesting depth is limited only by memory. Throws `TermParseError` on malformed JSON.
  *
  * @since 0.1.0
  * @category parsing
@@ -143,7 +144,8 @@ export class Parser {
  */
 export const parseJsonText = (text: string): unknown => {
   try {
-    return /\d{16}/.test(text) ? JSON.parse(text, exactIntegers) : JSON.parse(text)
+    // only text with a long digit run can hold an inexact integer; the rest takes the native parser
+    return /\d{16}/.test(text) ? parseExact(text) : JSON.parse(text)
   } catch (cause) {
     throw new TermParseError({
       message: `invalid JSON: ${cause instanceof Error ? cause.message : String(cause)}`,
@@ -151,11 +153,4 @@ export const parseJsonText = (text: string): unknown => {
       expected: "JSON text"
     })
   }
-}
-
-function exactIntegers(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
-  if (typeof value === "number" && !Number.isSafeInteger(value) && context?.source !== undefined && /^-?\d+$/.test(context.source)) {
-    return BigInt(context.source)
-  }
-  return value
 }

@@ -1,6 +1,7 @@
 /**
  * Finding the tool call in a ReAct agent's thought.
  */
+import { writeJson } from "./json.ts"
 
 export interface ToolCallIntent {
   readonly tool: string
@@ -14,7 +15,7 @@ const NAME_KEYS = ["tool", "action", "name"] as const
 const ARG_KEYS = ["args", "input", "arguments", "action_input"] as const
 
 const argText = (value: unknown): string | undefined =>
-  value === undefined ? undefined : typeof value === "string" ? value : JSON.stringify(value)
+  value === undefined ? undefined : typeof value === "string" ? value : writeJson(value)
 
 /** Every balanced `{…}` substring, outermost first, respecting JSON strings. */
 const jsonObjectCandidates = function*(text: string): Generator<string> {

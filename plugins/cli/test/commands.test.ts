@@ -6,7 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { describe, expect, it } from "vitest"
-import { cliPath, runCli } from "./helpers.ts"
+import { cliPath, runCli, startServe } from "./helpers.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "lambdagent-commands-"))
 const write = (name: string, text: string) => {
@@ -205,27 +205,11 @@ describe("compile, lint, lambda", () => {
 
 describe("servers", () => {
   it("serve answers POST /run and stops on SIGTERM", async () => {
-    const child = spawn(process.execPath, [cliPath, "serve", "examples/agents/simple.yml", "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] })
-    let out = ""
-    child.stdout.on("data", (d) => (out += d))
-    child.stderr.on("data", (d) => (out += d))
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no URL in: ${out}`)), 20_000)
-      const check = setInterval(() => {
-        const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out)
-        if (m !== null) {
-          clearTimeout(timer)
-          clearInterval(check)
-          resolve(m[0])
-        }
-      }, 50)
-    })
+    const { stop, url } = await startServe(["examples/agents/simple.yml", "--port", "0"])
     const response = await fetch(`${url}/run`, { method: "POST", body: JSON.stringify({ input: "over http" }) })
     expect(response.status).toBe(200)
     expect(((await response.json()) as { result: unknown }).result).toBe("over http")
-    const exited = new Promise<number | null>((resolve) => child.on("close", resolve))
-    child.kill("SIGTERM")
-    expect(await exited).toBe(0)
+    expect(await stop()).toBe(0)
   })
 
   it("serve --mcp offers the agent as one MCP tool, with progress", async () => {

@@ -32,3 +32,34 @@ export const runCli = (args: ReadonlyArray<string>, options: { stdin?: string; c
     child.stdin.end(options.stdin ?? "")
   })
 }
+
+export interface Served {
+  /** The server's base URL, read from its readiness line. */
+  readonly url: string
+  /** Send SIGTERM and resolve with the exit code. */
+  readonly stop: () => Promise<number | null>
+}
+
+/** Start `lambdagent serve …` and wait for the line that names its URL. */
+export const startServe = (args: ReadonlyArray<string>): Promise<Served> => {
+  if (!existsSync(cliPath)) throw new Error("dist/cli/main.js is missing: run `npm run build` first")
+  const child = spawn(process.execPath, [cliPath, "serve", ...args], { stdio: ["ignore", "pipe", "pipe"] })
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve))
+  let out = ""
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`no URL in: ${out}`))
+    }, 20_000)
+    const read = (chunk: Buffer) => {
+      out += chunk.toString("utf8")
+      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out)
+      if (m === null) return
+      clearTimeout(timer)
+      resolve({ url: m[0], stop: () => (child.kill("SIGTERM"), exited) })
+    }
+    child.stdout.on("data", read)
+    child.stderr.on("data", read)
+    void exited.then(() => reject(new Error(`serve exited before listening: ${out}`)))
+  })
+}

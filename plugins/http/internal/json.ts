@@ -29,13 +29,8 @@ export const parseJson = (text: string): unknown => {
   }
 }
 
-const rawJson = (JSON as unknown as { rawJSON?: (text: string) => unknown }).rawJSON
-
-const bigintReplacer = (_key: string, value: unknown): unknown =>
-  typeof value === "bigint" ? (rawJson !== undefined ? rawJson(value.toString()) : value.toString()) : value
-
 /**
- * JSON text of any value, with `bigint`s written as exact integers.
+ * JSON text of any value, with `bigint`s written as exact integers, nested any depth.
  *
  * @since 0.1.0
  * @category encoding
@@ -45,7 +40,7 @@ const bigintReplacer = (_key: string, value: unknown): unknown =>
  * toJsonText({ n: 2n ** 63n - 1n }) // '{"n":9223372036854775807}'
  * ```
  */
-export const toJsonText = (value: unknown): string => JSON.stringify(value, bigintReplacer) ?? "null"
+export const toJsonText = (value: unknown): string => Term.stringify(value)
 
 /**
  * The body of a successful run: `{ result, trace, stats }`.
