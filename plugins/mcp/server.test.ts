@@ -18,17 +18,9 @@ import {
   textOf,
   valueOf
 } from "./test-support.ts"
+import { waitFor } from "../../test/fixtures/waitFor.ts"
 
 const identity = { lam: "x", body: { var: "x" } }
-
-/** Wait until `check` holds (a notification arrived), failing after a few seconds. */
-const eventually = async (check: () => boolean, what: string) => {
-  const deadline = Date.now() + 5_000
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
 
 describe("the lambda server over stdio, driven by the official MCP client", () => {
   let dir: Awaited<ReturnType<typeof tempDir>>
@@ -96,7 +88,7 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
       warnings: []
     })
     expect(JSON.parse(textOf(result))).toEqual(result.structuredContent)
-    await eventually(() => s.toolListChanges() > before, "notifications/tools/list_changed")
+    await waitFor(() => s.toolListChanges() > before, "notifications/tools/list_changed")
     const { tools } = await s.client.listTools()
     const tool = tools.find((t) => t.name === "square")!
     expect(tool.description).toContain("Squares a number")
