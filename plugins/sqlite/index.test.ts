@@ -192,13 +192,15 @@ describe("SqliteMemory", () => {
         assert.deepStrictEqual((yield* store.listRecent("session:2", 10)).map((e) => e.key), ["long"])
       }))
 
-  it("a get meeting an expired row deletes it (expiry on read)", async () => {
-    const path = freshFile("expire-on-read")
-    const { value: store, close } = await openScoped(SqliteMemory.make({ path, sweepIntervalMs: 0 }))
-    try {
-      await Effect.runPromise(store.put("global", "k", "v", { ttlMs: 50 }))
-      await new Promise((resolve) => setTimeout(resolve, 120))
-      assert.isUndefined(await Effect.runPromise(store.get("global", "k")))
+  it.effect("a get meeting an expired row deletes it (expiry on read)", () =>
+    Effect.gen(function*() {
+      const path = freshFile("expire-on-read")
+      const store = yield* SqliteMemory.make({ path, sweepIntervalMs: 0 })
+      yield* store.put("global", "k", "v", { ttlMs: 50 })
+      yield* TestClock.adjust("49 millis")
+      assert.strictEqual((yield* store.get("global", "k"))?.value, "v")
+      yield* TestClock.adjust("1 millis")
+      assert.isUndefined(yield* store.get("global", "k"))
       const raw = new DatabaseSync(path)
       try {
         assert.strictEqual(raw.prepare("SELECT count(*) AS n FROM lambdagent_memory").get()?.["n"], 0)
@@ -206,10 +208,7 @@ describe("SqliteMemory", () => {
       } finally {
         raw.close()
       }
-    } finally {
-      await close()
-    }
-  })
+    }))
 
   it("rejects invalid options with a MemoryError at open", async () => {
     const error = await failureOf(Effect.scoped(SqliteMemory.make({ path: ":memory:", maxEntries: 0 })))
