@@ -11,7 +11,7 @@
  * @module
  */
 import * as Budget from "./Budget.ts"
-import * as Errors from "./Errors.ts"
+import type * as Errors from "./Errors.ts"
 import { EvalError } from "./Errors.ts"
 import { foldTree } from "./internal/tree.ts"
 import { budgetError, Counters, Ctx, Machine, type MachineConfig } from "./internal/machine.ts"

@@ -199,6 +199,7 @@ export const start = async (options: ChromaServerOptions): Promise<RunningChroma
   for (;;) {
     if (spawnError !== undefined || child.exitCode !== null || child.signalCode !== null) {
       await stop()
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: strips ANSI colour codes
       const tail = output.replace(/\x1b\[[0-9;]*m/g, "").trim().split("\n").slice(-8).join("\n")
       throw new RagError({
         reason: "BackendUnavailable",

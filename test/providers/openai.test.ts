@@ -6,7 +6,7 @@ import { LanguageModel, OpenAI, Providers } from "lambdagent"
 import { languageModelConformance } from "../../src/testing/LanguageModelKit.ts"
 import { collect, failure, fast, interruptWhen, isInterrupted, recordingSleeps, run, streamFailure, textOf } from "./helpers.ts"
 import type { TestServer } from "./servers/harness.ts"
-import { completion, done, frame, startOpenAIServer, textFrames, toolCallFrames } from "./servers/openai.ts"
+import { completion, done, startOpenAIServer, textFrames, toolCallFrames } from "./servers/openai.ts"
 
 const key = "sk-test-secret-0123456789"
 
