@@ -58,6 +58,7 @@ export interface RunningChromaServer {
   readonly pid: number
   /** Stop the server (SIGTERM, then SIGKILL after 5 s) and wait for it to exit. */
   readonly stop: () => Promise<void>
+  /** The same as `stop`, for `await using`. */
   readonly [Symbol.asyncDispose]: () => Promise<void>
 }
 
