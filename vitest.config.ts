@@ -11,6 +11,24 @@ const path = (relative: string) => fileURLToPath(new URL(relative, import.meta.u
 const toolsModules = path("./test/tools/node_modules")
 process.env.NODE_PATH = [toolsModules, process.env.NODE_PATH].filter((p) => p !== undefined && p !== "").join(delimiter)
 
+const allTests = ["test/**/*.test.ts", "plugins/**/*.test.ts"]
+const excluded = ["**/node_modules/**", "test/package/**"]
+
+// `npm run test:unit` runs in-process tests only; `npm run test:e2e` the files that start child
+// processes (the CLI, servers, tools, workers), listen on sockets or talk to Redis, PostgreSQL or
+// Chroma. A new test file that does any of these belongs in this list.
+const endToEnd = [
+  "plugins/cli/test/**/*.test.ts",
+  "plugins/http/**/*.test.ts",
+  "plugins/a2a/{client,server}.test.ts",
+  "plugins/mcp/{cli,client,conformance,containment,http,http-security,inspector,lifecycle,oracle,protocol,server}.test.ts",
+  "plugins/rag/{ChromaIndex,Embeddings,commands,index}.test.ts",
+  "plugins/redis/**/*.test.ts",
+  "plugins/sqlite/**/*.test.ts",
+  "test/providers/{openai,anthropic,claudeCode}.test.ts",
+  "test/{NodeVersion,Sandbox,SharedMemory,ShellTool,ShellTool.injection,readme,examples}.test.ts"
+]
+
 export default defineConfig({
   resolve: {
     alias: [
@@ -22,10 +40,12 @@ export default defineConfig({
     ]
   },
   test: {
-    include: ["test/**/*.test.ts", "plugins/**/*.test.ts"],
-    exclude: ["**/node_modules/**", "test/package/**"],
     globalSetup: ["test/tools/install.ts"],
     testTimeout: 60_000,
-    hookTimeout: 60_000
+    hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: "unit", include: allTests, exclude: [...excluded, ...endToEnd] } },
+      { extends: true, test: { name: "e2e", include: endToEnd, exclude: excluded } }
+    ]
   }
 })

@@ -51,7 +51,7 @@ const makeVocabulary = (random: () => number, size: number): Array<string> => {
 }
 
 const zipfPick = (random: () => number, vocabulary: ReadonlyArray<string>): string =>
-  vocabulary[Math.min(vocabulary.length - 1, Math.floor(Math.pow(random(), 2.5) * vocabulary.length))]!
+  vocabulary[Math.min(vocabulary.length - 1, Math.floor(random() ** 2.5 * vocabulary.length))]!
 
 /**
  * `count` deterministic synthetic chunks of about 40 pseudo-words (≈ 300 characters) each.

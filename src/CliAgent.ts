@@ -11,7 +11,7 @@ import { writeJson } from "./internal/json.ts"
 import { sandboxable } from "./internal/processTools.ts"
 import { runToolProgram } from "./internal/toolProcess.ts"
 import type * as Sandbox from "./Sandbox.ts"
-import * as Tools from "./Tools.ts"
+import type * as Tools from "./Tools.ts"
 
 /**
  * How to call the program.

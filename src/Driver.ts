@@ -43,8 +43,11 @@ import * as Value from "./Value.ts"
  * ```
  */
 export interface Handlers<E, R> {
+  /** Answers an `llm` request: the model's reply. */
   readonly llm: (request: Oracle.LlmRequest, run: RunState) => Effect.Effect<unknown, E, R>
+  /** Answers a `tool` request: the tool's result. */
   readonly tool: (request: Oracle.ToolRequest, run: RunState) => Effect.Effect<unknown, E, R>
+  /** Answers a memory read (the remembered context) or write (the value to pass on). */
   readonly memory: (request: Oracle.MemoryRequest, run: RunState) => Effect.Effect<unknown, E, R>
   /**
    * Checked before every request is answered: a reason to refuse it (the run fails with an

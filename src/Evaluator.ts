@@ -11,7 +11,7 @@
  * @module
  */
 import * as Budget from "./Budget.ts"
-import * as Errors from "./Errors.ts"
+import type * as Errors from "./Errors.ts"
 import { EvalError } from "./Errors.ts"
 import { foldTree } from "./internal/tree.ts"
 import { budgetError, Counters, Ctx, Machine, type MachineConfig } from "./internal/machine.ts"
@@ -171,7 +171,8 @@ export class Execution {
    * `answer` answers the pending oracle request, as {@link resume} does.
    */
   slice(ms: number, answer?: Value.Value): SliceStep {
-    // `arguments`, not `answer === undefined`: the answer may be any value (no rest array on this hot path)
+    // `arguments`, not `answer === undefined` (the answer may be any value), nor a rest array on this hot path
+    // biome-ignore lint/complexity/noArguments: counts the arguments without allocating
     return arguments.length < 2 ? this.machine.run(ms) : this.machine.resume(answer as Value.Value, ms)
   }
 

@@ -109,6 +109,7 @@ describe("pure forms", () => {
     expect((failure(() => evalJson({ div: [-9223372036854775808n, -1] })) as Errors.EvalError).kind).toBe("Overflow")
     expect((failure(() => evalJson({ mul: [9223372036854775807n, 2] })) as Errors.EvalError).kind).toBe("Overflow")
     // integers beyond 2^53 given as JavaScript numbers keep their (exact) double value, as bigints
+    // biome-ignore lint/correctness/noPrecisionLoss: the int64 minimum, exact as a double
     expect((failure(() => evalJson({ div: [-9223372036854775808, -1] })) as Errors.EvalError).kind).toBe("Overflow")
     expect(evalJson({ add: [2 ** 60, 0] })).toBe(2n ** 60n)
   })
@@ -326,18 +327,16 @@ describe("limits", () => {
     expect(Evaluator.run(sumFold, JSON.stringify(big)).value).toBe(499999500000)
   })
 
-  it("omega and self-loops end in a budget error within a second", () => {
+  it("omega and self-loops end in a budget error (a step budget, not a timer)", () => {
     const omega = T.lam("x", T.app(T.var("x"), T.var("x")))
     for (const f of [
       () => Evaluator.evaluate(T.app(omega, omega)),
       () => Evaluator.runTool("loop", 1, { tools: { loop: T.lam("x", T.app(T.self, T.var("x"))) } }),
       () => Evaluator.runTool("grow", 1, { tools: { grow: T.lam("x", T.add(T.lit(1), T.app(T.self, T.var("x")))) } })
     ]) {
-      const started = Date.now()
       const e = failure(f)
       expect(e._tag).toBe("BudgetExceeded")
       expect((e as Errors.BudgetExceeded).steps).toBeGreaterThan(0)
-      expect(Date.now() - started).toBeLessThan(5_000) // generous: the figure itself is in the benchmark
     }
   })
 

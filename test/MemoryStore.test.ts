@@ -4,6 +4,7 @@ import * as TestClock from "effect/testing/TestClock"
 import { MemoryStore } from "lambdagent"
 import { LocalMemory } from "../src/internal/LocalMemory.ts"
 import { memoryStoreConformance } from "../src/testing/MemoryStoreKit.ts"
+import { manualClock } from "./fixtures/manualClock.ts"
 
 memoryStoreConformance("local", async ({ maxEntries }) => ({ store: MemoryStore.makeLocal({ maxEntries }) }))
 
@@ -44,20 +45,11 @@ describe("MemoryStore.makeLocal", () => {
 
   it.effect("a fixed clock option overrides the fiber's Clock", () =>
     Effect.gen(function*() {
-      let now = 10_000
-      const clock = {
-        currentTimeMillisUnsafe: () => now,
-        currentTimeMillis: Effect.sync(() => now),
-        currentTimeNanosUnsafe: () => BigInt(now) * 1_000_000n,
-        currentTimeNanos: Effect.sync(() => BigInt(now) * 1_000_000n),
-        monotonicTimeNanosUnsafe: () => BigInt(now) * 1_000_000n,
-        monotonicTimeNanos: Effect.sync(() => BigInt(now) * 1_000_000n),
-        sleep: () => Effect.void
-      }
+      const { advance, clock } = manualClock(10_000)
       const store = MemoryStore.makeLocal({ clock })
       yield* store.put("global", "k", "v", { ttlMs: 100 })
       assert.strictEqual((yield* store.get("global", "k"))?.createdAt, 10_000)
-      now = 10_100
+      advance(100)
       assert.isUndefined(yield* store.get("global", "k"))
     }))
 

@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { execFile } from "node:child_process"
+import { execFile, spawnSync } from "node:child_process"
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -262,16 +262,27 @@ describe.skipIf(!capabilities.available)("enforcement, seen by a ReAct agent", (
 
 const setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].find((p) => existsSync(p))
 const asRoot = process.getuid?.() === 0
-if (!asRoot) console.log("[the unprivileged-user sandbox test runs only as root (it switches to nobody); this run is itself unprivileged]")
+const sandboxWorker = fileURLToPath(new URL("./fixtures/sandboxWorker.ts", import.meta.url))
+/** Whether user nobody can run this Node on this checkout: not when it sits in a directory only its owner can enter. */
+const nobodyReachesCheckout = (): boolean =>
+  spawnSync(setpriv!, ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, "-e", `require("node:fs").accessSync(${JSON.stringify(sandboxWorker)})`], { stdio: "ignore" }).status === 0
+const nobodyUnavailable = !asRoot
+  ? "it runs only as root (it switches to nobody); this run is itself unprivileged"
+  : setpriv === undefined
+  ? "setpriv (util-linux) is not installed"
+  : !nobodyReachesCheckout()
+  ? "user nobody cannot run this Node or read this checkout (it sits in a directory only its owner can enter)"
+  : undefined
+if (nobodyUnavailable !== undefined) console.log(`[skipping the unprivileged-user sandbox test: ${nobodyUnavailable}]`)
 
-describe.skipIf(!capabilities.available || !asRoot || setpriv === undefined)("as an unprivileged user", () => {
+describe.skipIf(!capabilities.available || nobodyUnavailable !== undefined)("as an unprivileged user", () => {
   it("the same stops hold, with RLIMIT_NPROC in the sandbox's user namespace as the process limit", async () => {
     const work = mkdtempSync(join(tmpdir(), "lambdagent-sandbox-nobody-"))
     const outside = mkdtempSync(join(existsSync("/var/tmp") ? "/var/tmp" : process.cwd(), "lambdagent-sandbox-nobody-outside-"))
     chmodSync(work, 0o777)
     chmodSync(outside, 0o777)
     try {
-      const worker = fileURLToPath(new URL("./fixtures/sandboxWorker.ts", import.meta.url))
+      const worker = sandboxWorker
       const tsx = fileURLToPath(new URL("../node_modules/tsx/dist/esm/index.mjs", import.meta.url))
       const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
         execFile(setpriv!, ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, "--import", tsx, worker, work, outside], { env: { ...process.env, HOME: work } }, (error, stdout, stderr) =>

@@ -124,9 +124,7 @@ describe("ShellTool", () => {
 
   it("failures and timeouts become observations", async () => {
     expect(await call(ShellTool.make("fail", "echo oops >&2; exit 3"), "")).toBe("[EXIT 3] oops")
-    const started = Date.now()
     expect(await call(ShellTool.make("slow", "sleep 10", { timeoutMs: 200 }), "")).toBe("[TIMEOUT after 0.2s]")
-    expect(Date.now() - started).toBeLessThan(5_000)
   })
 
   it("parses NAME=COMMAND specs and rejects malformed ones", () => {

@@ -13,7 +13,7 @@ describe("the driver's effect guards", () => {
       Effect.sync(() => 1),
       Effect.promise(() => Promise.resolve(1)),
       Effect.gen(function*() {
-        return 1
+        return yield* Effect.succeed(1)
       }),
       null,
       undefined,

@@ -154,7 +154,7 @@ describe("semantics (properties)", () => {
         const each = branches.map((b) => evaluated(Term.app(b, Term.lit(0))).outcome)
         const failed = each.find((o) => "error" in o)
         const sequence: Outcome = failed ?? { value: each.map((o) => (o as { value: Term.Json }).value) }
-        expect(parallel.hasOwnProperty("error")).toBe(sequence.hasOwnProperty("error"))
+        expect(Object.hasOwn(parallel, "error")).toBe(Object.hasOwn(sequence, "error"))
         if ("value" in sequence) expect(parallel).toEqual(sequence)
       } finally {
         await runtime.close()

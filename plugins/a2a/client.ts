@@ -93,6 +93,7 @@ export interface A2AToolOptions {
   readonly env?: NodeJS.ProcessEnv
   /** Told of the remote task's progress. */
   readonly onProgress?: (progress: A2AProgress) => void
+  /** The `fetch` to send requests with; default the global one. */
   readonly fetch?: typeof fetch
 }
 

@@ -164,6 +164,7 @@ export interface FetchCardOptions {
   readonly signal?: AbortSignal
   /** The name to report errors under; default the URL. */
   readonly agent?: string
+  /** The `fetch` to send requests with; default the global one. */
   readonly fetch?: typeof fetch
 }
 

@@ -144,6 +144,7 @@ export class RunExecutor implements AgentExecutor {
     return true
   }
 
+  /** Drop the reservation `claim` made, when the message did not start a run. */
   release(taskId: string): void {
     this.claimed.delete(taskId)
   }
@@ -158,6 +159,7 @@ export class RunExecutor implements AgentExecutor {
     for (const run of this.runs.values()) run.controller.abort(reason)
   }
 
+  /** Run the agent on the request's message, publishing the task's updates on `bus`. */
   execute = async (request: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const { contextId, taskId } = request
     const ids = { taskId, contextId }
@@ -228,6 +230,7 @@ export class RunExecutor implements AgentExecutor {
     }
   }
 
+  /** Stop the task's run; the task ends as canceled. */
   cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
     const run = this.runs.get(taskId)
     if (run === undefined) {

@@ -34,6 +34,7 @@ export class RunRequestHandler extends DefaultRequestHandler {
     super(card, tasks, runs, undefined, undefined, undefined, undefined, undefined, { validateInputModes: true })
   }
 
+  /** `message/send`, answering a task that waits for input under a reservation. */
   override async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     const claimed = await this.claimAnswered(params, context)
     try {
@@ -43,6 +44,7 @@ export class RunRequestHandler extends DefaultRequestHandler {
     }
   }
 
+  /** `message/stream`, answering a task that waits for input under a reservation. */
   override async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     const claimed = await this.claimAnswered(params, context)
     try {

@@ -14,7 +14,7 @@
  * The protocol mapping is documented in `docs/a2a.md`.
  *
  * @since 0.2.0
- * @module
+ * @module lambdagent/a2a
  */
 export { type CardSpec, agentCard, agentCardJson, legacyAgentCardJson, type SkillSpec } from "./card.ts"
 export { type A2AClientConfig, type A2AProgress, a2aTool, type A2AToolOptions, probe, type TaskReply } from "./client.ts"

@@ -2,7 +2,7 @@
  * `lambdagent eval '<term json>' [--input '<json>'] [--fuel N] [--trace] [--format json|text]`.
  */
 import type { Registration } from "./shell.ts"
-import { Budget, Evaluator, Term, Trace, Value } from "lambdagent"
+import { Budget, Evaluator, Term, type Trace, Value } from "lambdagent"
 import { CliError, ExitCode, readJsonArgument, readTextFile } from "./io.ts"
 import { integer, textOrJson } from "./options.ts"
 

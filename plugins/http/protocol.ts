@@ -172,6 +172,7 @@ export const parseRunRequest = (body: unknown, options: { readonly allowId?: boo
     if (session.length === 0 || session.length > maxSessionLength) {
       throw invalid(`"session" must be 1 to ${maxSessionLength} characters long`)
     }
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
     if (/[\u0000-\u001f\u007f]/.test(session)) throw invalid("\"session\" must not contain control characters")
   }
   const trace = record.trace

@@ -76,7 +76,7 @@ export interface AgentPolicy {
 }
 
 const toolAllowed = (policy: AgentPolicy, name: string): boolean =>
-  policy.tools === "*" || (policy.tools !== undefined && policy.tools.includes(name))
+  policy.tools === "*" || policy.tools?.includes(name) === true
 
 /**
  * The reasons a term's capabilities exceed a policy; empty when it may run.

@@ -58,10 +58,8 @@ describe("mcpTools against the lambda server over stdio", () => {
   it("times out a slow call as [MCP_TIMEOUT: server/tool], and the tool works again once the server is free", async () => {
     const fast = await mcpTools({ lambda: { ...serverCommand(["--store", ":memory:"]), timeout: 0.3, tools: ["run"] } })
     try {
-      const started = Date.now()
       // 100 million steps take well over a second (20 million took about 0.33 s: too close to the 0.3 s timeout)
       expect(await run(fast, "lambda/run", { code: omega, input: null, fuel: 100_000_000 })).toBe("[MCP_TIMEOUT: lambda/run]")
-      expect(Date.now() - started).toBeLessThan(5000)
       let output: unknown = ""
       for (let attempt = 0; attempt < 150 && output !== "2"; attempt++) output = await run(fast, "lambda/run", { code: { add: [1, 1] }, input: null })
       expect(output).toBe("2")

@@ -3,6 +3,7 @@ import { join } from "node:path"
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { waitFor } from "../../test/fixtures/waitFor.ts"
 import {
   call,
   type Connected,
@@ -73,13 +74,10 @@ describe("the lambda server over Streamable HTTP", () => {
   it("sends tools/list_changed to every open session when a tool is evolved", async () => {
     const a = await client()
     const b = await client()
-    // Give the clients' notification streams a moment to open.
-    await new Promise((r) => setTimeout(r, 300))
+    await Promise.all([a.notificationStream, b.notificationStream])
     const before = b.toolListChanges()
     await call(a.client, "evolve", { name: "inc", description: "adds one", code: { lam: "x", body: { add: [{ var: "x" }, 1] } } })
-    const deadline = Date.now() + 5000
-    while (b.toolListChanges() === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
-    expect(b.toolListChanges()).toBeGreaterThan(before)
+    await waitFor(() => b.toolListChanges() > before, "notifications/tools/list_changed")
     expect((await b.client.listTools()).tools.map((t) => t.name)).toContain("inc")
     expect(valueOf(await call(b.client, "inc", { input: 41 }))).toBe(42)
   })

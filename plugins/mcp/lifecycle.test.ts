@@ -52,8 +52,11 @@ const connect = async (server: LambdaServer): Promise<InProcess> => {
   return { client, session, messages }
 }
 
-/** Let notifications in flight arrive. */
-const settle = () => new Promise((r) => setTimeout(r, 50))
+/**
+ * Wait until the notifications sent to these sessions so far have arrived: a ping's answer comes
+ * after them on the same ordered connection.
+ */
+const settle = (...sessions: ReadonlyArray<InProcess>) => Promise.all(sessions.map((s) => s.client.ping()))
 
 afterEach(async () => {
   await Promise.allSettled(clients.splice(0).map((c) => c.close()))
@@ -77,7 +80,7 @@ describe("logging", () => {
     const a = await connect(server)
     const b = await connect(server)
     await call(a.client, "evolve", { name: "square", description: "Squares", code: square })
-    await settle()
+    await settle(a, b)
     for (const s of [a, b]) {
       expect(s.messages).toEqual([
         {
@@ -101,7 +104,7 @@ describe("logging", () => {
     const budget = await call(a.client, "run", { code: { app: { func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }, arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } } } }, input: null, fuel: 1000 })
     expect(budget.isError).toBe(true)
     expect(a.messages.at(-1)).toMatchObject({ level: "warning", data: { tool: "run", kind: "BudgetExceeded" } })
-    await settle()
+    await settle(b)
     expect(b.messages).toHaveLength(1) // b saw only the evolve
   })
 
@@ -115,7 +118,7 @@ describe("logging", () => {
     await call(quiet.client, "run", { code: { div: [1, 0] }, input: null })
     await call(chatty.client, "run", { code: "inc", input: 1 })
     await call(chatty.client, "run", { code: { div: [1, 0] }, input: null })
-    await settle()
+    await settle(quiet, chatty)
     expect(quiet.messages).toEqual([])
     expect(chatty.messages.map((m) => m.level)).toEqual(["info", "debug", "warning"])
     expect(chatty.messages[1]).toMatchObject({ level: "debug", data: { message: expect.stringMatching(/^run answered in [\d.]+ ms$/), tool: "run" } })
@@ -140,7 +143,7 @@ describe("logging", () => {
     failing = true
     const failed = await call(a.client, "evolve", { name: "two", description: "2", code: 2 })
     expect(failed.structuredContent).toMatchObject({ kind: "StoreError" })
-    await settle()
+    await settle(a, b)
     const expected = {
       level: "error",
       logger: "lambdagent",
@@ -174,7 +177,7 @@ describe("logging", () => {
     expect(textOf(await call(a.client, "work"))).toBe("done")
     expect(a.messages).toEqual([{ level: "notice", logger: "worker", data: { message: "halfway" } }])
     server.log({ level: "alert", data: { message: "shutting down soon" } })
-    await settle()
+    await settle(b)
     expect(b.messages).toEqual([{ level: "alert", logger: "lambdagent", data: { message: "shutting down soon" } }])
   })
 })

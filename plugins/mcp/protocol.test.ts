@@ -1,5 +1,6 @@
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js"
 import { afterEach, describe, expect, it } from "vitest"
+import { waitFor } from "../../test/fixtures/waitFor.ts"
 import { RawServer, REQUEST_TIMEOUT_MS } from "./test-support.ts"
 
 const servers: Array<RawServer> = []
@@ -136,10 +137,9 @@ describe("stdio protocol handling", () => {
   it("keeps standard output for protocol messages only (console.log goes to standard error)", async () => {
     const server = start(["--print-stdout"])
     await server.initialize()
-    await new Promise((r) => setTimeout(r, 200))
+    await waitFor(() => server.stderr.includes("a stray console.log"), "the stray console.log on standard error")
     server.send({ jsonrpc: "2.0", id: 1, method: "ping" })
     expect(await server.response(1)).toMatchObject({ id: 1, result: {} })
-    expect(server.stderr).toContain("a stray console.log")
     for (const line of server.lines) expect(JSON.parse(line)).toHaveProperty("jsonrpc", "2.0")
   })
 

@@ -12,23 +12,14 @@ import {
   isOdd,
   map,
   omega,
-  REQUEST_TIMEOUT_MS,
   square,
   tempDir,
   textOf,
   valueOf
 } from "./test-support.ts"
+import { waitFor } from "../../test/fixtures/waitFor.ts"
 
 const identity = { lam: "x", body: { var: "x" } }
-
-/** Wait until `check` holds (a notification arrived), failing after a few seconds. */
-const eventually = async (check: () => boolean, what: string) => {
-  const deadline = Date.now() + 5_000
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
 
 describe("the lambda server over stdio, driven by the official MCP client", () => {
   let dir: Awaited<ReturnType<typeof tempDir>>
@@ -96,7 +87,7 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
       warnings: []
     })
     expect(JSON.parse(textOf(result))).toEqual(result.structuredContent)
-    await eventually(() => s.toolListChanges() > before, "notifications/tools/list_changed")
+    await waitFor(() => s.toolListChanges() > before, "notifications/tools/list_changed")
     const { tools } = await s.client.listTools()
     const tool = tools.find((t) => t.name === "square")!
     expect(tool.description).toContain("Squares a number")
@@ -250,7 +241,6 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
   })
 
   it("fuel bounds a call: a looping term stops with a BudgetExceeded result, promptly", async () => {
-    const started = Date.now()
     const small = await run(omega, null, { fuel: 1000 })
     expect(small.isError).toBe(true)
     expect(small.structuredContent).toMatchObject({ kind: "BudgetExceeded", budget: "steps", limit: 1000 })
@@ -259,7 +249,6 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
     expect(spin.structuredContent).toMatchObject({ kind: "BudgetExceeded", limit: 50_000 })
     const byDefault = await run(omega, null)
     expect(byDefault.structuredContent).toMatchObject({ kind: "BudgetExceeded" })
-    expect(Date.now() - started).toBeLessThan(REQUEST_TIMEOUT_MS)
     const tooMuch = await run("square", 2, { fuel: 20_000_001 })
     expect(tooMuch.structuredContent).toMatchObject({ kind: "InvalidArguments", path: ["fuel"] })
   })
@@ -289,6 +278,7 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
     expect((await run({ head: { nil: true } }, null)).structuredContent).toMatchObject({ kind: "EmptyList" })
     expect((await run("{\"div\":[-9223372036854775808,-1]}", null)).structuredContent).toMatchObject({ kind: "Overflow" })
     expect(textOf(await run("{\"sub\":[9223372036854775807,1]}", null))).toBe("9223372036854775806")
+    // biome-ignore lint/correctness/noPrecisionLoss: an integer a double cannot hold exactly is the case under test
     const inexact = await run({ add: [9223372036854775807, 0] }, null)
     expect(inexact.structuredContent).toMatchObject({ kind: "InexactInteger", path: ["add", 0], argument: "code" })
     expect((await run("square", 2 ** 60)).structuredContent).toMatchObject({ kind: "InexactInteger", argument: "input" })

@@ -299,7 +299,7 @@ export const memoryStoreRegistryStore = (
   return {
     description,
     load: async () => {
-      let entry
+      let entry: Effect.Success<ReturnType<typeof store.get>>
       try {
         entry = await Effect.runPromise(store.get(namespace, key))
       } catch (error) {

@@ -55,8 +55,19 @@ export const connectStdio = async (extra: ReadonlyArray<string> = []): Promise<C
 }
 
 /** Connect the official client to a Streamable HTTP endpoint. */
-export const connectHttp = (url: string): Promise<Connected> =>
-  connect(new StreamableHTTPClientTransport(new URL(url)), () => "")
+export const connectHttp = async (url: string): Promise<Connected & { readonly notificationStream: Promise<void> }> => {
+  let opened = () => {}
+  const notificationStream = new Promise<void>((resolve) => (opened = resolve))
+  // The client opens its notification stream (a GET) after initializing; its answer means the
+  // server now pushes notifications to this session.
+  const watching: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init)
+    if ((init?.method ?? "GET") === "GET" && response.ok) opened()
+    return response
+  }
+  const connected = await connect(new StreamableHTTPClientTransport(new URL(url), { fetch: watching }), () => "")
+  return { ...connected, notificationStream }
+}
 
 /** A server process started with `--http PORT`, with the URL it printed. */
 export interface HttpProcess {

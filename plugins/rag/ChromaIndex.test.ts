@@ -210,10 +210,8 @@ describe("Chroma faults", () => {
     const port = (silent.address() as net.AddressInfo).port
     try {
       const index = ChromaIndex.make({ url: `http://127.0.0.1:${port}`, embeddings, timeoutMs: 400 })
-      const started = Date.now()
       const message = await expectReason(index.count(), "Timeout")
       assert.include(message, "did not answer count within 400 ms")
-      assert.isBelow(Date.now() - started, 5_000)
     } finally {
       for (const s of sockets) s.destroy()
       await new Promise((r) => silent.close(r))

@@ -58,6 +58,7 @@ export interface RunningChromaServer {
   readonly pid: number
   /** Stop the server (SIGTERM, then SIGKILL after 5 s) and wait for it to exit. */
   readonly stop: () => Promise<void>
+  /** The same as `stop`, for `await using`. */
   readonly [Symbol.asyncDispose]: () => Promise<void>
 }
 
@@ -199,6 +200,7 @@ export const start = async (options: ChromaServerOptions): Promise<RunningChroma
   for (;;) {
     if (spawnError !== undefined || child.exitCode !== null || child.signalCode !== null) {
       await stop()
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: strips ANSI colour codes
       const tail = output.replace(/\x1b\[[0-9;]*m/g, "").trim().split("\n").slice(-8).join("\n")
       throw new RagError({
         reason: "BackendUnavailable",

@@ -101,10 +101,8 @@ describe("OpenAI-compatible embeddings", () => {
     const slow = await serve(() => {
       // never answers
     })
-    const started = Date.now()
     const timeout = await expectReason(Embeddings.openAI({ baseUrl: slow, timeoutMs: 300 }).embed(["x"]), "Timeout")
     assert.include(timeout, "timed out after 300 ms")
-    assert.isBelow(Date.now() - started, 5_000)
   })
 
   it("needs an API key for api.openai.com", () => {

@@ -17,6 +17,7 @@
  * @module
  */
 import { randomBytes } from "node:crypto"
+import type { Stats } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import MiniSearch, { type Options as MiniSearchOptions } from "minisearch"
@@ -26,8 +27,6 @@ import { defaultFusion, type FusionOptions, fuseRankings, type RetrievalMode, re
 import { errorMessage, RagError, throwIfAborted } from "./RagError.ts"
 import {
   batches,
-  type BuildReport,
-  type CallOptions,
   checkQueryArgs,
   type RetrievalIndex,
   type SearchHit
@@ -179,7 +178,7 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
   /** Read the persisted file when it is new or was replaced since it was read. */
   const current = async (): Promise<State> => {
     if (file === undefined) return state
-    let stat
+    let stat: Stats
     try {
       stat = await fs.stat(file)
     } catch (cause) {

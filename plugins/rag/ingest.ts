@@ -11,7 +11,9 @@
  * @module
  */
 import { createHash } from "node:crypto"
+import type { Stats } from "node:fs"
 import * as fs from "node:fs/promises"
+import type { FileHandle } from "node:fs/promises"
 import * as path from "node:path"
 import { type Chunk, type ChunkOptions, chunkDocument, type DocumentFormat, resolveChunkOptions } from "./chunk.ts"
 import { fromFsError, RagError, throwIfAborted } from "./RagError.ts"
@@ -175,7 +177,7 @@ export const scanSource = async (
 
   const visit = async (display: string, absolute: string, explicit: boolean): Promise<void> => {
     throwIfAborted(options?.signal)
-    let stat
+    let stat: Stats
     try {
       stat = await fs.stat(absolute)
     } catch (cause) {
@@ -271,7 +273,7 @@ export const readDocument = async (
       path: file.path
     })
   if (file.size > maxFileBytes) throw tooLarge(file.size)
-  let handle
+  let handle: FileHandle
   try {
     handle = await fs.open(file.absolutePath, "r")
   } catch (cause) {

@@ -112,6 +112,7 @@ export interface OpenedIndex {
   readonly index: RetrievalIndex
   /** A file path or a server URL, for messages. */
   readonly location: string
+  /** Release the index (close the file or the client); call once. */
   readonly close: () => Promise<void>
 }
 

@@ -9,28 +9,13 @@ import * as TestClock from "effect/testing/TestClock"
 import { MemoryStore } from "lambdagent"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { memoryStoreConformance } from "../../src/testing/MemoryStoreKit.ts"
-import { failureOf, openScoped, probeResult, startWorker, workerPath } from "../../test/fixtures/helpers.ts"
+import { fileModesUnavailable } from "../../test/fixtures/fileModes.ts"
+import { failureOf, openScoped, probeResult, startWorker } from "../../test/fixtures/helpers.ts"
 import * as SqliteMemory from "./index.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "lambdagent-sqlite-"))
 
-/**
- * Root ignores file modes, so as root the read-only check runs in a child process as `nobody`,
- * which must be able to run Node and read this checkout. Why it cannot, or undefined.
- */
-const readOnlyUnavailable = ((): string | undefined => {
-  if (process.getuid?.() !== 0) return undefined
-  const check = spawnSync(process.execPath, ["-e", `require("node:fs").accessSync(${JSON.stringify(workerPath)})`], {
-    uid: 65534,
-    gid: 65534,
-    cwd: tmpdir(),
-    stdio: "ignore"
-  })
-  return check.status === 0
-    ? undefined
-    : "running as root and user nobody (65534) cannot run node or read this checkout"
-})()
-if (readOnlyUnavailable !== undefined) console.warn(`[sqlite tests] skipping the read-only file test: ${readOnlyUnavailable}`)
+if (fileModesUnavailable !== undefined) console.warn(`[sqlite tests] skipping the read-only file test: ${fileModesUnavailable}`)
 let files = 0
 const freshFile = (label: string) => join(dir, `${label}-${++files}.sqlite`)
 
@@ -157,19 +142,14 @@ describe("SqliteMemory", () => {
     }
   })
 
-  it.skipIf(readOnlyUnavailable !== undefined)("a read-only file (chmod 0444) can be read, and fails on write with a clear MemoryError", async () => {
+  it.skipIf(fileModesUnavailable !== undefined)("a read-only file (chmod 0444) can be read, and fails on write with a clear MemoryError", async () => {
     const path = freshFile("readonly")
     const setup = await openScoped(SqliteMemory.make({ path }))
     await Effect.runPromise(setup.value.put("global", "existing", "x"))
     await setup.close()
     chmodSync(dir, 0o777)
     chmodSync(path, 0o444)
-    const asRoot = process.getuid?.() === 0
-    const worker = startWorker(
-      "probe",
-      { store: "sqlite", target: path, ns: "global" },
-      asRoot ? { uid: 65534, gid: 65534 } : {}
-    )
+    const worker = startWorker("probe", { store: "sqlite", target: path, ns: "global" }, { obeyFileModes: true })
     const result = await probeResult(worker)
     await worker.exited
     assert.strictEqual(result.read, 1, "reading a read-only file works")
@@ -212,13 +192,15 @@ describe("SqliteMemory", () => {
         assert.deepStrictEqual((yield* store.listRecent("session:2", 10)).map((e) => e.key), ["long"])
       }))
 
-  it("a get meeting an expired row deletes it (expiry on read)", async () => {
-    const path = freshFile("expire-on-read")
-    const { value: store, close } = await openScoped(SqliteMemory.make({ path, sweepIntervalMs: 0 }))
-    try {
-      await Effect.runPromise(store.put("global", "k", "v", { ttlMs: 50 }))
-      await new Promise((resolve) => setTimeout(resolve, 120))
-      assert.isUndefined(await Effect.runPromise(store.get("global", "k")))
+  it.effect("a get meeting an expired row deletes it (expiry on read)", () =>
+    Effect.gen(function*() {
+      const path = freshFile("expire-on-read")
+      const store = yield* SqliteMemory.make({ path, sweepIntervalMs: 0 })
+      yield* store.put("global", "k", "v", { ttlMs: 50 })
+      yield* TestClock.adjust("49 millis")
+      assert.strictEqual((yield* store.get("global", "k"))?.value, "v")
+      yield* TestClock.adjust("1 millis")
+      assert.isUndefined(yield* store.get("global", "k"))
       const raw = new DatabaseSync(path)
       try {
         assert.strictEqual(raw.prepare("SELECT count(*) AS n FROM lambdagent_memory").get()?.["n"], 0)
@@ -226,10 +208,7 @@ describe("SqliteMemory", () => {
       } finally {
         raw.close()
       }
-    } finally {
-      await close()
-    }
-  })
+    }))
 
   it("rejects invalid options with a MemoryError at open", async () => {
     const error = await failureOf(Effect.scoped(SqliteMemory.make({ path: ":memory:", maxEntries: 0 })))

@@ -32,10 +32,12 @@ export const parserToolNames = {
 
 const text = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v))
 
-/** Python's `str.strip()` with no argument: Unicode whitespace. */
+/** Python's `str.strip()` with no argument: Unicode whitespace, which takes in four control characters. */
+// biome-ignore-start lint/suspicious/noControlCharactersInRegex: U+001C–U+001F are whitespace to Python
 const PY_SPACE = /^[\s\u001c-\u001f\u0085]+|[\s\u001c-\u001f\u0085]+$/g
 const PY_SPACE_START = /^[\s\u001c-\u001f\u0085]+/
 const PY_SPACE_END = /[\s\u001c-\u001f\u0085]+$/
+// biome-ignore-end lint/suspicious/noControlCharactersInRegex: U+001C–U+001F are whitespace to Python
 
 const deepEqual = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
 

@@ -707,7 +707,7 @@ class Compiler {
         break
     }
     const shared = this.shared
-    if (shared !== undefined && shared.inject && (type === "simple" || type === "react" || type === "chain")) {
+    if (shared?.inject && (type === "simple" || type === "react" || type === "chain")) {
       // the bindings go right before the core, after retrieval (whose query stays the plain input)
       const show = this.tool(SharedMemory.toolNames.context, ["sharedMemory"], agent, true)
       core = this.mark(Term.compose(core._tag === "Compose" ? [show, ...core.stages] : [show, core]), ["sharedMemory"])
@@ -717,7 +717,7 @@ class Compiler {
       core = this.mark(Term.compose(core._tag === "Compose" ? [retrieve, ...core.stages] : [retrieve, core]), [...path, "rag"])
     }
     if (agent.guard !== undefined) core = this.guard(core, agent.guard, [...path, "guard"])
-    if (shared !== undefined && shared.publish) {
+    if (shared?.publish) {
       const record = publisher(name, this.tool(SharedMemory.toolNames.publish, ["sharedMemory"], agent, true))
       core = this.mark(Term.compose(core._tag === "Compose" ? [...core.stages, record] : [core, record]), ["sharedMemory"])
     }

@@ -1,10 +1,10 @@
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Term } from "lambdagent"
+import type { Term } from "lambdagent"
 import { describe, expect, it } from "vitest"
 import { compileConfig, fromConfig, loadConfig } from "./compile.ts"
-import { ConfigError, formatFieldPath, isYamlError, SchemaError, SemanticError, type YamlError } from "./errors.ts"
+import { ConfigError, formatFieldPath, isYamlError, SchemaError, type SemanticError, type YamlError } from "./errors.ts"
 import { maxNesting, parseSource } from "./source.ts"
 
 const failure = (f: () => unknown): YamlError => {

@@ -71,7 +71,7 @@ class Writer {
   /** Named definitions in the order they are first referenced. */
   readonly order: Array<string> = []
 
-  constructor(private readonly root: Node & { readonly $defs?: Readonly<Record<string, Node>> }) {
+  constructor(readonly root: Node & { readonly $defs?: Readonly<Record<string, Node>> }) {
     this.defs = root.$defs ?? {}
   }
 

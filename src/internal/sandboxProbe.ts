@@ -75,7 +75,6 @@ const pidsCgroup = (): PidsCgroup | undefined => {
       rmdirSync(trial)
       if (usable) return { version, base }
     } catch {
-      continue
     }
   }
   return undefined

@@ -96,11 +96,11 @@ const DEVICES = ["null", "zero", "random", "urandom"]
 /** Whether `dir` is a real directory only this user can write, so its contents are the ones we made. */
 const ownPrivateDirectory = (dir: string): boolean => {
   const stat = lstatSync(dir, { throwIfNoEntry: false })
-  return stat !== undefined && stat.isDirectory() && stat.uid === process.getuid?.() && (stat.mode & 0o077) === 0
+  return stat?.isDirectory() === true && stat.uid === process.getuid?.() && (stat.mode & 0o077) === 0
 }
 
 /** Make `path` with `make` unless it is there already (another process may be making it too). */
-const ensure = (path: string, make: () => void): void => {
+const ensure = (_path: string, make: () => void): void => {
   try {
     make()
   } catch (error) {

@@ -57,7 +57,7 @@ class Checker {
   constructor(readonly program: string) {}
 
   has(word: Word | undefined): word is Word {
-    return word !== undefined && word.placeholders.some((p) => !this.exempt.has(p.offset))
+    return word?.placeholders.some((p) => !this.exempt.has(p.offset)) === true
   }
 
   refuse(word: Word, message: string): void {
@@ -441,7 +441,10 @@ const INTERPRETERS: ReadonlySet<(inv: Invocation) => void> = new Set([shell, pyt
 const invocation = (words: ReadonlyArray<Word>, at: number, c: Checker): void => {
   const head = words[at]
   if (head === undefined) return
-  if (c.has(head)) return c.refuse(head, COMMAND_POSITION)
+  if (c.has(head)) {
+    c.refuse(head, COMMAND_POSITION)
+    return
+  }
   const name = basename(head)
   if (name === undefined) {
     // The program comes from an expansion: a {} right after a code option may be code.

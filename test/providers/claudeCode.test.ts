@@ -222,10 +222,8 @@ describe("Claude Code provider", () => {
 
   it("the timeout kills the child → Timeout", async () => {
     fs.rmSync(pidFile, { force: true })
-    const started = Date.now()
     const error = await failure(ClaudeCode.make({ bin, env: env(), timeoutMs: 500 }).chat(ask("__hang__")))
     expect(error.reason).toBe("Timeout")
-    expect(Date.now() - started).toBeLessThan(4_000)
     const pid = Number(await waitForFile(pidFile))
     expect(isAlive(pid)).toBe(false)
   })

@@ -1,4 +1,6 @@
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -49,3 +51,23 @@ export const isInterrupted = (exit: Exit.Exit<unknown, unknown>): boolean =>
   Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * `effect` on the live clock, recording the delay (ms) of every sleep it starts: a test checks the
+ * backoff a provider chose, not how long the run took.
+ */
+export const recordingSleeps = <A, E>(effect: Effect.Effect<A, E>): { readonly effect: Effect.Effect<A, E>; readonly sleeps: Array<number> } => {
+  const sleeps: Array<number> = []
+  const recorded = Effect.clockWith((live) =>
+    Effect.provideService(effect, Clock.Clock, {
+      currentTimeMillisUnsafe: () => live.currentTimeMillisUnsafe(),
+      currentTimeMillis: live.currentTimeMillis,
+      currentTimeNanosUnsafe: () => live.currentTimeNanosUnsafe(),
+      currentTimeNanos: live.currentTimeNanos,
+      monotonicTimeNanosUnsafe: () => live.monotonicTimeNanosUnsafe(),
+      monotonicTimeNanos: live.monotonicTimeNanos,
+      sleep: (duration) => Effect.suspend(() => (sleeps.push(Duration.toMillis(duration)), live.sleep(duration)))
+    })
+  )
+  return { effect: recorded, sleeps }
+}

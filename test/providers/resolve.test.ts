@@ -2,7 +2,7 @@ import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
 import * as Lambdagent from "lambdagent"
 import { Providers } from "lambdagent"
-import { failure, run } from "./helpers.ts"
+import { failure, recordingSleeps, run } from "./helpers.ts"
 
 const hello = { messages: [{ role: "user" as const, content: "hello" }] }
 
@@ -38,9 +38,9 @@ describe("Providers.fromSpec", () => {
     const seq = Providers.fromSpec("scripted:sequence:[\"a\",\"b\"]")
     expect((await run(seq.chat(hello))).text).toBe("a")
     expect((await run(seq.chat(hello))).text).toBe("b")
-    const started = Date.now()
-    await run(Providers.fromSpec("scripted:echo", { latencyMs: 50 }).chat(hello))
-    expect(Date.now() - started).toBeGreaterThanOrEqual(45)
+    const { effect, sleeps } = recordingSleeps(Providers.fromSpec("scripted:echo", { latencyMs: 50 }).chat(hello))
+    await run(effect)
+    expect(sleeps).toEqual([50])
   })
 
   it("throws SpecError for unknown providers and malformed specs", () => {

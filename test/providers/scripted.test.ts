@@ -162,16 +162,10 @@ describe("Scripted model", () => {
       assert.strictEqual((yield* Fiber.join(streamFiber)).length, 2)
     }))
 
-  it("with no latency a call is synchronous and cheap", () => {
+  it("with no latency a call is synchronous (runSync throws on any timer or async step)", () => {
     const model = Scripted.echo()
     const request = ask("ping")
-    assert.strictEqual(Effect.runSync(model.chat(request)).text, "ping")
-    const n = 50_000
-    const started = performance.now()
-    for (let i = 0; i < n; i++) Effect.runSync(model.chat(request))
-    const perCall = ((performance.now() - started) * 1000) / n
-    // Generous bound (the benchmark target is far below it); catches accidental timers or fibers per call.
-    assert.isBelow(perCall, 50)
+    for (let i = 0; i < 3; i++) assert.strictEqual(Effect.runSync(model.chat(request)).text, "ping")
   })
 
   describe("spec strings", () => {

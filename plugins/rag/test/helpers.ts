@@ -8,6 +8,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert } from "vitest"
 import type { Chunk } from "../chunk.ts"
+import { obeyingFileModes } from "../../../test/fixtures/fileModes.ts"
 import { isRagError, type RagErrorReason } from "../RagError.ts"
 
 export const repoRoot = fileURLToPath(new URL("../../../", import.meta.url))
@@ -41,19 +42,20 @@ export const chunk = (source: string, index: number, text: string): Chunk => ({
 })
 
 /**
- * Run a TypeScript snippet in a child Node process (through tsx), optionally as another user.
+ * Run a TypeScript snippet in a child Node process (through tsx); with `obeyFileModes`, one that
+ * root's file-mode override does not apply to (see test/fixtures/fileModes.ts).
  * Resolves with its exit code and output; kills it after `timeoutMs`.
  */
 export const runScript = (
   code: string,
-  options: { readonly uid?: number; readonly gid?: number; readonly cwd?: string; readonly timeoutMs?: number } = {}
+  options: { readonly obeyFileModes?: boolean; readonly cwd?: string; readonly timeoutMs?: number } = {}
 ): Promise<{ code: number | null; stdout: string; stderr: string }> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], {
+    const node: [string, Array<string>] = [process.execPath, ["--import", "tsx", "--input-type=module", "-e", code]]
+    const [command, args] = options.obeyFileModes === true ? obeyingFileModes(...node) : node
+    const child = spawn(command, args, {
       cwd: options.cwd ?? repoRoot,
       stdio: ["ignore", "pipe", "pipe"],
-      ...(options.uid === undefined ? {} : { uid: options.uid }),
-      ...(options.gid === undefined ? {} : { gid: options.gid }),
       env: { ...process.env, HOME: os.tmpdir() }
     })
     let stdout = ""
@@ -71,7 +73,6 @@ export const runScript = (
     })
   })
 
-export const isRoot = (): boolean => typeof process.getuid === "function" && process.getuid() === 0
 
 /** recall@k of an index over the labelled questions in examples/rag/questions.json. */
 export const recallAt = async (
