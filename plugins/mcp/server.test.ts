@@ -63,8 +63,8 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
     expect(tools.slice(0, 4).map((t) => t.name)).toEqual(["evolve", "run", "list", "help"])
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]))
     expect(byName.evolve!.inputSchema.required).toEqual(["name", "description", "code"])
-    expect(byName.run!.inputSchema.required).toEqual(["code", "input"])
-    expect(Object.keys(byName.run!.inputSchema.properties ?? {})).toEqual(["code", "input", "step", "fuel", "version"])
+    expect(byName.run!.inputSchema.required).toEqual(["input"])
+    expect(Object.keys(byName.run!.inputSchema.properties ?? {})).toEqual(["code", "tool", "input", "step", "fuel", "version"])
     expect(byName.run!.inputSchema.properties!.fuel).toMatchObject({ type: "integer", minimum: 1, maximum: 20_000_000 })
     expect(byName.run!.annotations?.readOnlyHint).toBe(true)
     expect(byName.help!.inputSchema.properties).toHaveProperty("category")
@@ -122,7 +122,11 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
     while ((result.structuredContent as { type?: string }).type === "continuation") {
       const k = result.structuredContent as { type: string; tool: string; next_input: unknown; step: number; message: string }
       expect(k.tool).toBe("factorial")
-      expect(k.message).toContain("call run again")
+      expect(k.message).toBe("Recursive step needed. Call run again with:")
+      expect((result.structuredContent as { next_call: unknown }).next_call).toEqual({
+        tool: "run",
+        arguments: { tool: "factorial", input: k.next_input, step: k.step }
+      })
       expect(JSON.parse(textOf(result))).toEqual(k)
       steps.push(k.step)
       expect(k.step).toBe(step + 1)
@@ -136,7 +140,7 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
     // The same protocol through the tool's own MCP tool.
     const direct = await call(s.client, "factorial", { input: { pair: [3, 1] } })
     expect(direct.structuredContent).toMatchObject({ type: "continuation", tool: "factorial", next_input: { pair: [2, 3] }, step: 1 })
-    expect((direct.structuredContent as { message: string }).message).toContain("call factorial again")
+    expect((direct.structuredContent as { message: string }).message).toBe("Recursive step needed. Call factorial again with:")
     const next = await call(s.client, "factorial", { input: { pair: [2, 3] }, step: 1 })
     expect(next.structuredContent).toMatchObject({ next_input: { pair: [1, 6] }, step: 2 })
     expect(valueOf(await call(s.client, "factorial", { input: { pair: [1, 6] }, step: 2 }))).toBe(6)
