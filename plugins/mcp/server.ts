@@ -225,7 +225,7 @@ const defaultLog = (line: string) => {
 }
 
 const INSTRUCTIONS = "This server runs a small JSON lambda calculus. Create tools with evolve {name, description, code}, run them " +
-  "with run {code, input} or call them directly, and list them with list. Call help (or read lambda://reference) for the " +
+  "with run {tool, input} (or run {code, input} for an inline term) or call them directly, and list them with list. Call help (or read lambda://reference) for the " +
   "language; the lambda-tutor prompt teaches it. Results are JSON; a continuation result asks you to call again with " +
   "next_input and its step."
 
