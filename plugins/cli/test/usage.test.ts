@@ -93,6 +93,6 @@ describe("inputs that start with -", () => {
     expect(refused.stderr).toContain("put -- before it: lambdagent run CONFIG -- -x")
     const run = await runCli(["run", "--quiet", "examples/agents/simple.yml", "--", "-x"])
     expect(run).toMatchObject({ code: 0, stdout: "-x\n" })
-    expect((await runCli(["run", "--help"])).stdout).toContain("after --, an input that starts with - (run CONFIG -- -x)")
+    expect((await runCli(["run", "--help"])).stdout.replace(/\s+/g, " ")).toContain("after --, an input that starts with - (run CONFIG -- -x)")
   })
 })
