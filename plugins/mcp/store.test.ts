@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process"
 import { readdir, readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
@@ -11,6 +12,7 @@ import {
   memoryRegistryStore,
   memoryStoreRegistryStore,
   RegistryStoreError,
+  removeOrphanedTempFiles,
   resolveStore,
   type StoredTool,
   ToolRegistry,
@@ -60,6 +62,21 @@ describe("jsonFileStore", () => {
     expect((await store.load()).map((t) => t.name)).toEqual(["a", "b"])
     await expect(writeFileAtomic(join(dir, "tools.json", "x"), "text")).rejects.toThrow()
     expect(await readdir(dir)).toEqual(["tools.json"])
+  })
+
+  it("removes the temporary files a crashed writer left, and only those", async () => {
+    const dir = await newDir()
+    const path = join(dir, "tools.json")
+    // a pid no process has: one that just ran and exited
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid
+    const orphan = `tools.json.${dead}.3.0a1b2c3d.tmp`
+    const inFlight = `tools.json.${process.pid}.9.deadbeef.tmp`
+    const unrelated = ["other.json.1.1.00ff00ff.tmp", "tools.json.bak", "tools.json.notapid.1.aa.tmp"]
+    for (const name of [orphan, inFlight, ...unrelated]) await writeFile(join(dir, name), "partial")
+    await jsonFileStore(path).save([])
+    expect(await jsonFileStore(path).load()).toEqual([])
+    expect((await readdir(dir)).sort()).toEqual([inFlight, ...unrelated, "tools.json"].sort())
+    expect(await removeOrphanedTempFiles(join(dir, "missing-dir", "x.json"))).toEqual([])
   })
 
   it("refuses data it cannot read, naming the problem, and never overwrites it", async () => {

@@ -7,9 +7,9 @@
  * @module
  */
 import { randomBytes } from "node:crypto"
-import { mkdir, open, readFile, rename, unlink } from "node:fs/promises"
+import { mkdir, open, readdir, readFile, rename, unlink } from "node:fs/promises"
 import { homedir } from "node:os"
-import { dirname, join } from "node:path"
+import { basename, dirname, join } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { MemoryStore } from "lambdagent"
@@ -198,6 +198,49 @@ export const writeFileAtomic = async (path: string, text: string): Promise<void>
   if (dir !== undefined) await dir.sync().catch(() => undefined).finally(() => dir.close())
 }
 
+const TEMP_NAME = /^\.(\d+)\.\d+\.[0-9a-f]+\.tmp$/
+
+const processAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * Remove the temporary files {@link writeFileAtomic} left next to `path` when a process died
+ * between writing and renaming. A file is removed only when the process that wrote it (its name
+ * holds the pid) is gone, so a save in progress elsewhere is never disturbed. Returns the names
+ * removed.
+ *
+ * @since 0.2.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { removeOrphanedTempFiles } from "lambdagent/mcp"
+ * const removed = await removeOrphanedTempFiles("tools.json") // e.g. ["tools.json.4242.1.9f3a01bc.tmp"]
+ * ```
+ */
+export const removeOrphanedTempFiles = async (path: string): Promise<ReadonlyArray<string>> => {
+  const base = basename(path)
+  let names: Array<string>
+  try {
+    names = await readdir(dirname(path))
+  } catch {
+    return []
+  }
+  const removed: Array<string> = []
+  for (const name of names) {
+    if (!name.startsWith(base)) continue
+    const match = TEMP_NAME.exec(name.slice(base.length))
+    if (match === null || processAlive(Number(match[1]))) continue
+    await unlink(join(dirname(path), name)).then(() => removed.push(name), () => undefined)
+  }
+  return removed
+}
+
 const messageOf = (error: unknown): string => error instanceof Error ? error.message : String(error)
 
 /**
@@ -219,6 +262,7 @@ export const jsonFileStore = (path: string): ToolRegistryStore => {
   return {
     description,
     load: async () => {
+      await removeOrphanedTempFiles(path)
       let text: string
       try {
         text = await readFile(path, "utf8")
@@ -291,11 +335,16 @@ export const memoryRegistryStore = (initial: ReadonlyArray<StoredTool> = []): To
  */
 export const memoryStoreRegistryStore = (
   store: MemoryStore.MemoryStoreShape,
-  options: { readonly namespace?: string; readonly key?: string } = {}
+  options: {
+    readonly namespace?: string
+    readonly key?: string
+    /** What the store is, for messages (default: its `name` and "memory store"), e.g. `sqlite ./tools.db`. */
+    readonly name?: string
+  } = {}
 ): ToolRegistryStore => {
   const namespace = options.namespace ?? "global"
   const key = options.key ?? FORMAT
-  const description = `${store.name} memory store (${namespace}/${key})`
+  const description = `${options.name ?? `${store.name} memory store`} (${namespace}/${key})`
   return {
     description,
     load: async () => {
@@ -309,7 +358,12 @@ export const memoryStoreRegistryStore = (
       try {
         return decodeRegistry(entry.value)
       } catch (error) {
-        throw new RegistryStoreError({ store: description, operation: "load", message: messageOf(error), cause: error })
+        throw new RegistryStoreError({
+          store: description,
+          operation: "load",
+          message: `${description} holds no readable tool registry (${messageOf(error)}); fix or delete that entry, it is never overwritten`,
+          cause: error
+        })
       }
     },
     save: async (tools) => {
