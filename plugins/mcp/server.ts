@@ -297,7 +297,7 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
   /** The tool `tools/call` means by `name`: the first module's of that name, as in {@link listTools}. */
   const findTool = (name: string): ToolSpec | undefined => {
     for (const module of modules) {
-      const tool = module.tools?.().find((t) => t.name === name)
+      const tool = module.tool !== undefined ? module.tool(name) : module.tools?.().find((t) => t.name === name)
       if (tool !== undefined) return tool
     }
     return undefined

@@ -562,14 +562,22 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
     }
   }
 
+  const system = [evolve, run, list, help]
+  // A stored tool whose name is now taken by a built-in or another module's tool stays
+  // reachable through run, but is not published under that name.
+  const published = (name: string, reserved: ReadonlySet<string>) =>
+    TOOL_NAME_PATTERN.test(name) && !SYSTEM_TOOLS.includes(name) && !reserved.has(name)
   return {
     name: "lambda",
     tools: () => {
-      // A stored tool whose name is now taken by a built-in or another module's tool stays
-      // reachable through run, but is not published under that name.
       const reserved = context.reservedNames()
-      const evolved = registry.list().filter((t) => TOOL_NAME_PATTERN.test(t.name) && !SYSTEM_TOOLS.includes(t.name) && !reserved.has(t.name))
-      return [evolve, run, list, help, ...evolved.map(evolvedTool)]
+      return [...system, ...registry.list().filter((t) => published(t.name, reserved)).map(evolvedTool)]
+    },
+    tool: (name) => {
+      const builtIn = system.find((t) => t.name === name)
+      if (builtIn !== undefined) return builtIn
+      const tool = registry.get(name)
+      return tool !== undefined && published(name, context.reservedNames()) ? evolvedTool(tool) : undefined
     },
     subscribe: (onChange) => registry.subscribe(() => onChange({ tools: true }))
   }
