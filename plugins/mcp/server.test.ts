@@ -1,6 +1,7 @@
 import { readdir, readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { jsonFileStore } from "./store.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   call,
@@ -329,13 +330,15 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
     expect(valueOf(await run(big, null))).toBe(60_000)
   })
 
-  it("persists tools to the store file, written atomically", async () => {
-    const stored = JSON.parse(await readFile(storePath, "utf8"))
-    expect(stored.format).toBe("lambdagent/mcp-tools")
-    const names = stored.tools.map((t: { name: string }) => t.name)
+  it("persists tools to the store file and its journal, one line per evolve", async () => {
+    // a small registry lives in the journal until it outgrows the file (see jsonFileStore)
+    const lines = (await readFile(`${storePath}.journal`, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as { name: string; version: number })
+    expect(lines.filter((l) => l.name === "square").map((l) => l.version)).toEqual([1, 2])
+    const stored = await jsonFileStore(storePath).load()
+    const names = stored.map((t) => t.name)
     expect(names).toEqual([...names].sort())
     expect(names).toContain("factorial")
-    expect(stored.tools.find((t: { name: string }) => t.name === "square").versions).toHaveLength(2)
+    expect(stored.find((t) => t.name === "square")!.versions).toHaveLength(2)
     expect((await readdir(dir.path)).filter((f) => f.endsWith(".tmp"))).toEqual([])
   })
 })
