@@ -10,6 +10,7 @@ const suites: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   yaml: () => import("./yaml.ts"),
   cli: () => import("./cli.ts"),
   mcp: () => import("./mcp.ts"),
+  evolve: () => import("./evolve.ts"),
   sandbox: () => import("./sandbox.ts"),
   a2a: () => import("./a2a.ts")
 }

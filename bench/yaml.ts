@@ -34,6 +34,17 @@ export async function run(): Promise<void> {
     }
   }
   const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+  // a router with many routes: the time per route should not grow with their number
+  const routerOf = (n: number) => {
+    const names = Array.from({ length: n }, (_, i) => `c${i}`)
+    return `type: router\nrouter:\n  classifier:\n    prompt: pick\n    categories: [${names.join(", ")}]\n  routes:\n` +
+      names.map((c, i) => `    ${c}: Answer ${i}.\n`).join("") + "  default: Sorry.\n"
+  }
+  const routers = [2_000, 8_000, 32_000].map((n) => {
+    const source = routerOf(n)
+    const m = measure(() => loadConfig({ text: source }), 3, 1)
+    return [`compile of a router with ${fmt(n, 0)} routes (${fmt(source.length / 1e6, 2)} MB, median of 3)`, fmt(m.medianMs, 1), fmt((m.medianMs / n) * 1000, 1)]
+  })
   table(
     "YAML compile + lint (reference Python: ~3.2 ms per compile+lint, ~125 ms per CLI lint)",
     ["workload", "ms"],
@@ -44,6 +55,7 @@ export async function run(): Promise<void> {
       ["  lambdagent version in the same run (the full CLI's start-up)", fmt(median(wall.fullCli), 1)]
     ]
   )
+  table("YAML compile as routes grow (linear: µs per route stays flat)", ["workload", "ms", "µs per route"], routers)
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run()

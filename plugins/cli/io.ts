@@ -44,10 +44,31 @@ export const bearerToken = (flag: string | undefined, env: NodeJS.ProcessEnv = p
 /** The description of every `--token` option. */
 export const TOKEN_OPTION_HELP = "require Authorization: Bearer <token> (default $LAMBDAGENT_TOKEN)"
 
+/**
+ * Text from bytes that must be UTF-8: a leading byte-order mark is dropped, and invalid bytes are
+ * an error naming where they came from and the first bad byte's offset, never decoded lossily.
+ */
+export const decodeUtf8 = (bytes: Uint8Array, source: string): string => {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes)
+  } catch {
+    // one byte at a time through a streaming decoder: the byte it fails on
+    const decoder = new TextDecoder("utf-8", { fatal: true })
+    let offset = 0
+    try {
+      for (; offset < bytes.length; offset++) decoder.decode(bytes.subarray(offset, offset + 1), { stream: true })
+      decoder.decode()
+    } catch {
+      // offset is where decoding failed
+    }
+    throw new CliError(`${source} is not valid UTF-8 (invalid byte at offset ${offset}); save it as UTF-8`, ExitCode.failed, "EncodingError")
+  }
+}
+
 export const readStdin = async (): Promise<string> => {
   const chunks: Array<Buffer> = []
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString("utf8")
+  return decodeUtf8(Buffer.concat(chunks), "standard input")
 }
 
 const looksLikeJson = (text: string) => /^\s*([[{"]|-?\d|true\b|false\b|null\b)/.test(text)
@@ -64,8 +85,9 @@ export const readJsonArgument = async (arg: string, what: string): Promise<strin
 
 export const readTextFile = async (path: string, what: string): Promise<string> => {
   try {
-    return await readFile(path, "utf8")
+    return decodeUtf8(await readFile(path), `${what} file ${path}`)
   } catch (cause) {
+    if (cause instanceof CliError) throw cause
     const code = (cause as NodeJS.ErrnoException).code
     if (code === "ENOENT") throw new CliError(`${what} file not found: ${path}`, ExitCode.notFound, "FileNotFound")
     if (code === "EISDIR") throw new CliError(`${what} is a directory, not a file: ${path}`, ExitCode.notFound, "FileNotFound")

@@ -1,11 +1,12 @@
 /**
- * `lambdagent mcp [--http PORT] [--host H] [--token T] [--allow-host H] [--allow-origin O] [--store STORE]`:
- * the tool-evolving lambda server. STORE is a JSON file, `:memory:`, a Redis URL or `sqlite:PATH`
+ * `lambdagent mcp [--http PORT] [--host H] [--token T] [--allow-host H] [--allow-origin O] [--store STORE]
+ * [--allow CAP --model SPEC --tool NAME=CMD | --config FILE]`: the tool-evolving lambda server. STORE is a JSON file, `:memory:`, a Redis URL or `sqlite:PATH`
  * (see `stores.ts`).
  */
 import { HostGuard } from "lambdagent"
 import type { Registration } from "./shell.ts"
 import { bearerToken, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
+import { CAPABILITY_HELP, grantedCapabilities, readServerConfig } from "./mcpCapabilities.ts"
 import { integer, port, usageError } from "./options.ts"
 import { openRegistryStore } from "./stores.ts"
 
@@ -17,6 +18,10 @@ interface McpOptions {
   readonly token?: string
   readonly allowHost: Array<string>
   readonly allowOrigin: Array<string>
+  readonly allow: Array<string>
+  readonly model?: string
+  readonly tool: Array<string>
+  readonly config?: string
 }
 
 /** `--allow-host` and `--allow-origin` as the HTTP servers' host policy, checked now (a usage error). */
@@ -70,10 +75,21 @@ export const registerMcp: Registration = (program, run) => {
         "redis://HOST[:PORT][/DB] (redis: alone uses LAMBDAGENT_REDIS_URL) or sqlite:PATH; ?namespace=NAME picks the entry"
     )
     .option("--fuel <n>", "the largest step budget a call may ask for", integer("--fuel", 1))
+    .option("--allow <capability>", CAPABILITY_HELP, collect, [])
+    .option("--model <spec>", "with --allow llm: the model that answers evolved tools' LLM calls (provider:name)")
+    .option("--tool <NAME=CMD>", "with --allow tool:NAME: a shell command as a host tool; {} stands for the input (repeatable)", collect, [])
+    .option("--config <file>", "a YAML or JSON file with allow, model and tools (the flags add to it and win)")
     .action(async (options: McpOptions) =>
       run(async () => {
         const maxFuel = options.fuel
         const security = await httpSecurity(options, "--http")
+        const file = options.config === undefined ? undefined : await readServerConfig(options.config)
+        const model = options.model ?? file?.model
+        const granted = grantedCapabilities({
+          allow: [...(file?.allow ?? []), ...options.allow],
+          ...(model !== undefined ? { model } : {}),
+          tools: [...(file?.tools ?? []), ...options.tool]
+        })
         const mcp = await import("lambdagent/mcp")
         const store = options.store === undefined ? undefined : await openRegistryStore(options.store)
         onInterrupt(() => {})
@@ -83,10 +99,13 @@ export const registerMcp: Registration = (program, run) => {
             ...(options.host !== undefined ? { host: options.host } : {}),
             ...(store !== undefined ? { store: store.store } : {}),
             ...(maxFuel !== undefined ? { maxFuel } : {}),
+            allow: granted.allow,
+            ...(granted.answerOracle !== undefined ? { answerOracle: granted.answerOracle } : {}),
             ...security
           })
         } finally {
           await store?.close()
+          await granted.runtime?.close()
         }
       }, () => "text")
     )

@@ -152,7 +152,7 @@ export const registerRun: Registration = (program, run, host) => {
     .command("run")
     .description("run an agent (a YAML config or a term's JSON) on an input")
     .argument("<config>", "the agent: a .yml/.yaml config or a .json term")
-    .argument("[input]", "the input text, or - to read standard input")
+    .argument("[input]", "the input text, or - to read standard input; after --, an input that starts with - (run CONFIG -- -x)")
     .option("--input <file>", "read the input from a file")
     .option("--trace", "print every step of the run on stderr")
     .option("--trace-file <file>", "save the result, trace and stats as JSON (for lambdagent trace)")

@@ -84,6 +84,9 @@ export const runProgram = async (
   } catch (error) {
     if (error instanceof CommanderError) {
       // commander has already printed its message (usage errors, --help, --version)
+      if (error.code === "commander.unknownOption") {
+        process.stderr.write("(an argument that starts with - is read as an option; put -- before it: lambdagent run CONFIG -- -x)\n")
+      }
       process.exitCode = error.exitCode === 0 ? ExitCode.ok : ExitCode.compile
       return
     }

@@ -192,12 +192,11 @@ export const openRegistryStore = async (
     "--store"
   )
   const mcp = await import("lambdagent/mcp")
-  const registry = mcp.memoryStoreRegistryStore(opened.store, spec.namespace !== undefined ? { namespace: spec.namespace } : {})
-  const where = registry.description.slice(registry.description.indexOf("("))
-  return {
-    store: { ...registry, description: `${opened.description} ${where}` },
-    close: opened.close
-  }
+  const registry = mcp.memoryStoreRegistryStore(opened.store, {
+    name: opened.description,
+    ...(spec.namespace !== undefined ? { namespace: spec.namespace } : {})
+  })
+  return { store: registry, close: opened.close }
 }
 
 // ---------------------------------------------------------------------------------------------

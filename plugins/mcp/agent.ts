@@ -35,6 +35,13 @@ export interface AgentServeOptions {
   readonly lambda?: string
 }
 
+/** What a client is told at initialisation: this server is one agent, not the tool-evolving calculus. */
+const agentInstructions = (options: AgentServeOptions): string =>
+  `This server offers one agent, ${options.name}, as the tool ${toolName(options.name)} {input, session?}: send the ` +
+  `input as text and get the agent's answer (structured content holds the result and run statistics). Pass the same ` +
+  `session id on later calls to keep its memory and conversation. The resource lambda://agent is the agent's lambda ` +
+  `expression.${options.description !== undefined ? ` The agent: ${options.description}` : ""}`
+
 const toolName = (name: string) => name.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 128) || "agent"
 
 /**
@@ -137,7 +144,13 @@ export interface AgentTransportOptions extends HttpSecurityOptions {
  * ```
  */
 export const serveAgent = async (options: AgentServeOptions & AgentTransportOptions): Promise<ServeHandle> => {
-  const server = await createLambdaServer({ system: false, name: `lambdagent agent ${options.name}`, modules: [agentModule(options)], store: ":memory:" })
+  const server = await createLambdaServer({
+    system: false,
+    name: `lambdagent agent ${options.name}`,
+    instructions: agentInstructions(options),
+    modules: [agentModule(options)],
+    store: ":memory:"
+  })
   if (options.http === undefined) return serveStdio(server)
   const { allowedHosts, allowedOrigins, authorize, host, sessionIdleMs } = options
   try {

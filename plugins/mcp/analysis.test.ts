@@ -119,10 +119,11 @@ describe("tool results", () => {
       next_input: { pair: [4, 5] },
       step: 1,
       version: 2,
-      message: "Recursive step needed: call run again with {\"code\": \"factorial\", \"input\": <next_input>, \"step\": 1, \"version\": 2}."
+      message: "Recursive step needed. Call run again with:",
+      next_call: { tool: "run", arguments: { tool: "factorial", input: { pair: [4, 5] }, step: 1, version: 2 } }
     })
     expect(JSON.parse((viaRun.content[0] as { text: string }).text)).toEqual(viaRun.structuredContent)
-    expect((continuationResult(k, { via: "tool" }).structuredContent as { message: string }).message).toContain("call factorial again")
+    expect((continuationResult(k, { via: "tool" }).structuredContent as { message: string }).message).toBe("Recursive step needed. Call factorial again with:")
     expect(valueResult(k, 3).structuredContent).toMatchObject({ type: "continuation" })
   })
 

@@ -139,7 +139,9 @@ describe("the lambda server over Streamable HTTP", () => {
       [`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":${deep}}}`, 200, { id: 3, error: { code: -32602 } }],
       [`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run","arguments":{"code":1,"input":null},"_meta":{"x":${deep}}}}`, 200, { id: 4, result: { content: [{ text: "1" }] } }],
       [`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"run","arguments":{"code":{"lam":"x","body":{"var":"x"}},"input":"${"x".repeat(300_000)}"}}}`, 413, { error: { code: -32600 } }],
-      ["{\"jsonrpc\":", 400, { error: { code: -32700 } }]
+      ["{\"jsonrpc\":", 400, { error: { code: -32700 } }],
+      ["[]", 400, { id: null, error: { code: -32600, message: "Invalid Request: an empty batch" } }],
+      [" [ ] ", 400, { id: null, error: { code: -32600 } }]
     ]
     for (const [body, status, expected] of bad) {
       const response = await post(server.url, body, headers)

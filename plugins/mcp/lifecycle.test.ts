@@ -133,7 +133,12 @@ describe("logging", () => {
     const store = memoryRegistryStore()
     let failing = false
     const server = await lambdaServer({
-      store: { ...store, description: "flaky store", save: (tools) => (failing ? Promise.reject(new Error("disk full")) : store.save(tools)) },
+      store: {
+        ...store,
+        description: "flaky store",
+        save: (tools) => (failing ? Promise.reject(new Error("disk full")) : store.save(tools)),
+        append: (name, version) => (failing ? Promise.reject(new Error("disk full")) : store.append!(name, version))
+      },
       logLevel: "error"
     })
     const a = await connect(server)

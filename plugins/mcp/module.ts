@@ -246,8 +246,13 @@ export interface ModuleChange {
  */
 export interface ServerModule {
   readonly name: string
-  /** The module's tools, read on every `tools/list` and call. */
+  /** The module's tools, read on every `tools/list` (and on every call when there is no `tool`). */
   readonly tools?: () => ReadonlyArray<ToolSpec>
+  /**
+   * The tool of this name among `tools()`, without listing them all: what `tools/call` uses when
+   * given, so a call costs the same however many tools a module has.
+   */
+  readonly tool?: (name: string) => ToolSpec | undefined
   /** Its resources, read on every `resources/list` and read. */
   readonly resources?: () => ReadonlyArray<ResourceSpec>
   /** Its resource templates, read on every `resources/templates/list`. */

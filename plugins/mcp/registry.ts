@@ -96,7 +96,8 @@ const storedForm = (tools: ReadonlyMap<string, RegisteredTool>): ReadonlyArray<S
 export class ToolRegistry {
   private tools = new Map<string, RegisteredTool>()
   private listeners = new Set<() => void>()
-  private codeCache: ReadonlyMap<string, Term.Term> | undefined
+  private codeCache: Map<string, Term.Term> | undefined
+  private sortedNames: Array<string> | undefined
   private queue: Promise<unknown> = Promise.resolve()
 
   private constructor(
@@ -131,12 +132,16 @@ export class ToolRegistry {
   version(name: string, version?: number): ToolVersion | undefined {
     const tool = this.tools.get(name)
     if (tool === undefined) return undefined
-    return version === undefined ? tool.current : tool.versions.find((v) => v.version === version)
+    if (version === undefined) return tool.current
+    // versions are numbered 1, 2, 3, …; a store edited by hand may have gaps
+    const at = tool.versions[version - 1]
+    return at?.version === version ? at : tool.versions.find((v) => v.version === version)
   }
 
   /** Every tool, sorted by name. */
   list(): ReadonlyArray<RegisteredTool> {
-    return [...this.tools.values()].sort(byName)
+    if (this.sortedNames === undefined) this.sortedNames = [...this.tools.keys()].sort()
+    return this.sortedNames.map((name) => this.tools.get(name)!)
   }
 
   /** The current code of every tool that parses: what `code_of` reads. */
@@ -184,12 +189,20 @@ export class ToolRegistry {
         term,
         analysis: analyzeTerm(term)
       }
-      const versions = [...(existing?.versions ?? []), version]
-      const next = new Map(this.tools)
-      next.set(name, { name, versions, current: version })
-      await this.store.save(storedForm(next))
-      this.tools = next
-      this.codeCache = undefined
+      if (this.store.append !== undefined) {
+        const { code, createdAt, description: text, version: number } = version
+        await this.store.append(name, { version: number, description: text, code, createdAt })
+      } else {
+        const next = new Map(this.tools)
+        next.set(name, { name, versions: [...(existing?.versions ?? []), version], current: version })
+        await this.store.save(storedForm(next))
+      }
+      // saved: now change the registry, in place (an evolve costs the same however many tools there are)
+      const versions = (existing?.versions ?? []) as Array<ToolVersion>
+      versions.push(version)
+      this.tools.set(name, { name, versions, current: version })
+      if (existing === undefined) this.sortedNames = undefined
+      this.codeCache?.set(name, term)
       for (const listener of this.listeners) {
         try {
           listener()

@@ -3,9 +3,9 @@
  *
  * - A value: one text item holding its JSON encoding (`Value.toJsonText`), and `structuredContent`
  *   `{ value, steps }`.
- * - A continuation: `structuredContent` `{ type: "continuation", tool, next_input, step, message }`
- *   (plus `version` when a version was named), the same object as JSON text. Send `next_input`
- *   back as `input` with `step` to take the next step.
+ * - A continuation: `structuredContent` `{ type: "continuation", message, tool, next_input, step,
+ *   next_call }` (plus `version` when a version was named), the same object as JSON text. Send
+ *   `next_input` back as `input` with `step` to take the next step; `next_call` is that call.
  * - An error: `isError: true`, `structuredContent` `{ kind, message, path?, … }`, the same object as
  *   JSON text.
  *
@@ -134,8 +134,9 @@ export const valueResult = (value: Value.Value, steps: number, route: Continuati
 }
 
 /**
- * The result for a continuation: `{ type: "continuation", tool, next_input, step, message }` (and
- * `version`) as `structuredContent` and as JSON text.
+ * The result for a continuation: `{ type: "continuation", message, tool, next_input, step, next_call }`
+ * (and `version`) as `structuredContent` and as JSON text. `message` is the reference's wording;
+ * `next_call` is the call that takes the next step, ready to send.
  *
  * @since 0.1.0
  * @category encoding
@@ -144,21 +145,22 @@ export const valueResult = (value: Value.Value, steps: number, route: Continuati
  * import { Value } from "lambdagent"
  * import { continuationResult } from "lambdagent/mcp"
  * continuationResult(new Value.Continuation("factorial", new Value.Pair(4, 5), 1), { via: "run" }).structuredContent
- * // { type: "continuation", tool: "factorial", next_input: { pair: [4, 5] }, step: 1, message: "…" }
+ * // { type: "continuation", message: "Recursive step needed. Call run again with:", tool: "factorial", next_input: { pair: [4, 5] }, step: 1, next_call: … }
  * ```
  */
 export const continuationResult = (k: Value.Continuation, route: ContinuationRoute): CallToolResult => {
-  const versionArg = route.version !== undefined ? `, "version": ${route.version}` : ""
-  const message = route.via === "run"
-    ? `Recursive step needed: call run again with {"code": ${JSON.stringify(k.tool)}, "input": <next_input>, "step": ${k.step}${versionArg}}.`
-    : `Recursive step needed: call ${k.tool} again with {"input": <next_input>, "step": ${k.step}${versionArg}}.`
+  const next_input = Value.toJson(k.input)
+  const version = route.version !== undefined ? { version: route.version } : {}
   const json: Record<string, Term.Json> = {
     type: "continuation",
+    message: `Recursive step needed. Call ${route.via === "run" ? "run" : k.tool} again with:`,
     tool: k.tool,
-    next_input: Value.toJson(k.input),
+    next_input,
     step: k.step,
-    ...(route.version !== undefined ? { version: route.version } : {}),
-    message
+    ...version,
+    next_call: route.via === "run"
+      ? { tool: "run", arguments: { tool: k.tool, input: next_input, step: k.step, ...version } }
+      : { tool: k.tool, arguments: { input: next_input, step: k.step } }
   }
   return textResult(Term.stringify(json), structured(json), false)
 }

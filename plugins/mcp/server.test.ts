@@ -1,6 +1,7 @@
 import { readdir, readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
+import { jsonFileStore } from "./store.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   call,
@@ -54,8 +55,8 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
     expect(tools.slice(0, 4).map((t) => t.name)).toEqual(["evolve", "run", "list", "help"])
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]))
     expect(byName.evolve!.inputSchema.required).toEqual(["name", "description", "code"])
-    expect(byName.run!.inputSchema.required).toEqual(["code", "input"])
-    expect(Object.keys(byName.run!.inputSchema.properties ?? {})).toEqual(["code", "input", "step", "fuel", "version"])
+    expect(byName.run!.inputSchema.required).toEqual(["input"])
+    expect(Object.keys(byName.run!.inputSchema.properties ?? {})).toEqual(["code", "tool", "input", "step", "fuel", "version"])
     expect(byName.run!.inputSchema.properties!.fuel).toMatchObject({ type: "integer", minimum: 1, maximum: 20_000_000 })
     expect(byName.run!.annotations?.readOnlyHint).toBe(true)
     expect(byName.help!.inputSchema.properties).toHaveProperty("category")
@@ -113,7 +114,11 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
     while ((result.structuredContent as { type?: string }).type === "continuation") {
       const k = result.structuredContent as { type: string; tool: string; next_input: unknown; step: number; message: string }
       expect(k.tool).toBe("factorial")
-      expect(k.message).toContain("call run again")
+      expect(k.message).toBe("Recursive step needed. Call run again with:")
+      expect((result.structuredContent as { next_call: unknown }).next_call).toEqual({
+        tool: "run",
+        arguments: { tool: "factorial", input: k.next_input, step: k.step }
+      })
       expect(JSON.parse(textOf(result))).toEqual(k)
       steps.push(k.step)
       expect(k.step).toBe(step + 1)
@@ -127,7 +132,7 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
     // The same protocol through the tool's own MCP tool.
     const direct = await call(s.client, "factorial", { input: { pair: [3, 1] } })
     expect(direct.structuredContent).toMatchObject({ type: "continuation", tool: "factorial", next_input: { pair: [2, 3] }, step: 1 })
-    expect((direct.structuredContent as { message: string }).message).toContain("call factorial again")
+    expect((direct.structuredContent as { message: string }).message).toBe("Recursive step needed. Call factorial again with:")
     const next = await call(s.client, "factorial", { input: { pair: [2, 3] }, step: 1 })
     expect(next.structuredContent).toMatchObject({ next_input: { pair: [1, 6] }, step: 2 })
     expect(valueOf(await call(s.client, "factorial", { input: { pair: [1, 6] }, step: 2 }))).toBe(6)
@@ -315,13 +320,15 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
     expect(valueOf(await run(big, null))).toBe(60_000)
   })
 
-  it("persists tools to the store file, written atomically", async () => {
-    const stored = JSON.parse(await readFile(storePath, "utf8"))
-    expect(stored.format).toBe("lambdagent/mcp-tools")
-    const names = stored.tools.map((t: { name: string }) => t.name)
+  it("persists tools to the store file and its journal, one line per evolve", async () => {
+    // a small registry lives in the journal until it outgrows the file (see jsonFileStore)
+    const lines = (await readFile(`${storePath}.journal`, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as { name: string; version: number })
+    expect(lines.filter((l) => l.name === "square").map((l) => l.version)).toEqual([1, 2])
+    const stored = await jsonFileStore(storePath).load()
+    const names = stored.map((t) => t.name)
     expect(names).toEqual([...names].sort())
     expect(names).toContain("factorial")
-    expect(stored.tools.find((t: { name: string }) => t.name === "square").versions).toHaveLength(2)
+    expect(stored.find((t) => t.name === "square")!.versions).toHaveLength(2)
     expect((await readdir(dir.path)).filter((f) => f.endsWith(".tmp"))).toEqual([])
   })
 })

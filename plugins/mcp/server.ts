@@ -225,7 +225,7 @@ const defaultLog = (line: string) => {
 }
 
 const INSTRUCTIONS = "This server runs a small JSON lambda calculus. Create tools with evolve {name, description, code}, run them " +
-  "with run {code, input} or call them directly, and list them with list. Call help (or read lambda://reference) for the " +
+  "with run {tool, input} (or run {code, input} for an inline term) or call them directly, and list them with list. Call help (or read lambda://reference) for the " +
   "language; the lambda-tutor prompt teaches it. Results are JSON; a continuation result asks you to call again with " +
   "next_input and its step."
 
@@ -297,7 +297,7 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
   /** The tool `tools/call` means by `name`: the first module's of that name, as in {@link listTools}. */
   const findTool = (name: string): ToolSpec | undefined => {
     for (const module of modules) {
-      const tool = module.tools?.().find((t) => t.name === name)
+      const tool = module.tool !== undefined ? module.tool(name) : module.tools?.().find((t) => t.name === name)
       if (tool !== undefined) return tool
     }
     return undefined

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process"
 import { readdir, readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import * as Effect from "effect/Effect"
@@ -11,6 +12,7 @@ import {
   memoryRegistryStore,
   memoryStoreRegistryStore,
   RegistryStoreError,
+  removeOrphanedTempFiles,
   resolveStore,
   type StoredTool,
   ToolRegistry,
@@ -33,6 +35,12 @@ const tool = (name: string, code: Term.Json = 1): StoredTool => ({
   name,
   versions: [{ version: 1, description: `${name} v1`, code, createdAt: "2025-01-01T00:00:00.000Z" }]
 })
+
+/** The version a journal line holds. */
+const decodeJournal = (line: string) => {
+  const { code, createdAt, description, version } = JSON.parse(line) as { version: number; description: string; code: Term.Json; createdAt: string }
+  return { version, description, code, createdAt }
+}
 
 describe("jsonFileStore", () => {
   it("reads a missing file as empty, and round-trips tools with exact big integers", async () => {
@@ -60,6 +68,63 @@ describe("jsonFileStore", () => {
     expect((await store.load()).map((t) => t.name)).toEqual(["a", "b"])
     await expect(writeFileAtomic(join(dir, "tools.json", "x"), "text")).rejects.toThrow()
     expect(await readdir(dir)).toEqual(["tools.json"])
+  })
+
+  it("appends each evolve to a journal, folds it into the file once larger, and reads both back", async () => {
+    const dir = await newDir()
+    const path = join(dir, "tools.json")
+    const registry = await ToolRegistry.open(jsonFileStore(path))
+    await registry.add("a", "one", Term.lit(1))
+    await registry.add("a", "two", Term.lit(2))
+    await registry.add("b", "", Term.lit(3))
+    // nothing rewritten yet: three lines in the journal, no registry file
+    expect((await readdir(dir)).sort()).toEqual(["tools.json.journal"])
+    expect((await readFile(`${path}.journal`, "utf8")).trim().split("\n")).toHaveLength(3)
+    const reopened = await ToolRegistry.open(jsonFileStore(path))
+    expect(reopened.list().map((t) => [t.name, t.current.version])).toEqual([["a", 2], ["b", 1]])
+    expect(reopened.version("a", 1)?.description).toBe("one")
+    // a journal larger than the file (and 64 KiB) is folded in: the file holds everything
+    const big = "x".repeat(70 * 1024)
+    await reopened.add("c", big, Term.lit(4))
+    expect((await readdir(dir)).sort()).toEqual(["tools.json"])
+    expect(decodeRegistry(await readFile(path, "utf8")).map((t) => t.name)).toEqual(["a", "b", "c"])
+    await reopened.add("c", "after", Term.lit(5))
+    const again = await ToolRegistry.open(jsonFileStore(path))
+    expect(again.list().map((t) => [t.name, t.current.version])).toEqual([["a", 2], ["b", 1], ["c", 2]])
+  })
+
+  it("ignores a journal line cut short by a crash, refuses a bad line before the last, and skips entries already in the file", async () => {
+    const dir = await newDir()
+    const path = join(dir, "tools.json")
+    const registry = await ToolRegistry.open(jsonFileStore(path))
+    await registry.add("a", "one", Term.lit(1))
+    const line = (await readFile(`${path}.journal`, "utf8")).trim()
+    await writeFile(`${path}.journal`, `${line}\n{"name": "a", "vers`)
+    expect((await ToolRegistry.open(jsonFileStore(path))).list().map((t) => t.name)).toEqual(["a"])
+    await writeFile(`${path}.journal`, `{"name": 1}\n${line}\n`)
+    const refused = await jsonFileStore(path).load().catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(RegistryStoreError)
+    expect((refused as Error).message).toContain("tools.json.journal line 1 is not a readable journal entry")
+    // a crash after the file was rewritten but before the journal went: the entry is there once
+    await writeFile(path, encodeRegistry([{ name: "a", versions: [decodeJournal(line)] }]))
+    await writeFile(`${path}.journal`, `${line}\n`)
+    const both = await jsonFileStore(path).load()
+    expect(both.map((t) => [t.name, t.versions.length])).toEqual([["a", 1]])
+  })
+
+  it("removes the temporary files a crashed writer left, and only those", async () => {
+    const dir = await newDir()
+    const path = join(dir, "tools.json")
+    // a pid no process has: one that just ran and exited
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid
+    const orphan = `tools.json.${dead}.3.0a1b2c3d.tmp`
+    const inFlight = `tools.json.${process.pid}.9.deadbeef.tmp`
+    const unrelated = ["other.json.1.1.00ff00ff.tmp", "tools.json.bak", "tools.json.notapid.1.aa.tmp"]
+    for (const name of [orphan, inFlight, ...unrelated]) await writeFile(join(dir, name), "partial")
+    await jsonFileStore(path).save([])
+    expect(await jsonFileStore(path).load()).toEqual([])
+    expect((await readdir(dir)).sort()).toEqual([inFlight, ...unrelated, "tools.json"].sort())
+    expect(await removeOrphanedTempFiles(join(dir, "missing-dir", "x.json"))).toEqual([])
   })
 
   it("refuses data it cannot read, naming the problem, and never overwrites it", async () => {

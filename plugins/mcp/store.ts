@@ -7,9 +7,9 @@
  * @module
  */
 import { randomBytes } from "node:crypto"
-import { mkdir, open, readFile, rename, unlink } from "node:fs/promises"
+import { mkdir, open, readdir, readFile, rename, unlink } from "node:fs/promises"
 import { homedir } from "node:os"
-import { dirname, join } from "node:path"
+import { basename, dirname, join } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { MemoryStore } from "lambdagent"
@@ -76,6 +76,11 @@ export interface ToolRegistryStore {
   readonly load: () => Promise<ReadonlyArray<StoredTool>>
   /** Replace what is stored with these tools. */
   readonly save: (tools: ReadonlyArray<StoredTool>) => Promise<void>
+  /**
+   * Store one new version of a tool, after the `load`: the incremental save, which costs the same
+   * however many tools there are. When absent, the registry saves everything with `save`.
+   */
+  readonly append?: (name: string, version: StoredVersion) => Promise<void>
 }
 
 /**
@@ -198,12 +203,59 @@ export const writeFileAtomic = async (path: string, text: string): Promise<void>
   if (dir !== undefined) await dir.sync().catch(() => undefined).finally(() => dir.close())
 }
 
+const TEMP_NAME = /^\.(\d+)\.\d+\.[0-9a-f]+\.tmp$/
+
+const processAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * Remove the temporary files {@link writeFileAtomic} left next to `path` when a process died
+ * between writing and renaming. A file is removed only when the process that wrote it (its name
+ * holds the pid) is gone, so a save in progress elsewhere is never disturbed. Returns the names
+ * removed.
+ *
+ * @since 0.2.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { removeOrphanedTempFiles } from "lambdagent/mcp"
+ * const removed = await removeOrphanedTempFiles("tools.json") // e.g. ["tools.json.4242.1.9f3a01bc.tmp"]
+ * ```
+ */
+export const removeOrphanedTempFiles = async (path: string): Promise<ReadonlyArray<string>> => {
+  const base = basename(path)
+  let names: Array<string>
+  try {
+    names = await readdir(dirname(path))
+  } catch {
+    return []
+  }
+  const removed: Array<string> = []
+  for (const name of names) {
+    if (!name.startsWith(base)) continue
+    const match = TEMP_NAME.exec(name.slice(base.length))
+    if (match === null || processAlive(Number(match[1]))) continue
+    await unlink(join(dirname(path), name)).then(() => removed.push(name), () => undefined)
+  }
+  return removed
+}
+
 const messageOf = (error: unknown): string => error instanceof Error ? error.message : String(error)
 
 /**
  * A store in one JSON file (see {@link encodeRegistry}), written atomically (temporary file,
- * flush, rename). A missing file is an empty registry; a file that cannot be read or parsed fails
- * the load rather than being replaced.
+ * flush, rename), with a journal next to it (`PATH.journal`, one JSON line per evolved version,
+ * flushed before the evolve answers). An evolve appends one line, whatever the number of tools;
+ * when the journal has grown larger than the file, the file is rewritten with everything and the
+ * journal removed, so the cost per evolve stays constant on average. A missing file is an empty
+ * registry; a file or journal line that cannot be read fails the load rather than being replaced
+ * (a last journal line cut short by a crash is ignored: its evolve never answered).
  *
  * @since 0.1.0
  * @category constructors
@@ -216,35 +268,138 @@ const messageOf = (error: unknown): string => error instanceof Error ? error.mes
  */
 export const jsonFileStore = (path: string): ToolRegistryStore => {
   const description = `file ${path}`
+  const journal = `${path}.journal`
+  const state = new Map<string, Array<StoredVersion>>()
+  let loaded = false
+  let fileBytes = 0
+  let journalBytes = 0
+  const failure = (operation: "load" | "save", message: string, cause: unknown) =>
+    new RegistryStoreError({ store: description, operation, message, cause })
+  const snapshot = (): Array<StoredTool> =>
+    [...state].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, versions]) => ({ name, versions }))
+  const remember = (name: string, version: StoredVersion): void => {
+    const versions = state.get(name)
+    if (versions === undefined) state.set(name, [version])
+    else if (version.version > versions[versions.length - 1]!.version) versions.push(version)
+    // an entry already in the file (a crash between rewriting it and emptying the journal) is skipped
+  }
+
+  const readText = async (file: string): Promise<string | undefined> => {
+    try {
+      return await readFile(file, "utf8")
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined
+      throw failure("load", messageOf(error), error)
+    }
+  }
+
+  const load = async (): Promise<ReadonlyArray<StoredTool>> => {
+    await removeOrphanedTempFiles(path)
+    state.clear()
+    const text = await readText(path)
+    let tools: ReadonlyArray<StoredTool> = []
+    if (text !== undefined) {
+      try {
+        tools = decodeRegistry(text)
+      } catch (error) {
+        throw failure("load", `${path} is not a readable tool registry (${messageOf(error)}); fix or move it, it is never overwritten`, error)
+      }
+    }
+    for (const tool of tools) state.set(tool.name, [...tool.versions])
+    fileBytes = text === undefined ? 0 : Buffer.byteLength(text)
+    const log = (await readText(journal)) ?? ""
+    journalBytes = Buffer.byteLength(log)
+    const lines = log.split("\n")
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i]!
+      if (line.trim() === "") continue
+      try {
+        const entry = decodeJournalLine(line)
+        remember(entry.name, entry.version)
+      } catch (error) {
+        if (i === lines.length - 1) continue // cut short by a crash: that evolve never answered
+        throw failure("load", `${journal} line ${i + 1} is not a readable journal entry (${messageOf(error)}); fix or move it, it is never overwritten`, error)
+      }
+    }
+    loaded = true
+    return snapshot()
+  }
+
+  const rewrite = async (tools: ReadonlyArray<StoredTool>): Promise<void> => {
+    const text = encodeRegistry(tools) + "\n"
+    await writeFileAtomic(path, text)
+    // the file now holds everything the journal did; removing it second keeps every version on a crash
+    await unlink(journal).catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error
+    })
+    fileBytes = Buffer.byteLength(text)
+    journalBytes = 0
+  }
+
   return {
     description,
-    load: async () => {
-      let text: string
-      try {
-        text = await readFile(path, "utf8")
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return []
-        throw new RegistryStoreError({ store: description, operation: "load", message: messageOf(error), cause: error })
-      }
-      try {
-        return decodeRegistry(text)
-      } catch (error) {
-        throw new RegistryStoreError({
-          store: description,
-          operation: "load",
-          message: `${path} is not a readable tool registry (${messageOf(error)}); fix or move it, it is never overwritten`,
-          cause: error
-        })
-      }
-    },
+    load,
     save: async (tools) => {
       try {
-        await writeFileAtomic(path, encodeRegistry(tools) + "\n")
+        await rewrite(tools)
       } catch (error) {
-        throw new RegistryStoreError({ store: description, operation: "save", message: messageOf(error), cause: error })
+        throw failure("save", messageOf(error), error)
+      }
+      state.clear()
+      for (const tool of tools) state.set(tool.name, [...tool.versions])
+      loaded = true
+    },
+    append: async (name, version) => {
+      if (!loaded) await load()
+      const line = encodeJournalLine(name, version) + "\n"
+      try {
+        await mkdir(dirname(path), { recursive: true })
+        const handle = await open(journal, "a", 0o600)
+        try {
+          await handle.writeFile(line, "utf8")
+          await handle.sync()
+        } finally {
+          await handle.close()
+        }
+      } catch (error) {
+        // a line cut short would hide the next one: cut the journal back to what it held
+        await truncateTo(journal, journalBytes)
+        throw failure("save", messageOf(error), error)
+      }
+      journalBytes += Buffer.byteLength(line)
+      remember(name, version)
+      if (journalBytes > Math.max(fileBytes, JOURNAL_MIN_BYTES)) {
+        try {
+          await rewrite(snapshot())
+        } catch {
+          // the version is safe in the journal; the next append tries the rewrite again
+        }
       }
     }
   }
+}
+
+/** Below this size the journal is not folded into the file (small registries rewrite rarely). */
+const JOURNAL_MIN_BYTES = 64 * 1024
+
+const truncateTo = async (file: string, bytes: number): Promise<void> => {
+  const handle = await open(file, "r+").catch(() => undefined)
+  if (handle === undefined) return
+  await handle.truncate(bytes).catch(() => undefined).finally(() => handle.close())
+}
+
+const encodeJournalLine = (name: string, v: StoredVersion): string =>
+  Term.stringify({ name, version: v.version, description: v.description, code: v.code, createdAt: v.createdAt })
+
+const decodeJournalLine = (line: string): { name: string; version: StoredVersion } => {
+  const json = Term.parseJsonText(line)
+  if (
+    !isRecord(json) || typeof json.name !== "string" || typeof json.version !== "number" || !Number.isSafeInteger(json.version) ||
+    json.version < 1 || typeof json.description !== "string" || !("code" in json) || typeof json.createdAt !== "string"
+  ) {
+    throw new Error(`expected {"name", "version", "description", "code", "createdAt"}`)
+  }
+  return { name: json.name, version: { version: json.version, description: json.description, code: json.code as Term.Json, createdAt: json.createdAt } }
 }
 
 /**
@@ -264,14 +419,25 @@ export const memoryRegistryStore = (initial: ReadonlyArray<StoredTool> = []): To
   /** What the last save wrote. */
   readonly current: () => ReadonlyArray<StoredTool>
 } => {
-  let text = encodeRegistry(initial)
+  // versions are immutable once stored: keeping them (not copies) makes an append O(1)
+  const tools = new Map<string, Array<StoredVersion>>()
+  const replace = (from: ReadonlyArray<StoredTool>) => {
+    tools.clear()
+    for (const tool of decodeRegistry(encodeRegistry(from))) tools.set(tool.name, [...tool.versions])
+  }
+  replace(initial)
+  const current = (): ReadonlyArray<StoredTool> =>
+    [...tools].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, versions]) => ({ name, versions: [...versions] }))
   return {
     description: "memory",
-    load: async () => decodeRegistry(text),
-    save: async (tools) => {
-      text = encodeRegistry(tools)
+    load: async () => current(),
+    save: async (from) => replace(from),
+    append: async (name, version) => {
+      const versions = tools.get(name)
+      if (versions === undefined) tools.set(name, [version])
+      else versions.push(version)
     },
-    current: () => decodeRegistry(text)
+    current
   }
 }
 
@@ -291,11 +457,16 @@ export const memoryRegistryStore = (initial: ReadonlyArray<StoredTool> = []): To
  */
 export const memoryStoreRegistryStore = (
   store: MemoryStore.MemoryStoreShape,
-  options: { readonly namespace?: string; readonly key?: string } = {}
+  options: {
+    readonly namespace?: string
+    readonly key?: string
+    /** What the store is, for messages (default: its `name` and "memory store"), e.g. `sqlite ./tools.db`. */
+    readonly name?: string
+  } = {}
 ): ToolRegistryStore => {
   const namespace = options.namespace ?? "global"
   const key = options.key ?? FORMAT
-  const description = `${store.name} memory store (${namespace}/${key})`
+  const description = `${options.name ?? `${store.name} memory store`} (${namespace}/${key})`
   return {
     description,
     load: async () => {
@@ -309,7 +480,12 @@ export const memoryStoreRegistryStore = (
       try {
         return decodeRegistry(entry.value)
       } catch (error) {
-        throw new RegistryStoreError({ store: description, operation: "load", message: messageOf(error), cause: error })
+        throw new RegistryStoreError({
+          store: description,
+          operation: "load",
+          message: `${description} holds no readable tool registry (${messageOf(error)}); fix or delete that entry, it is never overwritten`,
+          cause: error
+        })
       }
     },
     save: async (tools) => {

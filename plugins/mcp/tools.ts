@@ -177,6 +177,37 @@ const parseCode = (json: unknown, options: Term.ParseOptions = {}): { term: Term
   }
 }
 
+/**
+ * Free variables of code for `evolve`. A body that is not a function and uses exactly one unbound
+ * variable (the reference's `{"mul": [{"var": "x"}, 2]}`) is taken as a function of that variable.
+ * A `lam` with an unbound variable inside is refused: there the variable is most likely a typo,
+ * and making it a second parameter would change how the tool is called.
+ */
+const implicitParameter = (
+  json: unknown,
+  term: Term.Term
+): { term: Term.Term; parameter?: string } | { error: ErrorInfo } => {
+  const { freeVariablePath, freeVariables } = analyzeTerm(term)
+  if (freeVariables.length === 0) return { term }
+  if (freeVariables.length === 1 && term._tag !== "Lam") {
+    const parameter = freeVariables[0]!
+    return { term: Term.parse({ lam: parameter, body: json }), parameter }
+  }
+  const names = freeVariables.map((v) => JSON.stringify(v)).join(", ")
+  const hint = term._tag === "Lam"
+    ? `bind it with another {"lam": …} around the code, or fix the name`
+    : `a tool takes one input: write {"lam": ${JSON.stringify(freeVariables[0])}, "body": <code>} and reach the other values through it (e.g. a pair)`
+  return {
+    error: {
+      kind: "FreeVariable",
+      message: `unbound variable${freeVariables.length > 1 ? "s" : ""} ${names}: every {"var": x} must be inside a {"lam": x, …}; ${hint}`,
+      path: [...(freeVariablePath ?? [])],
+      argument: "code",
+      variables: [...freeVariables]
+    }
+  }
+}
+
 const capabilitySummary = (c: Capabilities) => ({
   self: c.self,
   eval: c.eval,
@@ -295,22 +326,14 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
       if ("error" in json) return errorResult(json.error)
       const parsed = parseCode(json.json)
       if ("error" in parsed) return errorResult(parsed.error)
-      const term = parsed.term
+      const implicit = implicitParameter(json.json, parsed.term)
+      if ("error" in implicit) return errorResult(implicit.error)
+      const term = implicit.term
       const size = Term.size(term)
       if (size > limits.maxTermSize) {
         return errorResult({ kind: "TermTooLarge", message: `the term has ${size} nodes; this server accepts at most ${limits.maxTermSize}`, argument: "code" })
       }
       const analysis = analyzeTerm(term)
-      if (analysis.freeVariables.length > 0) {
-        const names = analysis.freeVariables.map((v) => JSON.stringify(v)).join(", ")
-        return errorResult({
-          kind: "FreeVariable",
-          message: `unbound variable${analysis.freeVariables.length > 1 ? "s" : ""} ${names}: every {"var": x} must be inside a {"lam": x, …}`,
-          path: [...(analysis.freeVariablePath ?? [])],
-          argument: "code",
-          variables: [...analysis.freeVariables]
-        })
-      }
       const violations = policyViolations(analysis.capabilities, policy)
       if (violations.length > 0) {
         return errorResult({
@@ -319,9 +342,15 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
           argument: "code"
         })
       }
-      const warnings = [...analysis.capabilities.codeOf]
-        .filter((target) => target !== name && registry.get(target) === undefined)
-        .map((target) => `code_of ${JSON.stringify(target)}: no tool of that name yet; evolve it before this tool reaches it`)
+      const warnings = [
+        ...(implicit.parameter !== undefined
+          ? [`the code uses one unbound variable, ${JSON.stringify(implicit.parameter)}: it was taken as the tool's parameter ` +
+            `and stored as {"lam": ${JSON.stringify(implicit.parameter)}, "body": <code>}`]
+          : []),
+        ...[...analysis.capabilities.codeOf]
+          .filter((target) => target !== name && registry.get(target) === undefined)
+          .map((target) => `code_of ${JSON.stringify(target)}: no tool of that name yet; evolve it before this tool reaches it`)
+      ]
       let version: ToolVersion
       try {
         version = await registry.add(name, description, term)
@@ -347,6 +376,7 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
         capabilities: capabilitySummary(analysis.capabilities),
         size,
         isFunction: analysis.isFunction ?? "unknown",
+        ...(implicit.parameter !== undefined ? { parameter: implicit.parameter } : {}),
         recursive: recursion.length > 0,
         recursion,
         warnings
@@ -359,10 +389,12 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
     title: "Run a tool or a term",
     description:
       "Run an evolved tool by name, or an inline term, on an input. If the code is a function it is applied to the input; " +
-      "otherwise its value is returned. The result text is the value as JSON. A tool that uses continue returns a " +
-      "continuation {type, tool, next_input, step}: call run again with input = next_input and the same step.",
+      "otherwise its value is returned. Name the tool with tool (or code); version picks an older version. The result " +
+      "text is the value as JSON. A tool that uses continue returns a continuation {type, message, tool, next_input, step}: " +
+      "call run again with input = next_input and the same step.",
     input: z.object({
-      code: anyJson().describe("A tool name, or a term (JSON or JSON text)."),
+      code: anyJson().optional().describe("A tool name, or a term (JSON or JSON text). Give this or tool."),
+      tool: z.string().optional().describe("The name of an evolved tool to run (the same as code with a tool name). Give this or code."),
       input: anyJson().describe(
         "The input (a term: JSON values are data; JSON text in a string is parsed). Use null when the code is not a function."
       ),
@@ -372,8 +404,16 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
     }),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: pure, openWorldHint: !pure },
     run: async (args, call) => {
-      if (typeof args.code === "string" && registry.get(args.code) !== undefined) {
-        const name = args.code
+      if (args.tool !== undefined && args.code !== undefined) {
+        return errorResult({ kind: "InvalidArguments", message: "give either tool (a tool name) or code (a tool name or a term), not both", path: ["tool"] })
+      }
+      if (args.tool === undefined && args.code === undefined) {
+        return errorResult({ kind: "InvalidArguments", message: "run needs tool (an evolved tool's name) or code (a tool name or a term)", path: ["code"] })
+      }
+      if (args.tool !== undefined && registry.get(args.tool) === undefined) return errorResult(unknownTool(args.tool, ["tool"], ""))
+      const named = args.tool ?? (typeof args.code === "string" && registry.get(args.code) !== undefined ? args.code : undefined)
+      if (named !== undefined) {
+        const name = named
         const version = registry.version(name, args.version)
         if (version === undefined) {
           const known = registry.get(name)!.versions.map((v) => v.version).join(", ")
@@ -401,13 +441,7 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
         try {
           Term.parseJsonText(args.code)
         } catch {
-          const known = registry.list().map((t) => t.name)
-          return errorResult({
-            kind: "UnknownTool",
-            message: `no tool named ${JSON.stringify(args.code)}, and the text is not a JSON term` +
-              (known.length > 0 ? ` (tools: ${known.join(", ")})` : " (no tools are registered yet)"),
-            path: ["code"]
-          })
+          return errorResult(unknownTool(args.code, ["code"], ", and the text is not a JSON term"))
         }
       }
       const json = codeJson(args.code)
@@ -422,6 +456,15 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
       return evaluate({ term: parsed.term, input: args.input, step: args.step, fuel: args.fuel, via: "run", startedAt }, call)
     }
   })
+
+  const unknownTool = (name: string, path: ReadonlyArray<string>, why: string): ErrorInfo => {
+    const known = registry.list().map((t) => t.name)
+    return {
+      kind: "UnknownTool",
+      message: `no tool named ${JSON.stringify(name)}${why}` + (known.length > 0 ? ` (tools: ${known.join(", ")})` : " (no tools are registered yet)"),
+      path: [...path]
+    }
+  }
 
   const list = defineTool({
     name: "list",
@@ -519,14 +562,22 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
     }
   }
 
+  const system = [evolve, run, list, help]
+  // A stored tool whose name is now taken by a built-in or another module's tool stays
+  // reachable through run, but is not published under that name.
+  const published = (name: string, reserved: ReadonlySet<string>) =>
+    TOOL_NAME_PATTERN.test(name) && !SYSTEM_TOOLS.includes(name) && !reserved.has(name)
   return {
     name: "lambda",
     tools: () => {
-      // A stored tool whose name is now taken by a built-in or another module's tool stays
-      // reachable through run, but is not published under that name.
       const reserved = context.reservedNames()
-      const evolved = registry.list().filter((t) => TOOL_NAME_PATTERN.test(t.name) && !SYSTEM_TOOLS.includes(t.name) && !reserved.has(t.name))
-      return [evolve, run, list, help, ...evolved.map(evolvedTool)]
+      return [...system, ...registry.list().filter((t) => published(t.name, reserved)).map(evolvedTool)]
+    },
+    tool: (name) => {
+      const builtIn = system.find((t) => t.name === name)
+      if (builtIn !== undefined) return builtIn
+      const tool = registry.get(name)
+      return tool !== undefined && published(name, context.reservedNames()) ? evolvedTool(tool) : undefined
     },
     subscribe: (onChange) => registry.subscribe(() => onChange({ tools: true }))
   }

@@ -487,6 +487,11 @@ export const serveHttp = async (server: LambdaServer, options: HttpServeOptions 
         else sendJsonError(res, 400, -32600, "Invalid Request: the body could not be read")
         return
       }
+      if (Array.isArray(body) && body.length === 0) {
+        // JSON-RPC 2.0: an empty batch is answered with one Invalid Request error, as over stdio
+        sendJsonError(res, 400, -32600, "Invalid Request: an empty batch")
+        return
+      }
       if (!Array.isArray(body) && !JSONRPCMessageSchema.safeParse(body).success) {
         sendJsonError(res, 400, -32600, "Invalid Request: not a JSON-RPC 2.0 request, notification or response", idOf(body))
         return

@@ -97,9 +97,42 @@ describe("huge and deeply nested YAML", () => {
     expect(term.routes[4999]![0]).toBe("r4999")
   })
 
-  it("refuses text larger than 16 MiB", () => {
-    const e = failure(() => parseSource(`a: "${"x".repeat(16 * 1024 * 1024)}"`)) as ConfigError
+  it("refuses text larger than 4 MiB, a 10 MB file before reading it", () => {
+    const e = failure(() => parseSource(`a: "${"x".repeat(4 * 1024 * 1024)}"`)) as ConfigError
     expect(e.reason).toBe("TooLarge")
+    expect(e.message).toContain("larger than 4194304 bytes (4 MiB)")
+    const dir = mkdtempSync(join(tmpdir(), "lambdagent-yaml-"))
+    const big = join(dir, "big.yml")
+    writeFileSync(big, `type: simple\nsystemPrompt: "${"x".repeat(10_000_000)}"\n`)
+    const file = failure(() => loadConfig(big)) as ConfigError
+    expect([file.reason, file.file]).toEqual(["TooLarge", big])
+  })
+
+  it("compiles a router with 8,000 routes (duplicate keys are found in one pass; bench yaml times 32,000)", () => {
+    const n = 8_000
+    const categories = Array.from({ length: n }, (_, i) => `c${i}`).join(", ")
+    const routes = Array.from({ length: n }, (_, i) => `    c${i}: Answer ${i}.`).join("\n")
+    const text = `type: router\nrouter:\n  classifier:\n    prompt: pick\n    categories: [${categories}]\n  routes:\n${routes}\n  default: Sorry.\n`
+    const term = fromConfig(text) as Term.Of<"Route">
+    expect(term.routes).toHaveLength(n)
+    expect(term.routes[n - 1]![0]).toBe(`c${n - 1}`)
+    const duplicate = failure(() => fromConfig(`${text}    c5: again\n`.replace("  default: Sorry.\n", "") )) as ConfigError
+    expect([duplicate.reason, duplicate.line, duplicate.column]).toEqual(["Syntax", n + 7, 5])
+  })
+
+  it("gives nesting too deep and alias cycles their line and column", () => {
+    const deep = failure(() => parseSource(`a: 1\nb:\n  c: ${"[".repeat(maxNesting + 5)}${"]".repeat(maxNesting + 5)}\n`)) as ConfigError
+    expect([deep.reason, deep.line]).toEqual(["TooDeep", 3])
+    expect(deep.column).toBeGreaterThan(5)
+    expect(deep.message).toMatch(/^3:\d+: the YAML nests deeper than 200 levels/)
+    const cycle = failure(() => parseSource("type: simple\nmodel: &m\n  name: x\n  again: *m\n")) as ConfigError
+    expect([cycle.reason, cycle.line, cycle.column]).toEqual(["Cycle", 4, 10])
+    expect(cycle.message).toContain("the alias *m refers to the node that contains it, a cycle")
+    expect(cycle.message).not.toContain("deeper")
+    const list = failure(() => fromConfig("type: simple\nhooks: &h [1, *h]\n", )) as ConfigError
+    expect(list.reason).toBe("Cycle")
+    // an alias to a sibling is no cycle
+    expect(parseSource("a: &x {k: 1}\nb: *x\n").value).toEqual({ a: { k: 1 }, b: { k: 1 } })
   })
 })
 

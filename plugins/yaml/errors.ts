@@ -142,9 +142,9 @@ export const formatIssue = (issue: Issue, file?: string): string =>
  * const r: ConfigErrorReason = "Syntax"
  * ```
  */
-export type ConfigErrorReason = "NotFound" | "Unreadable" | "Syntax" | "TooLarge" | "TooDeep"
+export type ConfigErrorReason = "NotFound" | "Unreadable" | "Syntax" | "TooLarge" | "TooDeep" | "Cycle"
 
-const ConfigErrorReasonSchema = Schema.Literals(["NotFound", "Unreadable", "Syntax", "TooLarge", "TooDeep"])
+const ConfigErrorReasonSchema = Schema.Literals(["NotFound", "Unreadable", "Syntax", "TooLarge", "TooDeep", "Cycle"])
 
 /**
  * The file cannot be read, or its text is not one valid YAML document. `line` and `column` locate

@@ -10,17 +10,19 @@ import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Docum
 import { configError, type FieldPath, type Position } from "./errors.ts"
 
 /**
- * Largest YAML text accepted (16 MiB).
+ * Largest YAML text accepted (4 MiB): far beyond any hand-written agent (a router with 100,000
+ * routes fits), and small enough that every accepted file parses in about a second; a larger file
+ * is refused before it is read.
  *
  * @since 0.1.0
  * @category constants
  * @example
  * ```ts
  * import { maxSourceBytes } from "lambdagent/yaml"
- * console.log(maxSourceBytes) // 16777216
+ * console.log(maxSourceBytes) // 4194304
  * ```
  */
-export const maxSourceBytes = 16 * 1024 * 1024
+export const maxSourceBytes = 4 * 1024 * 1024
 
 /**
  * Deepest nesting of mappings and lists accepted (agent files nest a few levels per sub-agent).
@@ -81,7 +83,7 @@ const keyOf = (node: unknown): string | undefined =>
  */
 export const parseSource = (text: string, file?: string): Source => {
   if (text.length > maxSourceBytes || Buffer.byteLength(text, "utf8") > maxSourceBytes) {
-    throw configError("TooLarge", `the file is larger than ${maxSourceBytes} bytes`, { file })
+    throw configError("TooLarge", `the file is larger than ${maxSourceBytes} bytes (4 MiB), the most an agent file may be`, { file })
   }
   const lines = new LineCounter()
   const at = (offset: number): Position => {
@@ -90,7 +92,8 @@ export const parseSource = (text: string, file?: string): Source => {
   }
   let doc: Document.Parsed
   try {
-    doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true, version: "1.2", merge: true })
+    // duplicate keys are found by checkTree in one pass (the parser's own check is quadratic)
+    doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: false, version: "1.2", merge: true })
   } catch (cause) {
     throw configError("Syntax", `cannot parse YAML: ${cause instanceof Error ? cause.message : String(cause)}`, { file, cause })
   }
@@ -100,6 +103,7 @@ export const parseSource = (text: string, file?: string): Source => {
     const detail = /call stack/i.test(problem.message) ? "the YAML nests too deeply to read" : problem.message
     throw configError(/call stack/i.test(problem.message) ? "TooDeep" : "Syntax", detail, { file, ...pos, cause: problem })
   }
+  checkTree(doc, (offset) => ({ file, ...at(offset) }))
   let value: unknown
   try {
     value = doc.toJS({ maxAliasCount: 100 })
@@ -164,7 +168,66 @@ export const parseSource = (text: string, file?: string): Source => {
   return { ...(file !== undefined ? { file } : {}), text, value, locate, locateInString }
 }
 
-/** Reject values nested deeper than {@link maxNesting}, without recursion. */
+const scalarKey = (node: unknown): string | undefined => {
+  if (!isScalar(node)) return undefined
+  const v = node.value
+  return v === null || typeof v !== "object" ? `${typeof v}:${String(v)}` : undefined
+}
+
+/**
+ * One pass over the parsed document, without recursion: duplicate keys of a mapping (at the
+ * second one), nesting deeper than {@link maxNesting} (at the node that goes too deep) and aliases
+ * that refer to a node containing them (a cycle: `a: &x [*x]`), each with its line and column.
+ * Aliases are not followed, so an alias bomb costs nothing here (`toJS` bounds it).
+ */
+const checkTree = (doc: Document.Parsed, where: (offset: number) => { file: string | undefined; line: number; column: number }): void => {
+  interface Frame {
+    readonly node: unknown
+    readonly depth: number
+    readonly exit?: true
+  }
+  const open = new Set<unknown>()
+  const stack: Array<Frame> = [{ node: doc.contents, depth: 0 }]
+  const offsetOf = (node: unknown) => (node as Node | null)?.range?.[0] ?? 0
+  while (stack.length > 0) {
+    const { depth, exit, node } = stack.pop()!
+    if (exit === true) {
+      open.delete(node)
+      continue
+    }
+    if (isAlias(node)) {
+      const target = node.resolve(doc)
+      if (target !== undefined && open.has(target)) {
+        throw configError(
+          "Cycle",
+          `the alias *${node.source} refers to the node that contains it, a cycle; an agent file must be a tree (copy the part you need instead)`,
+          where(offsetOf(node))
+        )
+      }
+      continue
+    }
+    if (!isMap(node) && !isSeq(node)) continue
+    if (depth >= maxNesting) throw configError("TooDeep", `the YAML nests deeper than ${maxNesting} levels`, where(offsetOf(node)))
+    open.add(node)
+    stack.push({ node, depth, exit: true })
+    if (isMap(node)) {
+      const keys = new Set<string>()
+      for (const pair of node.items) {
+        const key = scalarKey(pair.key)
+        if (key !== undefined && key !== "string:<<") {
+          if (keys.has(key)) throw configError("Syntax", "Map keys must be unique", where(offsetOf(pair.key)))
+          keys.add(key)
+        }
+        stack.push({ node: pair.value, depth: depth + 1 })
+        if (isMap(pair.key) || isSeq(pair.key)) stack.push({ node: pair.key, depth: depth + 1 })
+      }
+    } else {
+      for (const item of node.items) stack.push({ node: item, depth: depth + 1 })
+    }
+  }
+}
+
+/** Reject values nested deeper than {@link maxNesting}, without recursion (through aliases, too). */
 const checkNesting = (value: unknown, file: string | undefined): void => {
   const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }]
   while (stack.length > 0) {
@@ -203,7 +266,7 @@ export const readSource = (path: string): Source => {
     if (typeof cause === "object" && cause !== null && "_tag" in cause) throw cause
     throw configError("Unreadable", `cannot read the file: ${cause instanceof Error ? cause.message : String(cause)}`, { file: path, cause })
   }
-  if (size > maxSourceBytes) throw configError("TooLarge", `the file is larger than ${maxSourceBytes} bytes`, { file: path })
+  if (size > maxSourceBytes) throw configError("TooLarge", `the file is larger than ${maxSourceBytes} bytes (4 MiB), the most an agent file may be`, { file: path })
   let text: string
   try {
     text = readFileSync(path, "utf8")

@@ -35,10 +35,15 @@ export const route = (options: Omit<Route, "_tag">): Term.Term => ({
   _tag: "Route",
   ...options,
   // routes are kept in the order a JSON object of them has, so encoding and parsing keep it
-  routes: Object.keys(Object.fromEntries(options.routes.map(([label], i) => [label, i]))).map((label) =>
-    options.routes.find(([l]) => l === label)!
-  )
+  routes: inObjectOrder(options.routes)
 })
+
+/** The first route of each label, in the order a JSON object of them has (linear in the routes). */
+const inObjectOrder = (routes: Route["routes"]): Route["routes"] => {
+  const first = new Map<string, Route["routes"][number]>()
+  for (const entry of routes) if (!first.has(entry[0])) first.set(entry[0], entry)
+  return Object.keys(Object.fromEntries(routes.map(([label]) => [label, 0]))).map((label) => first.get(label)!)
+}
 
 interface State {
   readonly fn: Value.Closure

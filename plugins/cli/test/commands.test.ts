@@ -224,6 +224,9 @@ describe("servers", () => {
     }
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name)).toEqual(["Report_writer"])
+    // The instructions describe the agent, not the tool-evolving server.
+    expect(client.getInstructions()).toContain("one agent, Report writer, as the tool Report_writer {input, session?}")
+    expect(client.getInstructions()).not.toContain("evolve")
     const result = await client.callTool({ name: "Report_writer", arguments: { input: "mcp input" } }, undefined, { onprogress: () => {} })
     expect((result.content as Array<{ text: string }>)[0]!.text).toBe("mcp input")
     const progress = received.filter((m) => "method" in m && m.method === "notifications/progress").map((m) => (m as unknown as { params: { progress: number; message: string } }).params)

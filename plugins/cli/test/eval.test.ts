@@ -22,6 +22,23 @@ describe("lambdagent eval", () => {
     expect((await runCli(["eval", "-", "--input", "\"12\""], { stdin: square })).stdout).toBe("144\n")
   })
 
+  it("accepts a UTF-8 byte-order mark; refuses invalid UTF-8 with the offset, never decoding lossily", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lambdagent-cli-"))
+    const bom = join(dir, "bom.json")
+    writeFileSync(bom, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(square)]))
+    expect(await runCli(["eval", bom, "--input", "7"])).toMatchObject({ code: 0, stdout: "49\n" })
+    expect((await runCli(["eval", "-", "--input", "3"], { stdin: `\uFEFF${square}` })).stdout).toBe("9\n")
+    const bad = join(dir, "bad.json")
+    writeFileSync(bad, Buffer.concat([Buffer.from("{\"concat\":[\"a"), Buffer.from([0xff]), Buffer.from("\",\"b\"]}")]))
+    const refused = await runCli(["eval", bad])
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toBe("")
+    expect(refused.stderr).toBe(`error: EncodingError: term file ${bad} is not valid UTF-8 (invalid byte at offset 13); save it as UTF-8\n`)
+    const input = join(dir, "input.txt")
+    writeFileSync(input, Buffer.from([0x22, 0xc3, 0x28, 0x22]))
+    expect((await runCli(["eval", square, "--input", input])).stderr).toContain(`input file ${input} is not valid UTF-8 (invalid byte at offset 2)`)
+  })
+
   it("prints β-reductions with --trace, and a JSON object with --format json", async () => {
     const id = "{\"app\":{\"func\":{\"lam\":\"x\",\"body\":{\"var\":\"x\"}},\"arg\":5}}"
     const text = await runCli(["eval", id, "--trace"])

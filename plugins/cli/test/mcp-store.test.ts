@@ -11,7 +11,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Redis } from "ioredis"
 import { afterAll, describe, expect, it } from "vitest"
 import { call, REQUEST_TIMEOUT_MS, square, valueOf } from "../../mcp/test-support.ts"
-import { parseRegistryStore } from "../stores.ts"
+import * as Effect from "effect/Effect"
+import { openPluginStore, parseRegistryStore } from "../stores.ts"
 import { deleteRedisKeys, redisUnavailable as probeRedis, testRedisUrl } from "../../../test/fixtures/redis.ts"
 import { cliPath, runCli } from "./helpers.ts"
 
@@ -95,6 +96,33 @@ describe("lambdagent mcp --store", () => {
     expect(stderr).toContain(`2 tools from sqlite ${path} (global/lambdagent/mcp-tools)`)
     expect(existsSync(path)).toBe(true)
   }, 60_000)
+
+  const corruptEntry = async (spec: Parameters<typeof openPluginStore>[0], namespace: string) => {
+    const opened = await openPluginStore(spec, "test")
+    try {
+      await Effect.runPromise(opened.store.put(namespace, "lambdagent/mcp-tools", "{\"format\": \"something else\"}"))
+    } finally {
+      await opened.close()
+    }
+  }
+
+  it("a corrupt registry value in SQLite stops the server naming the store and the entry; the value is left alone", async () => {
+    const path = join(dir, "corrupt.db")
+    await corruptEntry({ kind: "sqlite", path }, "global")
+    const r = await runCli(["mcp", "--store", `sqlite:${path}`])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`sqlite ${path} (global/lambdagent/mcp-tools) holds no readable tool registry (not a lambdagent/mcp-tools document)`)
+    expect(r.stderr).not.toMatch(/^\s+at /m)
+    expect(await runCli(["mcp", "--store", `sqlite:${path}`])).toMatchObject({ code: 1 })
+  })
+
+  it.skipIf(redisUnavailable !== undefined)("a corrupt registry value in Redis stops the server naming the store", async () => {
+    const namespace = `corrupt-${randomUUID()}`
+    await corruptEntry({ kind: "redis", url: redisUrl, keyPrefix: prefix }, namespace)
+    const r = await runCli(["mcp", "--store", `${redisUrl}?namespace=${namespace}&prefix=${encodeURIComponent(prefix)}`])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`redis ${redisUrl} (${namespace}/lambdagent/mcp-tools) holds no readable tool registry`)
+  })
 
   it("a Redis that is not reachable stops the server at start: the URL, exit code 1, no stack trace", async () => {
     const r = await runCli(["mcp", "--store", "redis://:secret@127.0.0.1:1"])

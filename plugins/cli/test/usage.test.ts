@@ -84,3 +84,15 @@ describe("usage errors of the lambdagent command", () => {
     expect(dangerous.stderr).toMatch(/^error: DangerousCommand: dangerous command refused \(recursive delete\)/)
   })
 })
+
+describe("inputs that start with -", () => {
+  it("are read as options unless they follow --, and the error and --help say so", async () => {
+    const refused = await runCli(["run", "examples/agents/simple.yml", "-x"])
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain("error: unknown option '-x'")
+    expect(refused.stderr).toContain("put -- before it: lambdagent run CONFIG -- -x")
+    const run = await runCli(["run", "--quiet", "examples/agents/simple.yml", "--", "-x"])
+    expect(run).toMatchObject({ code: 0, stdout: "-x\n" })
+    expect((await runCli(["run", "--help"])).stdout.replace(/\s+/g, " ")).toContain("after --, an input that starts with - (run CONFIG -- -x)")
+  })
+})
