@@ -114,6 +114,60 @@ const enum Mode {
   Apply
 }
 
+/** Frame kinds by name, for snapshots (the numbers are this build's; the names are the format). */
+const FRAME_NAMES: Readonly<Record<K, string>> = {
+  [K.AppArg]: "AppArg",
+  [K.AppCall]: "AppCall",
+  [K.ApplyTo]: "ApplyTo",
+  [K.BinRight]: "BinRight",
+  [K.BinDone]: "BinDone",
+  [K.BoolCheck]: "BoolCheck",
+  [K.Unary]: "Unary",
+  [K.If]: "If",
+  [K.ConsHead]: "ConsHead",
+  [K.ConsDone]: "ConsDone",
+  [K.PairFirst]: "PairFirst",
+  [K.PairDone]: "PairDone",
+  [K.ListItem]: "ListItem",
+  [K.FoldInit]: "FoldInit",
+  [K.FoldList]: "FoldList",
+  [K.FoldStart]: "FoldStart",
+  [K.FoldStep]: "FoldStep",
+  [K.Eval]: "Eval",
+  [K.Continue]: "Continue",
+  [K.RunInput]: "RunInput",
+  [K.Form]: "Form"
+}
+const FRAME_KINDS: ReadonlyMap<string, K> = new Map(Object.entries(FRAME_NAMES).map(([k, name]) => [name, Number(k) as K]))
+const MODE_NAMES = ["eval", "return", "apply"] as const
+
+/** One continuation frame, as a snapshot holds it. */
+export interface FrameState {
+  readonly kind: string
+  readonly code: Code | undefined
+  readonly env: Env | undefined
+  readonly ctx: Ctx
+  readonly extra: unknown
+}
+
+/**
+ * The whole state of a machine between two steps: its frames bottom first and its registers.
+ * `Checkpoint` encodes it; {@link Machine.restore} makes the same machine again.
+ */
+export interface MachineState {
+  readonly frames: ReadonlyArray<FrameState>
+  readonly mode: (typeof MODE_NAMES)[number]
+  readonly code: Code | undefined
+  readonly env: Env | undefined
+  readonly ctx: Ctx
+  readonly value: Value.Value
+  readonly fn: Value.Value
+  readonly requests: number
+}
+
+/** Whether a frame kind name is one this machine knows. */
+export const isFrameKind = (name: string): boolean => FRAME_KINDS.has(name)
+
 /** Frame slots: kind, code, env, ctx, extra. */
 const W = 5
 
@@ -261,6 +315,44 @@ export class Machine implements AgentMachine, Meter {
     const child = code.items![index]!
     const m = new Machine({ ...this.config, events, branch }, this.root, child, fn.env as Env | undefined, fn.ctx as Ctx)
     m.pushFrame(K.ApplyTo, child, fn.env as Env | undefined, fn.ctx as Ctx, input)
+    return m
+  }
+
+  /**
+   * The machine's state between two steps (suspended on an oracle request, or not started): what
+   * a checkpoint records. The frames' contents are shared, not copied.
+   */
+  snapshot(): MachineState {
+    if (this.finished) throw new Error("machine already finished")
+    const frames: Array<FrameState> = []
+    const f = this.frames
+    for (let sp = 0; sp < this.sp; sp += W) {
+      frames.push({ kind: FRAME_NAMES[f[sp] as K], code: f[sp + 1], env: f[sp + 2], ctx: f[sp + 3], extra: f[sp + 4] })
+    }
+    return {
+      frames,
+      mode: MODE_NAMES[this.mode],
+      code: this.code,
+      env: this.env,
+      ctx: this.ctx,
+      value: this.value,
+      fn: this.fn,
+      requests: this.requests
+    }
+  }
+
+  /** A machine in the state {@link snapshot} gave (from this or another process). */
+  static restore(config: MachineConfig, root: Term.Term, state: MachineState): Machine {
+    const m = new Machine(config, root, state.code!, state.env, state.ctx)
+    for (const frame of state.frames) {
+      const kind = FRAME_KINDS.get(frame.kind)
+      if (kind === undefined) throw new Error(`unknown frame kind ${frame.kind}`)
+      m.pushFrame(kind, frame.code, frame.env, frame.ctx, frame.extra)
+    }
+    m.mode = MODE_NAMES.indexOf(state.mode) as Mode
+    m.value = state.value
+    m.fn = state.fn
+    m.requests = state.requests
     return m
   }
 
