@@ -20,7 +20,7 @@ import * as Budget from "./Budget.ts"
 import type * as Driver from "./Driver.ts"
 import { CheckpointError, type CheckpointReason } from "./Errors.ts"
 import * as Evaluator from "./Evaluator.ts"
-import { Counters, Machine, type MachineConfig, type MachineState } from "./internal/machine.ts"
+import { Counters, framesFit, Machine, type MachineConfig, type MachineState } from "./internal/machine.ts"
 import { decodeGraph, encodeGraph, type GraphJson, isCode, isCtx, isEnv, SnapshotFault, termHash } from "./internal/snapshot.ts"
 import type * as Oracle from "./Oracle.ts"
 import * as Term from "./Term.ts"
@@ -361,11 +361,7 @@ const isMachineState = (v: unknown): v is MachineState => {
   const s = v as Record<string, unknown>
   return Array.isArray(s.frames) && typeof s.mode === "string" && ["eval", "return", "apply"].includes(s.mode) &&
     (s.code === undefined || isCode(s.code)) && isEnv(s.env) && isCtx(s.ctx) && typeof s.requests === "number" &&
-    s.frames.every((f: unknown) => {
-      const frame = f as Record<string, unknown>
-      return typeof frame === "object" && frame !== null && typeof frame.kind === "string" &&
-        (frame.code === undefined || isCode(frame.code)) && isEnv(frame.env) && isCtx(frame.ctx)
-    })
+    framesFit(s.frames, isCode)
 }
 
 /**

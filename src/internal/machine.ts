@@ -141,21 +141,14 @@ const FRAME_NAMES: Readonly<Record<K, string>> = {
 const FRAME_KINDS: ReadonlyMap<string, K> = new Map(Object.entries(FRAME_NAMES).map(([k, name]) => [name, Number(k) as K]))
 const MODE_NAMES = ["eval", "return", "apply"] as const
 
-/** One continuation frame, as a snapshot holds it. */
-export interface FrameState {
-  readonly kind: string
-  readonly code: Code | undefined
-  readonly env: Env | undefined
-  readonly ctx: Ctx
-  readonly extra: unknown
-}
 
 /**
  * The whole state of a machine between two steps: its frames bottom first and its registers.
  * `Checkpoint` encodes it; {@link Machine.restore} makes the same machine again.
  */
 export interface MachineState {
-  readonly frames: ReadonlyArray<FrameState>
+  /** Five slots a frame, bottom first: kind name, code, environment, context, extra. */
+  readonly frames: ReadonlyArray<unknown>
   readonly mode: (typeof MODE_NAMES)[number]
   readonly code: Code | undefined
   readonly env: Env | undefined
@@ -165,8 +158,17 @@ export interface MachineState {
   readonly requests: number
 }
 
-/** Whether a frame kind name is one this machine knows. */
-export const isFrameKind = (name: string): boolean => FRAME_KINDS.has(name)
+/** Whether `frames` (of a {@link MachineState}) has the shape of a machine's frames. */
+export const framesFit = (frames: ReadonlyArray<unknown>, isCode: (v: unknown) => boolean): boolean => {
+  if (frames.length % W !== 0) return false
+  for (let sp = 0; sp < frames.length; sp += W) {
+    const code = frames[sp + 1]
+    const env = frames[sp + 2]
+    if (!FRAME_KINDS.has(frames[sp] as string) || !(code === undefined || isCode(code))) return false
+    if (!(env === undefined || env instanceof Env) || !(frames[sp + 3] instanceof Ctx)) return false
+  }
+  return true
+}
 
 /** Frame slots: kind, code, env, ctx, extra. */
 const W = 5
@@ -324,11 +326,8 @@ export class Machine implements AgentMachine, Meter {
    */
   snapshot(): MachineState {
     if (this.finished) throw new Error("machine already finished")
-    const frames: Array<FrameState> = []
-    const f = this.frames
-    for (let sp = 0; sp < this.sp; sp += W) {
-      frames.push({ kind: FRAME_NAMES[f[sp] as K], code: f[sp + 1], env: f[sp + 2], ctx: f[sp + 3], extra: f[sp + 4] })
-    }
+    const frames = this.frames.slice(0, this.sp)
+    for (let sp = 0; sp < this.sp; sp += W) frames[sp] = FRAME_NAMES[frames[sp] as K]
     return {
       frames,
       mode: MODE_NAMES[this.mode],
@@ -344,10 +343,12 @@ export class Machine implements AgentMachine, Meter {
   /** A machine in the state {@link snapshot} gave (from this or another process). */
   static restore(config: MachineConfig, root: Term.Term, state: MachineState): Machine {
     const m = new Machine(config, root, state.code!, state.env, state.ctx)
-    for (const frame of state.frames) {
-      const kind = FRAME_KINDS.get(frame.kind)
-      if (kind === undefined) throw new Error(`unknown frame kind ${frame.kind}`)
-      m.pushFrame(kind, frame.code, frame.env, frame.ctx, frame.extra)
+    const f = state.frames
+    if (f.length % W !== 0) throw new Error("frames are not whole")
+    for (let sp = 0; sp < f.length; sp += W) {
+      const kind = FRAME_KINDS.get(f[sp] as string)
+      if (kind === undefined) throw new Error(`unknown frame kind ${String(f[sp])}`)
+      m.pushFrame(kind, f[sp + 1] as Code | undefined, f[sp + 2] as Env | undefined, f[sp + 3] as Ctx, f[sp + 4])
     }
     m.mode = MODE_NAMES.indexOf(state.mode) as Mode
     m.value = state.value

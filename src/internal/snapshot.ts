@@ -121,6 +121,8 @@ const numbered = (root: Code): Array<Code> => {
   return codes
 }
 
+const OPEN = -1
+
 const isPlainObject = (o: object): boolean => {
   const proto = Object.getPrototypeOf(o)
   return proto === Object.prototype || proto === null
@@ -163,8 +165,8 @@ export const encodeGraph = (root: Term.Term, roots: ReadonlyArray<unknown>): Gra
     return hash
   }
   const heap: Array<Json> = []
+  /** Node index of each object written; `OPEN` while the objects it points to are being written. */
   const ids = new Map<object, number>()
-  const open = new Set<object>()
 
   const slot = (v: unknown): Json => {
     switch (typeof v) {
@@ -225,21 +227,21 @@ export const encodeGraph = (root: Term.Term, roots: ReadonlyArray<unknown>): Gra
     const stack: Array<object> = [start]
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!
-      if (ids.has(top)) {
-        stack.pop()
-        continue
-      }
-      if (!open.has(top)) {
-        open.add(top)
-        for (const kid of pointsTo(top)) {
-          if (typeof kid !== "object" || kid === null || kid === Value.nil || ids.has(kid)) continue
-          if (open.has(kid)) fault("its state refers to itself")
-          stack.push(kid)
+      const id = ids.get(top)
+      if (id === undefined) {
+        ids.set(top, OPEN)
+        const kids = pointsTo(top)
+        for (let i = 0; i < kids.length; i++) {
+          const kid = kids[i]
+          if (typeof kid !== "object" || kid === null || kid === Value.nil) continue
+          const seen = ids.get(kid)
+          if (seen === OPEN) fault("its state refers to itself")
+          if (seen === undefined) stack.push(kid)
         }
         continue
       }
       stack.pop()
-      open.delete(top)
+      if (id !== OPEN) continue
       heap.push(node(top))
       ids.set(top, heap.length - 1)
     }
