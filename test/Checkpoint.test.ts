@@ -120,7 +120,7 @@ describe("Checkpoint", () => {
     expect(restored.pending?.kind).toBe("tool")
     const done = restored.execution.resume(7)
     expect(done).toEqual({ _tag: "Done", value: 7 + (n * (n + 1)) / 2 })
-  })
+  }, 120_000)
 
   describe("bad checkpoints", () => {
     const good = () => {
