@@ -10,7 +10,8 @@ const suites: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   cli: () => import("./cli.ts"),
   mcp: () => import("./mcp.ts"),
   sandbox: () => import("./sandbox.ts"),
-  a2a: () => import("./a2a.ts")
+  a2a: () => import("./a2a.ts"),
+  checkpoint: () => import("./checkpoint.ts")
 }
 
 const wanted = process.argv.slice(2)
