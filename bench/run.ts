@@ -12,7 +12,8 @@ const suites: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   mcp: () => import("./mcp.ts"),
   evolve: () => import("./evolve.ts"),
   sandbox: () => import("./sandbox.ts"),
-  a2a: () => import("./a2a.ts")
+  a2a: () => import("./a2a.ts"),
+  checkpoint: () => import("./checkpoint.ts")
 }
 
 const wanted = process.argv.slice(2)

@@ -18,8 +18,9 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as z from "zod"
 import type * as Budget from "./Budget.ts"
+import * as Checkpoint from "./Checkpoint.ts"
 import * as Driver from "./Driver.ts"
-import { EvalError, isLambdaError, type LambdaError } from "./Errors.ts"
+import { CheckpointError, EvalError, isLambdaError, type LambdaError } from "./Errors.ts"
 import * as Evaluator from "./Evaluator.ts"
 import { isExit } from "./internal/exits.ts"
 import * as Oracle from "./Oracle.ts"
@@ -44,7 +45,7 @@ import * as Value from "./Value.ts"
  * const describe = (e: Agent.AgentError) => `${e._tag}: ${e.message}`
  * ```
  */
-export type AgentError = LambdaError | LanguageModel.ProviderError | MemoryStore.MemoryError
+export type AgentError = LambdaError | LanguageModel.ProviderError | MemoryStore.MemoryError | CheckpointError
 
 /**
  * Something that happens during a run, as streamed by a runtime: a trace event, or a piece of
@@ -170,6 +171,25 @@ export interface RunOptions {
   readonly runId?: string
   /** Read the input as the tool protocol does (normalised, then a term); default false: the input is data. */
   readonly normalizeInput?: boolean
+  /** Save a checkpoint of the run before every oracle call (see `Checkpoint.recorder`). */
+  readonly checkpoint?: CheckpointOptions
+}
+
+/**
+ * Checkpointing of a run: where each checkpoint goes, and what the host keeps with it.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { Agent } from "lambdagent"
+ * const o: Agent.CheckpointOptions = { save: (c) => Effect.sync(() => console.log(c.usage.llmCalls)) }
+ * ```
+ */
+export interface CheckpointOptions {
+  readonly save: (checkpoint: Checkpoint.Checkpoint) => Effect.Effect<void, CheckpointError>
+  readonly meta?: Readonly<Record<string, unknown>>
 }
 
 /**
@@ -617,6 +637,31 @@ export const run = (
   input: unknown,
   options: RunOptions = {}
 ): Effect.Effect<RunResult, AgentError, LanguageModel.LanguageModel> =>
+  runFrom({ term, input }, options)
+
+/**
+ * Resume a run from a checkpoint (`Checkpoint.decode`): the machine is restored and driven on
+ * with the runtime's services, from the request it was waiting on; answers the checkpoint
+ * recorded are not asked again. The result is the one the run would have had uninterrupted.
+ *
+ * @since 0.2.0
+ * @category running
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, Checkpoint } from "lambdagent"
+ * const resumeText = (text: string) => Agent.resume(Checkpoint.parse(text))
+ * ```
+ */
+export const resume = (
+  checkpoint: Checkpoint.Checkpoint,
+  options: Omit<RunOptions, "budget" | "trace" | "normalizeInput"> = {}
+): Effect.Effect<RunResult, AgentError, LanguageModel.LanguageModel> => runFrom({ checkpoint }, options)
+
+const runFrom = (
+  from: { readonly term: Term.Term | Term.Json; readonly input: unknown } | { readonly checkpoint: Checkpoint.Checkpoint },
+  options: RunOptions
+): Effect.Effect<RunResult, AgentError, LanguageModel.LanguageModel> =>
   Effect.contextWith((context: Context.Context<LanguageModel.LanguageModel>) => {
     const sink = Context.get(context, TraceSink.TraceSink)
     const runId = options.runId ?? randomId()
@@ -649,16 +694,32 @@ export const run = (
         : {})
     }
     let exec: Evaluator.Execution
+    let drive: Driver.DriveOptions = {}
+    let answers: ReadonlyArray<Checkpoint.Answer> = []
     try {
-      exec = options.normalizeInput === true
-        ? Evaluator.startRun(parseTerm(term), input, evaluation)
-        : Evaluator.startApply(parseTerm(term), Oracle.toValue(input), evaluation)
+      if ("checkpoint" in from) {
+        const restored = Checkpoint.restore(from.checkpoint, evaluation.onEvent !== undefined ? { onEvent: evaluation.onEvent } : {})
+        exec = restored.execution
+        answers = restored.answers
+        drive = {
+          recorded: restored.recorded,
+          ...(restored.pending !== undefined ? { first: { _tag: "Suspended", request: restored.pending } } : {})
+        }
+      } else {
+        exec = options.normalizeInput === true
+          ? Evaluator.startRun(parseTerm(from.term), from.input, evaluation)
+          : Evaluator.startApply(parseTerm(from.term), Oracle.toValue(from.input), evaluation)
+      }
     } catch (error) {
-      if (isLambdaError(error)) return Effect.fail(error)
+      if (isLambdaError(error) || error instanceof CheckpointError) return Effect.fail(error)
       throw error
     }
+    const checkpoint = options.checkpoint
+    const handlers: Driver.Handlers<AgentError, never> = checkpoint === undefined
+      ? handlersOf(services)
+      : { ...handlersOf(services), ...Checkpoint.recorder(exec, { ...checkpoint, answers }) }
     // the driver holds the run to its time budget
-    return Effect.map(Driver.drive(exec, handlersOf(services)), (value): RunResult => ({
+    return Effect.map(Driver.drive(exec, handlers, drive), (value): RunResult => ({
       value,
       result: Value.toJson(value),
       trace: exec.events,

@@ -20,6 +20,7 @@ import * as Exit from "effect/Exit"
 import { EvalError, isLambdaError, type LambdaError } from "./Errors.ts"
 import type * as Evaluator from "./Evaluator.ts"
 import * as Oracle from "./Oracle.ts"
+import type * as Trace from "./Trace.ts"
 import { isTerminate } from "./forms/tool.ts"
 import { isExit } from "./internal/exits.ts"
 import * as Value from "./Value.ts"
@@ -56,6 +57,29 @@ export interface Handlers<E, R> {
   readonly admit?: (request: Oracle.Request) => string | undefined
   /** Told of every answer as it becomes a value (to record a run for replay). */
   readonly answered?: (request: Oracle.Request, answer: Value.Value, run: RunState) => void
+  /**
+   * Run before a request is answered live, before its budgets are counted (a checkpoint is
+   * saved here); its failure ends the run before the call is made.
+   */
+  readonly suspended?: (request: Oracle.Request, run: RunState) => Effect.Effect<void, E, R>
+}
+
+/**
+ * An answer recorded by an earlier run of the same term: a resumed run takes it instead of asking
+ * again. `events` and `tokens` are what the call added to the trace and the token count.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Driver } from "lambdagent"
+ * const a: Driver.RecordedAnswer = { value: "42", events: [], tokens: 0 }
+ * ```
+ */
+export interface RecordedAnswer {
+  readonly value: Value.Value
+  readonly events: ReadonlyArray<Trace.TraceEvent>
+  readonly tokens: number
 }
 
 /**
@@ -92,6 +116,12 @@ export interface DriveOptions {
   readonly sliceMs?: number
   /** The step the caller already took (`execution.slice(…)`), when it ran the machine first. */
   readonly first?: Evaluator.SliceStep
+  /**
+   * Answers an earlier run recorded, by request key (`Execution.requestKey`): a request found
+   * here is answered from it, counted against the budgets as the original was, without asking
+   * the handlers.
+   */
+  readonly recorded?: ReadonlyMap<string, RecordedAnswer>
 }
 
 const DEFAULT_SLICE_MS = 10
@@ -137,23 +167,31 @@ const answer = <E, R>(
   }
   const usage = exec.usage
   const budget = exec.budget
+  const recorded = request.kind === "par" ? undefined : options.recorded?.get(exec.requestKey(request))
   switch (request.kind) {
     case "llm":
       if (usage.llmCalls >= budget.llmCalls) return Effect.fail(exec.exhausted("llmCalls", budget.llmCalls))
       if (usage.tokens >= budget.tokens) return Effect.fail(exec.exhausted("tokens", budget.tokens))
       usage.llmCalls++
-      return handlers.llm(request, run)
+      return recorded !== undefined ? replayed(exec, recorded) : handlers.llm(request, run)
     case "tool":
       if (isTerminate(request.name)) return Effect.succeed(request.input)
       if (usage.toolCalls >= budget.toolCalls) return Effect.fail(exec.exhausted("toolCalls", budget.toolCalls))
       usage.toolCalls++
-      return handlers.tool(request, run)
+      return recorded !== undefined ? replayed(exec, recorded) : handlers.tool(request, run)
     case "memory-read":
     case "memory-write":
-      return handlers.memory(request, run)
+      return recorded !== undefined ? replayed(exec, recorded) : handlers.memory(request, run)
     case "par":
       return branches(exec, request, handlers, options)
   }
+}
+
+/** A recorded answer, with what the original call added to the trace and the token count. */
+const replayed = (exec: Evaluator.Execution, recorded: RecordedAnswer): Effect.Effect<unknown> => {
+  for (const event of recorded.events) exec.record(event)
+  exec.usage.tokens += recorded.tokens
+  return Effect.succeed(recorded.value)
 }
 
 const branches = <E, R>(
@@ -233,7 +271,10 @@ const loop = <E, R>(
         }
         const request = step.request
         if (Date.now() > deadline) return Effect.fail(timeUp())
-        const answered = answer(exec, run, request, handlers, options)
+        const live = handlers.suspended !== undefined && !(options.recorded?.has(exec.requestKey(request)) ?? false)
+        const answered = live
+          ? Effect.flatMap(handlers.suspended!(request, run), () => answer(exec, run, request, handlers, options))
+          : answer(exec, run, request, handlers, options)
         const done = completed(answered)
         if (done === undefined) {
           // waiting: the time budget interrupts the wait when it runs out

@@ -199,6 +199,55 @@ export class BudgetExceeded extends TaggedError<BudgetExceeded>()("BudgetExceede
 }) {}
 
 /**
+ * Why a checkpoint could not be written or read.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Errors } from "lambdagent"
+ * const r: Errors.CheckpointReason = "version"
+ * ```
+ */
+export type CheckpointReason = typeof CheckpointReason.Type
+
+/**
+ * The reasons of a {@link CheckpointError}: `format` (not a checkpoint, or malformed), `version`
+ * (another format version), `digest` (edited or damaged), `term` (made for another term),
+ * `unsupported` (the run holds state a checkpoint cannot carry), `store` (cannot be saved).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import { Errors } from "lambdagent"
+ * Errors.CheckpointReason.literals.includes("digest") // true
+ * ```
+ */
+export const CheckpointReason = Schema.Literals(["format", "version", "digest", "term", "unsupported", "store"])
+
+/**
+ * A checkpoint that cannot be written, read or resumed: the message is one line saying what is
+ * wrong with it.
+ *
+ * @since 0.2.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { Checkpoint, Errors } from "lambdagent"
+ * try {
+ *   Checkpoint.decode({ format: "something else" })
+ * } catch (e) {
+ *   if (e instanceof Errors.CheckpointError) console.log(e.reason) // "format"
+ * }
+ * ```
+ */
+export class CheckpointError extends TaggedError<CheckpointError>()("CheckpointError", {
+  reason: CheckpointReason,
+  message: Schema.String
+}) {}
+
+/**
  * Any error of the term language.
  *
  * @since 0.1.0

@@ -148,12 +148,24 @@ const registryOf = (tools: EvaluateOptions["tools"]): ReadonlyMap<string, Term.T
 export class Execution {
   /** @internal */
   constructor(
-    private readonly machine: Machine,
+    /** @internal */
+    readonly machine: Machine,
     /** The events recorded so far (shared with parallel branches' own lists until merged). */
     readonly events: Array<Trace.TraceEvent>,
     /** @internal */
-    readonly counters: Counters
+    readonly counters: Counters,
+    /**
+     * Where this execution sits in the run: `""` for the run itself, and for a `par` branch the
+     * scope of its parent, the `par` request's id and the branch index (`"3.1/"`). A request's
+     * {@link requestKey} is unique within the run and the same in every replay of it.
+     */
+    readonly scope: string = ""
   ) {}
+
+  /** The key of one of this execution's requests, unique within the run (see {@link scope}). */
+  requestKey(request: Oracle.Request): string {
+    return `${this.scope}${request.id}`
+  }
 
   /** Run until done or until an oracle is needed. */
   next(): Step {
@@ -218,7 +230,7 @@ export class Execution {
    */
   branch(request: Oracle.ParRequest, index: number): Execution {
     const events: Array<Trace.TraceEvent> = []
-    return new Execution(this.machine.branch(index, request.input, events), events, this.counters)
+    return new Execution(this.machine.branch(index, request.input, events), events, this.counters, `${this.scope}${request.id}.${index}/`)
   }
 
   /** The trace level this execution records at. */
@@ -248,6 +260,9 @@ const configOf = (options: EvaluateOptions): MachineConfig => {
   }
   return config
 }
+
+/** @internal An execution of a machine made elsewhere (a checkpoint's). */
+export const fromMachine = (machine: Machine, config: MachineConfig): Execution => new Execution(machine, config.events, config.counters)
 
 /**
  * Start a stepwise evaluation of `term` (see {@link Execution}).

@@ -14,6 +14,8 @@ import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import type * as Scope from "effect/Scope"
 import * as Agent from "./Agent.ts"
+import * as Checkpoint from "./Checkpoint.ts"
+import { CheckpointError } from "./Errors.ts"
 import type * as Budget from "./Budget.ts"
 import * as LanguageModel from "./LanguageModel.ts"
 import * as MemoryStore from "./MemoryStore.ts"
@@ -77,6 +79,8 @@ export interface CallOptions {
   readonly budget?: Partial<Budget.Budget>
   /** Read the input as the tool protocol does (normalised, then a term). */
   readonly normalizeInput?: boolean
+  /** Save a checkpoint before every oracle call (see `Checkpoint`, `docs/durable.md`). */
+  readonly checkpoint?: Agent.CheckpointOptions
 }
 
 /**
@@ -148,6 +152,12 @@ export interface Runtime extends AsyncDisposable {
   readonly run: (term: Term.Term | Term.Json, input: unknown, options?: CallOptions) => Promise<RunOutput>
   /** Run a term, yielding trace events and model tokens as they happen, then `{type: "result"}`. Breaking out cancels the run. */
   readonly stream: (term: Term.Term | Term.Json, input: unknown, options?: CallOptions) => AsyncIterable<StreamEvent>
+  /**
+   * Resume a run from a checkpoint (decoded, or JSON to decode): the result is the one the run
+   * would have had uninterrupted; answers the checkpoint recorded are not asked again. Budget
+   * and trace level are the checkpoint's. Rejects with a `CheckpointError` for a bad checkpoint.
+   */
+  readonly resume: (checkpoint: Checkpoint.Checkpoint | unknown, options?: Omit<CallOptions, "budget" | "trace" | "normalizeInput">) => Promise<RunOutput>
   /** Forget the conversation histories of a session (all sessions without an argument). */
   readonly resetConversation: (session?: string) => void
   /** The tools this runtime offers. */
@@ -244,11 +254,15 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
     return c
   }
 
-  const runWith = (term: Term.Term | Term.Json, input: unknown, call: CallOptions, onEvent?: (e: Agent.RunEvent) => void) => {
+  const runWith = (
+    from: { readonly term: Term.Term | Term.Json; readonly input: unknown } | { readonly checkpoint: unknown },
+    call: CallOptions,
+    onEvent?: (e: Agent.RunEvent) => void
+  ) => {
     const session = call.session ?? "default"
     const budget = call.budget ?? options.budgets
     const trace = call.trace ?? options.trace
-    const program = Agent.run(term, input, {
+    const runOptions: Agent.RunOptions = {
       session,
       conversations: conversationsOf(session),
       models,
@@ -256,8 +270,19 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
       ...(budget !== undefined ? { budget: { ...options.budgets, ...budget } } : {}),
       ...(trace !== undefined ? { trace } : {}),
       ...(call.normalizeInput !== undefined ? { normalizeInput: call.normalizeInput } : {}),
-      ...(onEvent !== undefined ? { onEvent } : {})
-    })
+      ...(onEvent !== undefined ? { onEvent } : {}),
+      ...(call.checkpoint !== undefined ? { checkpoint: call.checkpoint } : {})
+    }
+    const program = "checkpoint" in from
+      ? Effect.suspend(() => {
+        try {
+          return Agent.resume(Checkpoint.decode(from.checkpoint), runOptions)
+        } catch (error) {
+          if (error instanceof CheckpointError) return Effect.fail(error)
+          throw error
+        }
+      })
+      : Agent.run(from.term, from.input, runOptions)
     const signal = call.signal
     return runtime.runPromise(program, signal !== undefined ? { signal } : {}).catch((error: unknown) => {
       throw signal?.aborted === true ? signal.reason : error
@@ -273,7 +298,7 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
       const controller = new AbortController()
       const abort = () => controller.abort(call.signal?.reason)
       call.signal?.addEventListener("abort", abort, { once: true })
-      const running = runWith(term, input, { ...call, signal: controller.signal }, (event) => {
+      const running = runWith({ term, input }, { ...call, signal: controller.signal }, (event) => {
         queue.push(event)
         wake?.()
       }).then(
@@ -312,7 +337,8 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
 
   const close = () => runtime.dispose()
   return {
-    run: (term, input, call = {}) => runWith(term, input, call),
+    run: (term, input, call = {}) => runWith({ term, input }, call),
+    resume: (checkpoint, call = {}) => runWith({ checkpoint }, call),
     stream,
     resetConversation: (session) => {
       if (session === undefined) sessions.clear()

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import * as a2a from "../examples/a2a.ts"
 import * as chain from "../examples/chain.ts"
+import * as checkpoint from "../examples/checkpoint.ts"
 import * as guard from "../examples/guard.ts"
 import * as memory from "../examples/memory.ts"
 import * as parallel from "../examples/parallel.ts"
@@ -14,6 +15,9 @@ describe("examples run offline", () => {
   })
   it("chain", async () => {
     expect(await chain.main()).toEqual({ result: "Write(Analyze(Extract(report)))", stages: ["extract", "analyze", "draft"] })
+  })
+  it("checkpoint and resume", async () => {
+    expect(await checkpoint.main()).toEqual({ result: "Write(Analyze(Extract(report)))", callsAfterResume: 1 })
   })
   it("router", async () => {
     expect(await router.main()).toEqual([

@@ -1,6 +1,7 @@
 /**
  * The `lambdagent` command line: the one place that wires every command together.
  */
+import { registerCheckpoints } from "./checkpoints.ts"
 import { registerEval } from "./eval.ts"
 import { registerMcp } from "./mcp.ts"
 import { registerRag } from "./rag.ts"
@@ -16,6 +17,6 @@ import { runProgram } from "./shell.ts"
 export const main = (argv: ReadonlyArray<string>): Promise<void> =>
   runProgram(
     argv,
-    [registerEval, registerRun, registerYaml, registerServe, registerRag, registerMcp, registerTrace, registerRepl, registerTools],
+    [registerEval, registerRun, registerYaml, registerServe, registerRag, registerMcp, registerTrace, registerRepl, registerTools, registerCheckpoints],
     loadPlugins(argv)
   )

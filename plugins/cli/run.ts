@@ -2,10 +2,12 @@
  * `lambdagent run <config> [input | -] [options]`: compile an agent and apply it to an input.
  */
 import { writeFile } from "node:fs/promises"
+import { resolve } from "node:path"
 import { type Host, noPlugins, pluginTools } from "./plugins.ts"
 import type { Registration } from "./shell.ts"
 import { Term, type Trace, Value } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
+import { checkpointing, checkpointPlan } from "./checkpoints.ts"
 import { CliError, describeError, ExitCode, onInterrupt, readStdin, readTextFile } from "./io.ts"
 import { integer, positive, temperature, textOrJson, usageError } from "./options.ts"
 import { parseSandboxFlag, SANDBOX_FLAGS, SANDBOX_HELP } from "./sandbox.ts"
@@ -28,6 +30,7 @@ export interface RunOptions {
   readonly format: "text" | "json"
   readonly quiet?: boolean
   readonly verbose?: boolean
+  readonly checkpoint?: string
 }
 
 const parseEnv = (pairs: ReadonlyArray<string>): Record<string, string> => {
@@ -82,6 +85,17 @@ export const runCommand = async (config: string, positional: string | undefined,
     tools: extraTools
   })
   const input = await readRunInput(positional, options)
+  const plan = checkpointPlan(agent, options.checkpoint)
+  // an unwritable checkpoint directory fails here, before the first oracle call
+  const checkpoint = plan === undefined
+    ? undefined
+    : checkpointing(plan, {
+      config: resolve(config),
+      input,
+      tools: options.tool,
+      ...(toolTimeout !== undefined ? { toolTimeout } : {}),
+      ...(options.model !== undefined ? { model: options.model } : {})
+    })
   const showSteps = (options.trace === true || options.verbose === true) && options.quiet !== true && options.format !== "json"
   let status: Status | undefined
   const { close, demo, notices, runtime } = await buildRuntime(agent, {
@@ -102,9 +116,10 @@ export const runCommand = async (config: string, positional: string | undefined,
   const seen: Array<Trace.TraceEvent> = []
   try {
     const output = await (async () => {
-      if (status === undefined && options.traceFile === undefined) return runtime.run(agent.term, input, { signal: controller.signal })
+      const call = { signal: controller.signal, ...(checkpoint !== undefined ? { checkpoint } : {}) }
+      if (status === undefined && options.traceFile === undefined) return runtime.run(agent.term, input, call)
       let result: Awaited<ReturnType<typeof runtime.run>> | undefined
-      for await (const event of runtime.stream(agent.term, input, { signal: controller.signal })) {
+      for await (const event of runtime.stream(agent.term, input, call)) {
         if (event.type === "result") result = event.output
         else {
           if (event.type === "trace") seen.push(event.event)
@@ -168,6 +183,7 @@ export const registerRun: Registration = (program, run, host) => {
     .option("--format <format>", "text (default) or json: {result, trace, stats} on stdout", textOrJson, "text")
     .option("--quiet", "stdout holds only the result; nothing on stderr but errors")
     .option("--verbose", "record every β-reduction and print the trace")
+    .option("--checkpoint <dir>", "save a checkpoint before every oracle call into this directory (lambdagent resume goes on from one)")
     .action(async (config: string, input: string | undefined, options: RunOptions) =>
       run(() => runCommand(config, input, options, host), () => options.format)
     )

@@ -114,6 +114,62 @@ const enum Mode {
   Apply
 }
 
+/** Frame kinds by name, for snapshots (the numbers are this build's; the names are the format). */
+const FRAME_NAMES: Readonly<Record<K, string>> = {
+  [K.AppArg]: "AppArg",
+  [K.AppCall]: "AppCall",
+  [K.ApplyTo]: "ApplyTo",
+  [K.BinRight]: "BinRight",
+  [K.BinDone]: "BinDone",
+  [K.BoolCheck]: "BoolCheck",
+  [K.Unary]: "Unary",
+  [K.If]: "If",
+  [K.ConsHead]: "ConsHead",
+  [K.ConsDone]: "ConsDone",
+  [K.PairFirst]: "PairFirst",
+  [K.PairDone]: "PairDone",
+  [K.ListItem]: "ListItem",
+  [K.FoldInit]: "FoldInit",
+  [K.FoldList]: "FoldList",
+  [K.FoldStart]: "FoldStart",
+  [K.FoldStep]: "FoldStep",
+  [K.Eval]: "Eval",
+  [K.Continue]: "Continue",
+  [K.RunInput]: "RunInput",
+  [K.Form]: "Form"
+}
+const FRAME_KINDS: ReadonlyMap<string, K> = new Map(Object.entries(FRAME_NAMES).map(([k, name]) => [name, Number(k) as K]))
+const MODE_NAMES = ["eval", "return", "apply"] as const
+
+
+/**
+ * The whole state of a machine between two steps: its frames bottom first and its registers.
+ * `Checkpoint` encodes it; {@link Machine.restore} makes the same machine again.
+ */
+export interface MachineState {
+  /** Five slots a frame, bottom first: kind name, code, environment, context, extra. */
+  readonly frames: ReadonlyArray<unknown>
+  readonly mode: (typeof MODE_NAMES)[number]
+  readonly code: Code | undefined
+  readonly env: Env | undefined
+  readonly ctx: Ctx
+  readonly value: Value.Value
+  readonly fn: Value.Value
+  readonly requests: number
+}
+
+/** Whether `frames` (of a {@link MachineState}) has the shape of a machine's frames. */
+export const framesFit = (frames: ReadonlyArray<unknown>, isCode: (v: unknown) => boolean): boolean => {
+  if (frames.length % W !== 0) return false
+  for (let sp = 0; sp < frames.length; sp += W) {
+    const code = frames[sp + 1]
+    const env = frames[sp + 2]
+    if (!FRAME_KINDS.has(frames[sp] as string) || !(code === undefined || isCode(code))) return false
+    if (!(env === undefined || env instanceof Env) || !(frames[sp + 3] instanceof Ctx)) return false
+  }
+  return true
+}
+
 /** Frame slots: kind, code, env, ctx, extra. */
 const W = 5
 
@@ -261,6 +317,43 @@ export class Machine implements AgentMachine, Meter {
     const child = code.items![index]!
     const m = new Machine({ ...this.config, events, branch }, this.root, child, fn.env as Env | undefined, fn.ctx as Ctx)
     m.pushFrame(K.ApplyTo, child, fn.env as Env | undefined, fn.ctx as Ctx, input)
+    return m
+  }
+
+  /**
+   * The machine's state between two steps (suspended on an oracle request, or not started): what
+   * a checkpoint records. The frames' contents are shared, not copied.
+   */
+  snapshot(): MachineState {
+    if (this.finished) throw new Error("machine already finished")
+    const frames = this.frames.slice(0, this.sp)
+    for (let sp = 0; sp < this.sp; sp += W) frames[sp] = FRAME_NAMES[frames[sp] as K]
+    return {
+      frames,
+      mode: MODE_NAMES[this.mode],
+      code: this.code,
+      env: this.env,
+      ctx: this.ctx,
+      value: this.value,
+      fn: this.fn,
+      requests: this.requests
+    }
+  }
+
+  /** A machine in the state {@link snapshot} gave (from this or another process). */
+  static restore(config: MachineConfig, root: Term.Term, state: MachineState): Machine {
+    const m = new Machine(config, root, state.code!, state.env, state.ctx)
+    const f = state.frames
+    if (f.length % W !== 0) throw new Error("frames are not whole")
+    for (let sp = 0; sp < f.length; sp += W) {
+      const kind = FRAME_KINDS.get(f[sp] as string)
+      if (kind === undefined) throw new Error(`unknown frame kind ${String(f[sp])}`)
+      m.pushFrame(kind, f[sp + 1] as Code | undefined, f[sp + 2] as Env | undefined, f[sp + 3] as Ctx, f[sp + 4])
+    }
+    m.mode = MODE_NAMES.indexOf(state.mode) as Mode
+    m.value = state.value
+    m.fn = state.fn
+    m.requests = state.requests
     return m
   }
 

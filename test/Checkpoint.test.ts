@@ -1,0 +1,157 @@
+/**
+ * Checkpoints: a run paused at any oracle call, written as JSON, read back and resumed in a fresh
+ * runtime, ends exactly as the uninterrupted run; bad checkpoints are refused with one-line errors.
+ */
+import { Effect } from "effect"
+import fc from "fast-check"
+import { Checkpoint, createRuntime, Errors, Evaluator, type LanguageModel, Scripted, Term, Tools } from "lambdagent"
+import { describe, expect, it } from "vitest"
+
+const x = Term.var("x")
+const short = Term.lam("s", Term.lt(Term.length(Term.var("s")), Term.lit(12)))
+
+const { agent } = fc.letrec<{ agent: Term.Term }>((tie) => {
+  const a = () => tie("agent")
+  return {
+    agent: fc.oneof(
+      { depthSize: "small", withCrossShrink: true },
+      fc.constantFrom("a", "b", "c").map((system) => Term.llm({ system, conversation: false })),
+      fc.constantFrom("t1", "t2", "terminate").map(Term.tool),
+      fc.array(a(), { minLength: 1, maxLength: 3 }).map(Term.compose),
+      fc.tuple(a(), fc.nat(3), fc.boolean()).map(([body, max, test]) => Term.loop({ body, max, ...(test ? { until: short } : {}) })),
+      fc.tuple(a(), a(), a()).map(([classify, first, second]) => Term.route({ classify, routes: [["a", first], ["b", second]], default: first })),
+      fc.tuple(fc.array(a(), { minLength: 1, maxLength: 3 }), fc.constantFrom<Term.Merge>("tuple", "concat")).map(([bs, merge]) => Term.par(bs, merge)),
+      fc.tuple(a(), fc.nat(2)).map(([inner, retry]) => Term.guard({ agent: inner, validate: short, retry, fallback: "last" })),
+      fc.integer({ min: 1, max: 3 }).map((maxSteps) => Term.react({ think: Term.llm({ system: "think" }), tools: ["t1", "terminate"], maxSteps })),
+      a().map((f) => Term.app(Term.lam("f", Term.lam("x", Term.app(Term.var("f"), Term.app(Term.var("f"), x)))), f)),
+      a().map((f) => Term.lam("x", Term.fold(Term.lam("p", Term.app(f, Term.fst(Term.var("p")))), x, Term.list([Term.lit(1), Term.lit(2)])))),
+      fc.tuple(a(), a()).map(([f, g]) => Term.lam("x", Term.if(Term.app(short, x), Term.app(f, x), Term.app(g, x))))
+    )
+  }
+})
+
+/** A model whose answers follow the conversation it is shown, so a resumed run gets the same ones. */
+const model: LanguageModel.LanguageModelShape = Scripted.respond((request) => {
+  const text = JSON.stringify(request.messages)
+  let h = 0
+  for (let i = 0; i < text.length; i++) h = (h * 31 + text.charCodeAt(i)) >>> 0
+  return ["a", "b", "{\"tool\":\"t1\",\"args\":\"q\"}", "done", "a much longer answer than twelve"][h % 5]!
+})
+
+const tools = [
+  Tools.define({ name: "t1", description: "one", run: (s: string) => `t1(${s.length})` }),
+  Tools.define({ name: "t2", description: "two", run: (s: string) => `t2 ${s.slice(0, 3)}` })
+]
+
+const observable = (events: ReadonlyArray<unknown>) => events.map((e) => ({ ...(e as object), durationMs: 0 }))
+
+/** Run `term`, keeping every checkpoint (as JSON text) and counting live calls. */
+const runKeeping = async (term: Term.Term) => {
+  const saved: Array<string> = []
+  const runtime = createRuntime({ model, tools, trace: "agent" })
+  try {
+    const out = await runtime.run(term, "go", {
+      budget: { llmCalls: 1000, toolCalls: 1000 },
+      checkpoint: { save: (c) => Effect.sync(() => void saved.push(JSON.stringify(c))) }
+    })
+    return { out, saved }
+  } catch (error) {
+    return { error: (error as Error).message, saved }
+  } finally {
+    await runtime.close()
+  }
+}
+
+const resumeFrom = async (text: string) => {
+  let live = 0
+  const counted = { ...model, chat: (r: LanguageModel.ChatRequest) => (live++, model.chat(r)) }
+  const runtime = createRuntime({ model: counted, tools, trace: "agent" })
+  try {
+    const out = await runtime.resume(JSON.parse(text))
+    return { out, live }
+  } catch (error) {
+    return { error: (error as Error).message, live }
+  } finally {
+    await runtime.close()
+  }
+}
+
+describe("Checkpoint", () => {
+  it("resuming from any checkpoint of a random run ends as the uninterrupted run", async () => {
+    await fc.assert(fc.asyncProperty(agent, fc.double({ min: 0, max: 1, noNaN: true }), async (term, at) => {
+      const whole = await runKeeping(term)
+      fc.pre(whole.saved.length > 0)
+      const text = whole.saved[Math.min(whole.saved.length - 1, Math.floor(at * whole.saved.length))]!
+      const resumed = await resumeFrom(text)
+      if ("error" in whole) {
+        expect(resumed).toMatchObject({ error: whole.error })
+        return
+      }
+      expect("out" in resumed && resumed.out.result).toEqual(whole.out!.result)
+      const out = (resumed as { out: typeof whole.out }).out!
+      expect(observable(out.trace)).toEqual(observable(whole.out!.trace))
+      expect(out.stats.steps).toBe(whole.out!.stats.steps)
+      expect(out.stats.llmCalls).toBe(whole.out!.stats.llmCalls)
+      expect(out.stats.toolCalls).toBe(whole.out!.stats.toolCalls)
+    }), { numRuns: 150 })
+  })
+
+  it("a resumed run does not ask again for answers recorded before the checkpoint", async () => {
+    const term = Term.compose([Term.llm({ system: "a", conversation: false }), Term.llm({ system: "b", conversation: false }), Term.llm({ system: "c", conversation: false })])
+    const whole = await runKeeping(term)
+    expect(whole.saved).toHaveLength(3)
+    for (const [i, text] of whole.saved.entries()) {
+      const resumed = await resumeFrom(text)
+      expect(resumed.live).toBe(3 - i)
+    }
+  })
+
+  it("snapshots a machine 100,000 frames deep and resumes it", () => {
+    // sum 0..n-1 by non-tail recursion through a tool call at the bottom
+    const n = 100_000
+    const fix = Term.lam("f", Term.app(Term.lam("x", Term.app(Term.var("f"), Term.lam("v", Term.app(Term.app(Term.var("x"), Term.var("x")), Term.var("v"))))), Term.lam("x", Term.app(Term.var("f"), Term.lam("v", Term.app(Term.app(Term.var("x"), Term.var("x")), Term.var("v")))))))
+    const sum = Term.lam("self", Term.lam("k", Term.if(Term.eq(Term.var("k"), Term.lit(0)), Term.app(Term.tool("bottom"), Term.lit(0)), Term.add(Term.var("k"), Term.app(Term.var("self"), Term.sub(Term.var("k"), Term.lit(1)))))))
+    const term = Term.app(Term.app(fix, sum), Term.lit(n))
+    const exec = Evaluator.start(term, { budget: { steps: 100_000_000 } })
+    const step = exec.next()
+    expect(step._tag).toBe("Suspended")
+    const text = JSON.stringify(Checkpoint.capture(exec, step._tag === "Suspended" ? step.request : undefined))
+    const restored = Checkpoint.restore(Checkpoint.parse(text, { term }))
+    expect(restored.pending?.kind).toBe("tool")
+    const done = restored.execution.resume(7)
+    expect(done).toEqual({ _tag: "Done", value: 7 + (n * (n + 1)) / 2 })
+  }, 120_000)
+
+  describe("bad checkpoints", () => {
+    const good = () => {
+      const exec = Evaluator.startApply(Term.lam("s", Term.app(Term.tool("t"), Term.var("s"))), "x")
+      const step = exec.next()
+      return JSON.stringify(Checkpoint.capture(exec, step._tag === "Suspended" ? step.request : undefined))
+    }
+    const reason = (f: () => unknown) => {
+      try {
+        f()
+      } catch (e) {
+        expect(e).toBeInstanceOf(Errors.CheckpointError)
+        const error = e as Errors.CheckpointError
+        expect(error.message).not.toContain("\n")
+        return error.reason
+      }
+      throw new Error("accepted")
+    }
+    it("refuses truncated, foreign, edited and other-version checkpoints, and other terms", () => {
+      const text = good()
+      expect(reason(() => Checkpoint.parse(text.slice(0, text.length / 2)))).toBe("format")
+      expect(reason(() => Checkpoint.parse("{\"hello\":1}"))).toBe("format")
+      expect(reason(() => Checkpoint.parse(text.replace("\"version\":1", "\"version\":2")))).toBe("version")
+      expect(reason(() => Checkpoint.parse(text.replace("\"steps\":", "\"steps\":1")))).toBe("digest")
+      expect(reason(() => Checkpoint.parse(text, { term: Term.tool("other") }))).toBe("term")
+      expect(Checkpoint.restore(Checkpoint.parse(text)).pending?.kind).toBe("tool")
+    })
+    it("a runtime rejects a bad checkpoint with a CheckpointError", async () => {
+      const runtime = createRuntime()
+      await expect(runtime.resume({ format: "lambdagent.checkpoint", version: 0 })).rejects.toMatchObject({ _tag: "CheckpointError", reason: "version" })
+      await runtime.close()
+    })
+  })
+})
