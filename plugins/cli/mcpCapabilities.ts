@@ -87,7 +87,7 @@ export const grantedCapabilities = (
     const missing = allow.tools.filter((name) => !defined.has(name))
     if (missing.length > 0) throw usageError(`--allow tool:${missing[0]}: no --tool ${missing[0]}=CMD defines it`)
   }
-  let model
+  let model: ReturnType<typeof Providers.fromSpec> | undefined
   try {
     model = config.model === undefined ? undefined : Providers.fromSpec(config.model)
   } catch (error) {
