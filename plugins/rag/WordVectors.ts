@@ -259,10 +259,12 @@ export const make = (options?: WordVectorsOptions): Embeddings => {
     ready = { table, weights, unknownNorm: medianNorm(table) }
     return ready
   }
+  // Token as written → its row, or -1 for an unknown word: most texts repeat a few thousand tokens.
   const cache = new Map<string, number>()
-  const rowOf = (table: Table, word: string): number => {
-    const cached = cache.get(word)
+  const rowOf = (table: Table, token: string): number => {
+    const cached = cache.get(token)
     if (cached !== undefined) return cached
+    const word = normaliseWord(token)
     let row = table.rows.get(word)
     if (row === undefined) {
       for (const v of variants(word)) {
@@ -271,7 +273,7 @@ export const make = (options?: WordVectorsOptions): Embeddings => {
       }
     }
     if (cache.size > 100_000) cache.clear()
-    cache.set(word, row ?? -1)
+    cache.set(token, row ?? -1)
     return row ?? -1
   }
   const embedOne = (text: string): Array<number> => {
@@ -279,15 +281,14 @@ export const make = (options?: WordVectorsOptions): Embeddings => {
     const d = table.dimensions
     const sum = new Float64Array(d)
     for (const token of tokenize(text)) {
-      const word = normaliseWord(token)
-      if (word === "") continue
-      const row = rowOf(table, word)
+      const row = rowOf(table, token)
       if (row >= 0) {
         const w = weights[row]! * table.scales[row]!
         const base = row * d
         for (let c = 0; c < d; c++) sum[c]! += w * table.values[base + c]!
       } else {
-        addTrigrams(sum, word, unknownNorm)
+        const word = normaliseWord(token)
+        if (word !== "") addTrigrams(sum, word, unknownNorm)
       }
     }
     let norm = 0
