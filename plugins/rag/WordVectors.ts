@@ -189,7 +189,7 @@ export interface WordVectorsOptions {
   /**
    * The `a` of the smooth inverse frequency weight `a / (a + p(word))`, where `p` is the word's
    * estimated probability in English text; smaller values weigh common words down more. Default
-   * 2e-4, chosen on the labelled set of `examples/rag` (1e-5 to 1e-3 tried).
+   * 1e-4, chosen on the labelled set of `examples/rag` (1e-5 to 1e-3 tried).
    */
   readonly smoothing?: number
   /** Another table (tests); default {@link shippedTable}. */
@@ -213,27 +213,48 @@ const variants = (word: string): Array<string> => {
   return out.filter((v) => v.length >= 3 && v !== word)
 }
 
-/** 32-bit FNV-1a with a final avalanche. */
-const hash = (text: string, basis: number): number => {
-  let h = basis
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i)
-    h = Math.imul(h, 0x01000193)
+/** A word's row, or of one of its {@link variants}; -1 when none is in the table. */
+const rowOfWord = (table: Table, word: string): number => {
+  const row = table.rows.get(word)
+  if (row !== undefined) return row
+  for (const v of variants(word)) {
+    const r = table.rows.get(v)
+    if (r !== undefined) return r
   }
-  h ^= h >>> 16
-  h = Math.imul(h, 0x85ebca6b)
-  h ^= h >>> 13
-  return (h ^ (h >>> 16)) >>> 0
+  return -1
+}
+
+/**
+ * The rows standing for a word: its own (or an inflection's); else, for a compound of two known
+ * words ("houseplants", "sourdough"), both, split where the shorter part is longest; else none.
+ */
+const lookUp = (table: Table, word: string): ReadonlyArray<number> => {
+  const row = rowOfWord(table, word)
+  if (row >= 0) return [row]
+  let best: ReadonlyArray<number> = []
+  let bestShorter = 0
+  for (let at = 3; at <= word.length - 3; at++) {
+    const shorter = Math.min(at, word.length - at)
+    if (shorter <= bestShorter) continue
+    const left = rowOfWord(table, word.slice(0, at))
+    if (left < 0) continue
+    const right = rowOfWord(table, word.slice(at))
+    if (right < 0) continue
+    best = [left, right]
+    bestShorter = shorter
+  }
+  return best
 }
 
 /**
  * An offline semantic embedder over a word-vector table. A text is split into words as BM25 splits
  * it (Unicode words, CJK characters one by one), each word is looked up (lower-cased; a word not in
- * the table is tried without its inflection, "rebasing" → "rebase"), weighted by its smooth inverse
- * frequency, and the weighted vectors are summed and L2-normalised. A word that is still unknown
- * gets a vector made of its character trigrams' hashed random directions, at the weight of the
- * rarest words: it matches itself and words sharing most of its letters, so names and jargon still
- * count. Embedding takes microseconds per text; the table (6 MB) is read once per process.
+ * the table is tried without its inflection or with American spelling, "refunding" → "refund",
+ * "oxidised" → "oxidized", then as a compound of two known words, "houseplants" → "house" +
+ * "plants"), weighted by its smooth inverse frequency, and the weighted vectors are summed and
+ * L2-normalised. A word still unknown (a name, jargon) adds nothing to the vector: in `hybrid`
+ * retrieval BM25 matches it exactly, and hashed stand-in vectors for such words measurably lowered
+ * recall. Embedding takes microseconds per text; the table (7 MB) is read once per process.
  *
  * @since 0.2.0
  * @category constructors
@@ -245,50 +266,40 @@ const hash = (text: string, basis: number): number => {
  * ```
  */
 export const make = (options?: WordVectorsOptions): Embeddings => {
-  const smoothing = options?.smoothing ?? 2e-4
+  const smoothing = options?.smoothing ?? 1e-4
   if (!(smoothing > 0) || !Number.isFinite(smoothing)) {
     throw new RagError({ reason: "InvalidConfig", message: `smoothing must be a positive number, got ${smoothing}` })
   }
-  let ready: { readonly table: Table; readonly weights: Float32Array; readonly unknownNorm: number } | undefined
+  let ready: { readonly table: Table; readonly weights: Float32Array } | undefined
   const prepare = () => {
     if (ready !== undefined) return ready
     const table = options?.table ?? shippedTable()
     const count = table.rows.size
     const weights = new Float32Array(count)
     for (let r = 0; r < count; r++) weights[r] = smoothing / (smoothing + zipf(r, count))
-    ready = { table, weights, unknownNorm: medianNorm(table) }
+    ready = { table, weights }
     return ready
   }
-  // Token as written → its row, or -1 for an unknown word: most texts repeat a few thousand tokens.
-  const cache = new Map<string, number>()
-  const rowOf = (table: Table, token: string): number => {
+  // Token as written → its rows (none for an unknown word): most texts repeat a few thousand tokens.
+  const cache = new Map<string, ReadonlyArray<number>>()
+  const rowsOf = (table: Table, token: string): ReadonlyArray<number> => {
     const cached = cache.get(token)
     if (cached !== undefined) return cached
-    const word = normaliseWord(token)
-    let row = table.rows.get(word)
-    if (row === undefined) {
-      for (const v of variants(word)) {
-        row = table.rows.get(v)
-        if (row !== undefined) break
-      }
-    }
+    const rows = lookUp(table, normaliseWord(token))
     if (cache.size > 100_000) cache.clear()
-    cache.set(token, row ?? -1)
-    return row ?? -1
+    cache.set(token, rows)
+    return rows
   }
   const embedOne = (text: string): Array<number> => {
-    const { table, weights, unknownNorm } = prepare()
+    const { table, weights } = prepare()
     const d = table.dimensions
     const sum = new Float64Array(d)
     for (const token of tokenize(text)) {
-      const row = rowOf(table, token)
-      if (row >= 0) {
+      const rows = rowsOf(table, token)
+      for (const row of rows) {
         const w = weights[row]! * table.scales[row]!
         const base = row * d
         for (let c = 0; c < d; c++) sum[c]! += w * table.values[base + c]!
-      } else {
-        const word = normaliseWord(token)
-        if (word !== "") addTrigrams(sum, word, unknownNorm)
       }
     }
     let norm = 0
@@ -305,36 +316,5 @@ export const make = (options?: WordVectorsOptions): Embeddings => {
       throwIfAborted(callOptions?.signal)
       return texts.map(embedOne)
     }
-  }
-}
-
-/** The median length of the table's rows: the length given to an unknown word's vector. */
-const medianNorm = (table: Table): number => {
-  const d = table.dimensions
-  const count = table.rows.size
-  const step = Math.max(1, Math.floor(count / 2000))
-  const norms: Array<number> = []
-  for (let r = 0; r < count; r += step) {
-    let s = 0
-    for (let c = 0; c < d; c++) s += table.values[r * d + c]! ** 2
-    norms.push(Math.sqrt(s) * table.scales[r]!)
-  }
-  norms.sort((a, b) => a - b)
-  return norms[Math.floor(norms.length / 2)] ?? 1
-}
-
-/** Adds a vector of length about `length` for an unknown word: each of its character trigrams pushes four hashed dimensions. */
-const addTrigrams = (sum: Float64Array, word: string, length: number): void => {
-  const padded = `<${word}>`
-  const grams = Math.max(1, padded.length - 2)
-  // Four signed unit pushes per trigram; scaled so the whole has about the given length.
-  const unit = length / Math.sqrt(4 * grams)
-  for (let i = 0; i + 3 <= padded.length || i === 0; i++) {
-    const gram = padded.slice(i, i + 3)
-    for (let k = 0; k < 4; k++) {
-      const h = hash(gram, 0x811c9dc5 + k * 0x9e3779b1)
-      sum[h % sum.length]! += (h & 0x80000000) === 0 ? unit : -unit
-    }
-    if (i + 3 >= padded.length) break
   }
 }
