@@ -49,10 +49,13 @@ export default defineConfig([
     dts: true,
     // the three builds run side by side: this one clears everything but the CLI's fixed file names
     clean: ["**/*", "!cli/**"],
-    // the offline sentence encoder (optional dependencies) is loaded from node_modules on first use
-    external: ["lambdagent", /^lambdagent\//, /^@energetic-ai\//],
-    // the `lambdagent/yaml/schema.json` export, beside the plugin it describes
-    onSuccess: () => copyFile("plugins/yaml/schema.json", "dist/plugins/yaml/schema.json")
+    external: ["lambdagent", /^lambdagent\//],
+    // the `lambdagent/yaml/schema.json` export, beside the plugin it describes, and the word-vector
+    // table of the offline embedder, which the RAG plugin reads from beside itself
+    onSuccess: async () => {
+      await copyFile("plugins/yaml/schema.json", "dist/plugins/yaml/schema.json")
+      await copyFile("plugins/rag/word-vectors.bin", "dist/plugins/rag/word-vectors.bin")
+    }
   },
   {
     ...common,

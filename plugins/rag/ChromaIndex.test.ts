@@ -9,9 +9,9 @@ import * as Embeddings from "./Embeddings.ts"
 import { ingest } from "./ingest.ts"
 import { type EvaluationRow, evaluate, evaluationTable, loadQuestions } from "./evaluate.ts"
 import { errorMessage } from "./RagError.ts"
-import * as SentenceEncoder from "./SentenceEncoder.ts"
 import * as SimpleIndex from "./SimpleIndex.ts"
 import { chunk, examplesDir, expectReason, recallAt, tempDir } from "./test/helpers.ts"
+import * as WordVectors from "./WordVectors.ts"
 
 // One real Chroma server (the `chroma` command of the chromadb package) for this file.
 const data = await tempDir("rag-chroma-")
@@ -146,9 +146,9 @@ describe.skipIf(server === undefined)("ChromaIndex against a real Chroma server"
     assert.isAtLeast(recall, 0.75)
   })
 
-  it("with the offline sentence encoder, matches the embedded index on the labelled set", async () => {
+  it("with the offline word vectors, matches the embedded index on the labelled set", async () => {
     const { chunks } = await ingest(path.join(examplesDir, "docs"))
-    const encoder = SentenceEncoder.make()
+    const encoder = WordVectors.make()
     const index = open("examples-semantic", { embeddings: encoder })
     await index.rebuild(chunks)
     const questions = await loadQuestions(path.join(examplesDir, "questions.json"))
@@ -156,7 +156,7 @@ describe.skipIf(server === undefined)("ChromaIndex against a real Chroma server"
     const embedded = SimpleIndex.make({ embeddings: encoder })
     await embedded.rebuild(chunks)
     const { rows: embeddedRows } = await evaluate(embedded, questions, ["vector", "bm25"])
-    console.log(`chroma, sentence encoder:\n${evaluationTable(rows)}`)
+    console.log(`chroma, word vectors:\n${evaluationTable(rows)}`)
     const all = (r: ReadonlyArray<EvaluationRow>, mode: string) => r.find((x) => x.kind === "all" && x.mode === mode)!.recallAt3
     // The same vectors give the same ranking, whichever store holds them.
     assert.strictEqual(all(rows, "vector"), all(embeddedRows, "vector"))

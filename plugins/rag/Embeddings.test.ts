@@ -133,7 +133,7 @@ describe("OpenAI-compatible embeddings", () => {
     } finally {
       delete process.env["RAG_TEST_KEY"]
     }
-    assert.strictEqual(embeddingsFrom(undefined).id, "use-lite-512")
+    assert.strictEqual(embeddingsFrom(undefined).id, "use-lite-words-128")
     assert.strictEqual(embeddingsFrom({ provider: "hashing" }).id, "hashing-384")
   })
 })

@@ -65,8 +65,13 @@ const miniSearchOptions: MiniSearchOptions<Chunk> = {
 }
 
 const fileFormat = "lambdagent-rag-simple"
-/** Version 2 added the optional `vectors` record; version 1 files (BM25 only) still load. */
-const fileVersion = 2
+/**
+ * Version 2 added the optional `vectors` record; version 3 marks files whose vectors may come from
+ * the word-vector embedder (`use-lite-words-128`), which lambdagent versions reading only 1 and 2
+ * must not mistake for theirs. Files of versions 1 and 2 still load: their BM25 index answers, and
+ * their vectors (of another embedder) make `vector` and `hybrid` ask for a rebuild.
+ */
+const fileVersion = 3
 
 interface State {
   readonly search: MiniSearch<Chunk>
@@ -438,7 +443,7 @@ const load = async (file: string, stamp: string): Promise<State> => {
     throw corrupt(`not JSON (${errorMessage(cause)})`, cause)
   }
   if (parsed.format !== fileFormat) throw corrupt(`not a ${fileFormat} file`)
-  if (parsed.version !== 1 && parsed.version !== fileVersion) throw corrupt(`unsupported version ${String(parsed.version)} (expected ${fileVersion})`)
+  if (parsed.version !== 1 && parsed.version !== 2 && parsed.version !== fileVersion) throw corrupt(`unsupported version ${String(parsed.version)} (expected ${fileVersion})`)
   if (!Array.isArray(parsed.chunks) || typeof parsed.index !== "object" || parsed.index === null) {
     throw corrupt("missing chunks or index")
   }

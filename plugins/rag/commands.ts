@@ -50,7 +50,7 @@ export interface IndexLocationOptions {
   readonly name?: string
   /** A running Chroma server; default `CHROMA_URL`, else a local server on `persistDirectory`. */
   readonly chromaUrl?: string
-  /** Embeddings of `vector` and `hybrid`; default the offline sentence encoder. Must be the same for `index` and `query`. */
+  /** Embeddings of `vector` and `hybrid`; default the offline word vectors. Must be the same for `index` and `query`. */
   readonly embeddings?: EmbeddingsSettings | Embeddings
   /** `simple`: default `hybrid`; `chroma`: `vector` only. */
   readonly mode?: RetrievalMode

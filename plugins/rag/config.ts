@@ -18,8 +18,8 @@ import { ragTool, retrieveContext } from "./tool.ts"
 /**
  * The `embeddings:` sub-block: the embedder of `vector` and `hybrid` retrieval, for both backends.
  *
- * - `provider`: `local` (default; the offline sentence encoder shipped with lambdagent, see
- *   `SentenceEncoder`), `hashing` (offline, deterministic, lexical only) or `openai` (any
+ * - `provider`: `local` (default; the offline word vectors shipped with lambdagent, see
+ *   `WordVectors`), `hashing` (offline, deterministic, lexical only) or `openai` (any
  *   OpenAI-compatible `/embeddings` endpoint).
  * - `model`, `baseUrl`, `dimensions`, `timeoutMs`: for `openai`; `dimensions` also sets the
  *   hashing vector length (default 384).

@@ -4,7 +4,7 @@
  * Hybrid retrieval uses weighted reciprocal-rank fusion: a chunk at (1-based) rank `r` in a
  * ranking earns `weight / (k + r)`, and its earnings from both rankings are added. Ranks, not raw
  * scores, are fused, because BM25 scores are unbounded and cosine similarities are not. The
- * defaults (`k` 10, vector weight 2, BM25 weight 1) were tuned on the labelled set in
+ * defaults (`k` 5, vector weight 1.25, BM25 weight 1) were tuned on the labelled set in
  * `examples/rag`: the vector ranking leads, and BM25 settles the near-duplicates that differ in a
  * word or a number.
  *
@@ -47,13 +47,13 @@ export const retrievalModes: ReadonlyArray<RetrievalMode> = ["bm25", "vector", "
  * @example
  * ```ts
  * import type { FusionOptions } from "lambdagent/rag"
- * const f: FusionOptions = { k: 10, vectorWeight: 2, bm25Weight: 1, depth: 50 }
+ * const f: FusionOptions = { k: 5, vectorWeight: 1.25, bm25Weight: 1, depth: 50 }
  * ```
  */
 export interface FusionOptions {
-  /** Rank offset; a larger `k` flattens the difference between top and lower ranks. Default 10. */
+  /** Rank offset; a larger `k` flattens the difference between top and lower ranks. Default 5. */
   readonly k?: number
-  /** Default 2. */
+  /** Default 1.25. */
   readonly vectorWeight?: number
   /** Default 1. */
   readonly bm25Weight?: number
@@ -69,10 +69,10 @@ export interface FusionOptions {
  * @example
  * ```ts
  * import { defaultFusion } from "lambdagent/rag"
- * console.log(defaultFusion.k) // 10
+ * console.log(defaultFusion.k) // 5
  * ```
  */
-export const defaultFusion = { k: 10, vectorWeight: 2, bm25Weight: 1, depth: 50 } as const
+export const defaultFusion = { k: 5, vectorWeight: 1.25, bm25Weight: 1, depth: 50 } as const
 
 /**
  * Fuse rankings (best first) by weighted reciprocal rank; the result's scores are the fused

@@ -23,6 +23,8 @@ describe("lambdagent/rag entry point", () => {
     assert.containsAllKeys(Rag.SimpleIndex, ["make", "memory"])
     assert.containsAllKeys(Rag.ChromaIndex, ["make", "importChroma"])
     assert.containsAllKeys(Rag.Embeddings, ["hashing", "openAI"])
+    assert.containsAllKeys(Rag.WordVectors, ["make", "id", "shippedTable", "encodeTable", "decodeTable"])
+    assert.notProperty(Rag, "SentenceEncoder")
     for (const internal of ["errorMessage", "fromFsError", "throwIfAborted", "checkQueryArgs", "batches", "resolveChunkOptions"]) {
       assert.notProperty(Rag, internal)
     }

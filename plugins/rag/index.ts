@@ -2,7 +2,7 @@
  * `lambdagent/rag`: retrieval-augmented generation for lambdagent agents.
  *
  * Ingest text, markdown and JSON into chunks, index them in an embedded hybrid index (`simple`:
- * BM25 and offline sentence embeddings, fused) or a Chroma server (`chroma`), and give agents a
+ * BM25 and offline word-vector embeddings, fused) or a Chroma server (`chroma`), and give agents a
  * `rag_retrieve` tool or context-prepended inputs. `lambdagent rag eval` measures retrieval on
  * labelled questions.
  *
@@ -91,7 +91,6 @@ export {
 export { embeddingsFrom, type EmbeddingsSettings, openIndex, type OpenedIndex, type OpenIndexOptions } from "./open.ts"
 export { isRagError, RagError, type RagErrorReason } from "./RagError.ts"
 export type { BuildReport, CallOptions, QueryOptions, RetrievalIndex, SearchHit } from "./RetrievalIndex.ts"
-export * as SentenceEncoder from "./SentenceEncoder.ts"
 export * as SimpleIndex from "./SimpleIndex.ts"
 export { searchTerms } from "./terms.ts"
 export {
@@ -104,3 +103,4 @@ export {
   search
 } from "./tool.ts"
 export * as VectorStore from "./VectorStore.ts"
+export * as WordVectors from "./WordVectors.ts"

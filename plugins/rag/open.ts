@@ -11,8 +11,8 @@ import * as Embeddings from "./Embeddings.ts"
 import type { RetrievalMode } from "./fusion.ts"
 import { RagError } from "./RagError.ts"
 import type { RetrievalIndex } from "./RetrievalIndex.ts"
-import * as SentenceEncoder from "./SentenceEncoder.ts"
 import * as SimpleIndex from "./SimpleIndex.ts"
+import * as WordVectors from "./WordVectors.ts"
 
 /**
  * Settings of an `embeddings:` block, as written.
@@ -35,7 +35,7 @@ export interface EmbeddingsSettings {
 }
 
 /**
- * An embedder from settings; default the offline sentence encoder (`local`).
+ * An embedder from settings; default the offline word-vector embedder (`local`, see `WordVectors`).
  *
  * @since 0.1.0
  * @category constructors
@@ -43,13 +43,13 @@ export interface EmbeddingsSettings {
  * ```ts
  * import { embeddingsFrom } from "lambdagent/rag"
  * const e = embeddingsFrom({ provider: "hashing", dimensions: 128 })
- * console.log(e.id, embeddingsFrom(undefined).id) // "hashing-128" "use-lite-512"
+ * console.log(e.id, embeddingsFrom(undefined).id) // "hashing-128" "use-lite-words-128"
  * ```
  */
 export const embeddingsFrom = (settings: EmbeddingsSettings | Embeddings.Embeddings | undefined): Embeddings.Embeddings => {
   if (settings !== undefined && "embed" in settings) return settings
   const provider = settings?.provider ?? "local"
-  if (provider === "local") return SentenceEncoder.make()
+  if (provider === "local") return WordVectors.make()
   if (provider === "hashing") {
     return Embeddings.hashing(settings?.dimensions === undefined ? {} : { dimensions: settings.dimensions })
   }
@@ -87,7 +87,7 @@ export interface OpenIndexOptions {
   readonly persistDirectory?: string
   /** A running Chroma server; default `CHROMA_URL`, else a local server when `persistDirectory` is set, else `http://localhost:8000`. */
   readonly chromaUrl?: string
-  /** Default the offline sentence encoder (`local`); not loaded for `mode: bm25`. */
+  /** Default the offline word vectors (`local`); not loaded for `mode: bm25`. */
   readonly embeddings?: EmbeddingsSettings | Embeddings.Embeddings
   /** `simple`: default `hybrid`. `chroma`: only `vector` (its default). */
   readonly mode?: RetrievalMode

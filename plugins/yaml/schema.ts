@@ -250,7 +250,7 @@ const RagSchema = z
     persistDirectory: name.describe("Where the index lives.").optional(),
     embeddings: z
       .strictObject({
-        provider: z.enum(["local", "hashing", "openai"]).describe("local (offline sentence encoder shipped with lambdagent, default), hashing (offline, word matching only) or openai (any OpenAI-compatible /embeddings endpoint).").optional(),
+        provider: z.enum(["local", "hashing", "openai"]).describe("local (offline word vectors shipped with lambdagent, default), hashing (offline, word matching only) or openai (any OpenAI-compatible /embeddings endpoint).").optional(),
         model: name.describe("Embedding model, for openai.").optional(),
         baseUrl: z.url().describe("Embeddings endpoint, for openai.").optional(),
         apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").describe("The environment variable holding the API key (default OPENAI_API_KEY); keys are never written in the file.").optional(),

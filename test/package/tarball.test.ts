@@ -58,8 +58,8 @@ beforeAll(() => {
 })
 
 describe("the tarball", () => {
-  it("ships the build, the license, the changelog of the release and the YAML schema; no sources, no CommonJS build", () => {
-    for (const file of ["LICENSE", "CHANGELOG.md", "README.md", "package.json", "dist/plugins/yaml/schema.json", "dist/index.js", "dist/index.d.ts", "dist/cli/main.js"]) {
+  it("ships the build, the license, the changelog of the release, the YAML schema and the word vectors; no sources, no CommonJS build", () => {
+    for (const file of ["LICENSE", "CHANGELOG.md", "README.md", "package.json", "dist/plugins/yaml/schema.json", "dist/plugins/rag/word-vectors.bin", "dist/index.js", "dist/index.d.ts", "dist/cli/main.js"]) {
       expect(packed.files, file).toContain(file)
     }
     expect(packed.files.filter((f) => !/^(dist\/|LICENSE$|CHANGELOG\.md$|README\.md$|package\.json$)/.test(f))).toEqual([])
@@ -200,5 +200,17 @@ describe("the installed command", () => {
     expect(node([cli, "version"], hosts).stdout).toBe(`lambdagent ${packed.version}\nnode ${process.version}\n`)
     expect(node([cli, "eval", "{\"add\":[9007199254740993,0]}"], hosts).stdout).toBe("9007199254740993\n")
     expect(readFileSync(join(hosts, "node_modules/.bin/lambdagent"), "utf8")).toMatch(/^#!\/usr\/bin\/env node\n/)
+  })
+
+  it("finds a paraphrase offline with the word vectors it ships (hybrid, the default)", () => {
+    const cli = join(hosts, "node_modules/lambdagent/dist/cli/main.js")
+    const docs = join(hosts, "docs")
+    mkdirSync(docs)
+    writeFileSync(join(docs, "refunds.md"), "# Refunds for annual subscriptions\n\nAnnual subscriptions are refunded in full within 30 days of the charge.\n")
+    writeFileSync(join(docs, "tides.md"), "# Spring tides\n\nSpring tides, with the largest range, happen at new and full moon.\n")
+    writeFileSync(join(docs, "bikes.md"), "# Chain care\n\nLubricate the bicycle chain every few hundred kilometres.\n")
+    expect(node([cli, "rag", "index", "docs"], hosts).stdout).toMatch(/^Indexed 3 chunks from 3 files/)
+    const query = node([cli, "rag", "query", "how do I get my money back for a yearly plan", "--top-k", "1", "--format", "json"], hosts)
+    expect(JSON.parse(query.stdout).results.map((r: { source: string }) => r.source)).toEqual(["docs/refunds.md"])
   })
 })
