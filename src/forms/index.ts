@@ -9,6 +9,7 @@
 import { type Compose, composeForm } from "./compose.ts"
 import { type If, ifForm } from "./conditional.ts"
 import type { EventsOf, Form } from "./Form.ts"
+import { type GroupChat, groupChatForm } from "./groupchat.ts"
 import { type Guard, guardForm } from "./guard.ts"
 import { type App, appForm, type Lam, lamForm, type Var, varForm } from "./lambda.ts"
 import { type Cons, consForm, type Fold, foldForm, type List, listForm, type Nil, nilForm } from "./lists.ts"
@@ -52,6 +53,7 @@ export type AnyNode =
   | Guard
   | Memory
   | React
+  | GroupChat
 
 type Registry = { readonly [K in AnyNode["_tag"]]: Form<Extract<AnyNode, { readonly _tag: K }>, string> }
 
@@ -81,7 +83,8 @@ export const forms = {
   Par: parForm,
   Guard: guardForm,
   Memory: memoryForm,
-  React: reactForm
+  React: reactForm,
+  GroupChat: groupChatForm
 } as const satisfies Registry
 
 type Forms = typeof forms
