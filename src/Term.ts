@@ -186,6 +186,7 @@ export { guard } from "./forms/guard.ts"
 export { memory } from "./forms/memory.ts"
 export { react } from "./forms/react.ts"
 export { defaultKeywords, groupChat } from "./forms/groupchat.ts"
+export { handoff, handoffOf } from "./forms/handoff.ts"
 
 const binaryBuilder = (op: BinaryOp) => (left: Term, right: Term): Term => binary(op, left, right)
 

@@ -54,7 +54,11 @@ const samples: { readonly [K in Term.Tag]: ReadonlyArray<Term.Of<K>> } = {
       until: Term.lam("m", Term.contains(Term.var("m"), Term.lit("ok"))),
       summary: Term.tool("sum")
     })
-  ] as Array<Term.Of<"GroupChat">>
+  ] as Array<Term.Of<"GroupChat">>,
+  Handoff: [
+    Term.handoff({ select: think, registry: [["a", think], ["b", Term.tool("t")]], maxDepth: 2 }),
+    Term.handoff({ select: think, registry: [["only", think]], fallback: Term.tool("t"), maxDepth: 0 })
+  ] as Array<Term.Of<"Handoff">>
 }
 
 /** The JSON at `path` below `json`. */

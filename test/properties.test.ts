@@ -39,6 +39,9 @@ const { agent } = fc.letrec<{ agent: Term.Term }>((tie) => {
             ...(summary !== undefined ? { summary } : {})
           })
       ),
+      fc.tuple(a(), a(), a(), fc.nat(2), fc.boolean()).map(([select, first, second, maxDepth, withFallback]) =>
+        Term.handoff({ select, registry: [["a", first], ["b", second]], maxDepth, ...(withFallback ? { fallback: second } : {}) })
+      ),
       fc.integer({ min: 1, max: 3 }).map((maxSteps) => Term.react({ think: Term.llm({ system: "think" }), tools: ["t1", "terminate"], maxSteps })),
       // higher-order: an agent passed to a function that applies it twice
       a().map((f) => Term.app(Term.lam("f", Term.lam("x", Term.app(Term.var("f"), Term.app(Term.var("f"), x)))), f)),
@@ -51,7 +54,7 @@ const { agent } = fc.letrec<{ agent: Term.Term }>((tie) => {
 
 /** A model whose answers follow `seed`: texts, route labels, ReAct tool calls and final answers. */
 const scripted = (seed: number): LanguageModel.LanguageModelShape => {
-  const replies = ["a", "b", "{\"tool\":\"t1\",\"args\":\"q\"}", "done", "a much longer answer than twelve"]
+  const replies = ["a", "b", "{\"tool\":\"t1\",\"args\":\"q\"}", "done", "a much longer answer than twelve", "HANDOFF b: go"]
   let state = seed
   return Scripted.respond(() => {
     state = (state * 1103515245 + 12345) % 2147483648

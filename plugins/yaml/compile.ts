@@ -667,7 +667,7 @@ class Compiler {
     return names
   }
 
-  agent(agent: AgentConfig, path: FieldPath, parentModel: ModelConfig | undefined, fallbackName: string, isRoot: boolean): Term.Term {
+  agent(agent: AgentConfig, path: FieldPath, parentModel: ModelConfig | undefined, fallbackName: string, isRoot: boolean, conversationDefault?: boolean): Term.Term {
     const type = agent.type ?? "simple"
     const name = agent.name ?? agent.agentId ?? fallbackName
     const model = mergeModel(parentModel, agent.model)
@@ -676,7 +676,7 @@ class Compiler {
     let core: Term.Term
     switch (type) {
       case "simple":
-        core = this.llm(agent.systemPrompt ?? "", name, model, path)
+        core = this.llm(agent.systemPrompt ?? "", name, model, path, conversationDefault)
         break
       case "react": {
         const think = this.llm(agent.react?.thinkPrompt ?? agent.systemPrompt ?? "", `${name}.think`, model, agent.react?.thinkPrompt !== undefined ? [...path, "react", "thinkPrompt"] : [...path, "systemPrompt"])
@@ -704,6 +704,12 @@ class Compiler {
         break
       case "parallel":
         core = this.parallel(agent, path, model, name)
+        break
+      case "groupchat":
+        core = this.groupChat(agent, path, model, name)
+        break
+      case "handoff":
+        core = this.handoff(agent, path, model, name)
         break
     }
     const shared = this.shared
@@ -784,6 +790,57 @@ class Compiler {
         : merger
     }
     return this.mark(Term.par(branches, merge), [...path, "parallel"])
+  }
+
+  private groupChat(agent: AgentConfig, path: FieldPath, model: ModelConfig | undefined, name: string): Term.Term {
+    const chat = agent.groupchat!
+    const at = [...path, "groupchat"]
+    const names = chat.agents.map((a, i) => a.name ?? a.agentId ?? `agent${i + 1}`)
+    // each turn sees the transcript in its input, so a speaker keeps no conversation of its own
+    const agents = chat.agents.map((a, i) => [names[i]!, this.agent(a, [...at, "agents", i], model, names[i]!, false, false)] as const)
+    const kind = chat.scheduler ?? "round_robin"
+    const scheduler: Term.Scheduler = kind === "round_robin"
+      ? kind
+      : kind === "random"
+      ? { random: chat.seed ?? 0 }
+      : { llm: this.llm(`${chat.schedulerPrompt ?? "Name the participant who should speak next."}\n\nAnswer with exactly one of: ${names.join(", ")}.`, `${name}.scheduler`, mergeModel(model, chat.schedulerModel), [...at, "schedulerPrompt"], false) }
+    let until: Term.Term | undefined
+    if (chat.termination?.custom !== undefined) {
+      until = this.mark(compileValidatorExpr(parseValidator(chat.termination.custom)), [...at, "termination", "custom"])
+      this.visitBuiltins(until, [...at, "termination", "custom"])
+    }
+    const summary = chat.summaryAgent === undefined ? undefined : this.agent(chat.summaryAgent, [...at, "summaryAgent"], model, `${name}.summary`, false, false)
+    const history = model?.maxHistoryTokens ?? (model?.contextWindow !== undefined ? Math.min(Math.floor(model.contextWindow / 2), MODEL_HISTORY_CAP) : undefined)
+    return this.mark(
+      Term.groupChat({
+        agents,
+        maxRounds: chat.maxRounds ?? 10,
+        scheduler,
+        keywords: chat.termination?.keywords ?? Term.defaultKeywords,
+        ...(until !== undefined ? { until } : {}),
+        ...(summary !== undefined ? { summary } : {}),
+        ...(history !== undefined && history >= 1 ? { maxHistoryTokens: history } : {})
+      }),
+      at
+    )
+  }
+
+  private handoff(agent: AgentConfig, path: FieldPath, model: ModelConfig | undefined, name: string): Term.Term {
+    const h = agent.handoff!
+    const at = [...path, "handoff"]
+    const entries = Object.entries(h.registry)
+    const targets = h.selector.targets ?? entries.map(([label]) => label)
+    const prompt = targets.length === 0 ? h.selector.prompt : `${h.selector.prompt}\n\nAnswer with exactly one of: ${targets.join(", ")}.`
+    const select = this.llm(prompt, `${name}.selector`, mergeModel(model, h.selector.model), [...at, "selector"], false)
+    return this.mark(
+      Term.handoff({
+        select,
+        registry: entries.map(([label, a]) => [label, this.agent(a, [...at, "registry", label], model, label, false)] as const),
+        ...(h.fallback !== undefined ? { fallback: this.agent(h.fallback, [...at, "fallback"], model, "fallback", false) } : {}),
+        maxDepth: h.maxDepth ?? 3
+      }),
+      at
+    )
   }
 
   references(file: AgentFile): Array<ToolReference> {

@@ -107,6 +107,10 @@ const parentOf = (path: FieldPath): FieldPath | undefined => {
   if (n >= 3 && path[n - 3] === "router" && path[n - 2] === "routes") return path.slice(0, n - 3)
   if (n >= 2 && path[n - 2] === "router" && path[n - 1] === "default") return path.slice(0, n - 2)
   if (n >= 3 && path[n - 3] === "parallel" && path[n - 2] === "agents") return path.slice(0, n - 3)
+  if (n >= 3 && path[n - 3] === "groupchat" && path[n - 2] === "agents") return path.slice(0, n - 3)
+  if (n >= 2 && path[n - 2] === "groupchat" && path[n - 1] === "summaryAgent") return path.slice(0, n - 2)
+  if (n >= 3 && path[n - 3] === "handoff" && path[n - 2] === "registry") return path.slice(0, n - 3)
+  if (n >= 2 && path[n - 2] === "handoff" && path[n - 1] === "fallback") return path.slice(0, n - 2)
   return undefined
 }
 
@@ -244,15 +248,26 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
   if (agent.parallel !== undefined) named(agent.parallel.agents.map((a) => a.name ?? a.agentId), (i) => at("parallel", "agents", i), "parallel agents")
 
   // Fields that do not apply to this type.
-  const noEffect = (key: "react" | "chain" | "router" | "parallel", types: ReadonlyArray<string>) => {
+  const noEffect = (key: "react" | "chain" | "router" | "parallel" | "groupchat" | "handoff", types: ReadonlyArray<string>) => {
     if (agent[key] !== undefined && !types.includes(type)) f.add("L030", at(key), `${key}: has no effect on a ${type} agent`)
   }
   noEffect("react", ["react"])
   noEffect("chain", ["chain"])
   noEffect("router", ["router"])
   noEffect("parallel", ["parallel"])
-  if (agent.systemPrompt !== undefined && (type === "chain" || type === "router" || type === "parallel")) {
-    f.add("L030", at("systemPrompt"), `systemPrompt has no effect on a ${type} agent (${type === "chain" ? "each step has its own prompt" : type === "router" ? "the classifier and the routes have their own prompts" : "each branch has its own prompt"})`)
+  noEffect("groupchat", ["groupchat"])
+  noEffect("handoff", ["handoff"])
+  if (agent.systemPrompt !== undefined && (type === "chain" || type === "router" || type === "parallel" || type === "groupchat" || type === "handoff")) {
+    const why = type === "chain"
+      ? "each step has its own prompt"
+      : type === "router"
+      ? "the classifier and the routes have their own prompts"
+      : type === "parallel"
+      ? "each branch has its own prompt"
+      : type === "groupchat"
+      ? "each participant has its own prompt"
+      : "the selector and the delegates have their own prompts"
+    f.add("L030", at("systemPrompt"), `systemPrompt has no effect on a ${type} agent (${why})`)
   }
   if (type === "react" && react?.thinkPrompt !== undefined && agent.systemPrompt !== undefined) {
     f.add("L030", at("systemPrompt"), "systemPrompt has no effect: react.thinkPrompt replaces it")

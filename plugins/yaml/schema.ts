@@ -26,10 +26,10 @@ const seconds = z.number().positive()
  * @example
  * ```ts
  * import { agentTypes } from "lambdagent/yaml"
- * console.log(agentTypes.join(", ")) // "simple, react, chain, router, parallel"
+ * console.log(agentTypes.join(", ")) // "simple, react, chain, router, parallel, groupchat, handoff"
  * ```
  */
-export const agentTypes = ["simple", "react", "chain", "router", "parallel"] as const
+export const agentTypes = ["simple", "react", "chain", "router", "parallel", "groupchat", "handoff"] as const
 
 /**
  * One of {@link agentTypes}.
@@ -71,7 +71,7 @@ export const knownProviders = [
   "custom"
 ] as const
 
-const TypeSchema = z.enum(agentTypes).describe("What the agent is: simple (one LLM call), react (think/act loop), chain (pipeline), router (classify, then dispatch) or parallel (branches, then merge).")
+const TypeSchema = z.enum(agentTypes).describe("What the agent is: simple (one LLM call), react (think/act loop), chain (pipeline), router (classify, then dispatch), parallel (branches, then merge), groupchat (agents take turns on a shared transcript) or handoff (a selector delegates; delegates may hand off again).")
 
 /**
  * `model:` — the LLM settings. Sub-agents, chain steps and the classifier inherit the settings of
@@ -299,6 +299,12 @@ export const AgentSchema = z
     },
     get parallel() {
       return ParallelSchema.describe("For type parallel: the branches and the merge.").optional()
+    },
+    get groupchat() {
+      return GroupChatSchema.describe("For type groupchat: the participants, the scheduler and when the chat ends.").optional()
+    },
+    get handoff() {
+      return HandoffSchema.describe("For type handoff: the selector, the registry of delegates and the fallback.").optional()
     }
   })
   .meta({ id: "Agent", title: "Agent" })
@@ -345,6 +351,48 @@ const ParallelSchema = z
     mergePrompt: text.describe("The merge LLM's system prompt, for merge: custom.").optional()
   })
   .meta({ id: "Parallel", title: "Parallel" })
+
+const GroupChatSchema = z
+  .strictObject({
+    get agents() {
+      return z.array(AgentSchema).min(1).describe("The participants, in speaking order for round_robin; each has a name (default agent<i>) and any agent config (simple by default).")
+    },
+    maxRounds: positive.describe("Most rounds (default 10); a round is one turn per participant, so a chat has at most maxRounds × agents turns.").optional(),
+    scheduler: z.enum(["round_robin", "random", "llm"]).describe("Who speaks next: round_robin (in order, default), random (a seeded draw, never the same speaker twice in a row) or llm (an LLM with schedulerPrompt names the speaker; an unknown name falls back to round robin).").optional(),
+    seed: count.describe("The random scheduler's seed (default 0): the same seed gives the same order.").optional(),
+    schedulerPrompt: text.describe("For scheduler llm: the system prompt of the LLM that names the next speaker.").optional(),
+    schedulerModel: ModelSchema.describe("For scheduler llm: the scheduler's model settings, merged over the agent's.").optional(),
+    termination: z
+      .strictObject({
+        keywords: z.array(name).describe("A message containing one of these ends the chat (default CONSENSUS, DONE; [] for none).").optional(),
+        custom: text.describe("A guard-validator expression over the last message x; when true, the chat ends: 'agreed' in x, len(x) < 20 …").optional()
+      })
+      .describe("When the chat ends before maxRounds.")
+      .optional(),
+    get summaryAgent() {
+      return AgentSchema.describe("Applied to the transcript at the end; its answer is the chat's (default: the last message).").optional()
+    }
+  })
+  .meta({ id: "GroupChat", title: "Group chat" })
+
+const HandoffSchema = z
+  .strictObject({
+    selector: z
+      .strictObject({
+        prompt: text.describe("The selector's system prompt; the registry names are appended as the answers it may give."),
+        model: ModelSchema.describe("The selector's model settings, merged over the agent's (stateless unless they say conversation: true).").optional(),
+        targets: z.array(name).describe("The registry entries the selector may name (default all of them); others are reached only by a hand-off.").optional()
+      })
+      .describe("The LLM that names the first delegate."),
+    get registry() {
+      return z.record(name, AgentSchema).describe("Name → delegate (any agent config). A delegate hands off by answering HANDOFF <name> on its first line, optionally followed by a message for the next delegate.")
+    },
+    get fallback() {
+      return AgentSchema.describe("For a name that is not in the registry: this agent answers (without it, an unknown name is a RouteError).").optional()
+    },
+    maxDepth: count.describe("Most hand-offs after the first delegation (default 3); one more is a budget error.").optional()
+  })
+  .meta({ id: "Handoff", title: "Handoff" })
 
 const McpNodeSchema = z.strictObject({
   url: z.url().describe("Base URL of the MCP server."),
@@ -591,6 +639,32 @@ export type RouterConfig = z.output<typeof RouterSchema>
 export type ParallelConfig = z.output<typeof ParallelSchema>
 
 /**
+ * The parsed `groupchat:` block.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { GroupChatConfig } from "lambdagent/yaml"
+ * const g: GroupChatConfig = { agents: [{ name: "writer", systemPrompt: "Write." }, { name: "critic", systemPrompt: "Criticize." }], maxRounds: 3 }
+ * ```
+ */
+export type GroupChatConfig = z.output<typeof GroupChatSchema>
+
+/**
+ * The parsed `handoff:` block.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { HandoffConfig } from "lambdagent/yaml"
+ * const h: HandoffConfig = { selector: { prompt: "Who handles this?" }, registry: { billing: { systemPrompt: "Billing." } } }
+ * ```
+ */
+export type HandoffConfig = z.output<typeof HandoffSchema>
+
+/**
  * One parsed chain step.
  *
  * @since 0.1.0
@@ -624,13 +698,11 @@ export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory",
  * @example
  * ```ts
  * import { unsupportedKeys } from "lambdagent/yaml"
- * console.log(unsupportedKeys.groupchat) // "multi-agent group chats are not compiled by lambdagent/yaml"
+ * console.log(unsupportedKeys.hooks) // "hooks are registered in code, not in agent files"
  * ```
  */
 export const unsupportedKeys: Readonly<Record<string, string>> = {
-  groupchat: "multi-agent group chats are not compiled by lambdagent/yaml",
   channels: "channels are configured in code, not in agent files",
-  handoff: "handoff is not compiled; a router with sub-agents expresses the same dispatch",
   skills: "skills are not compiled by lambdagent/yaml",
   subAgents: "subAgents are not compiled; use router routes or parallel agents",
   hooks: "hooks are registered in code, not in agent files"

@@ -296,6 +296,12 @@ export const agentsOf = (file: AgentConfig): ReadonlyArray<AgentAt> => {
       children.push({ agent: agent.router.default, path: [...path, "router", "default"], fallbackName: "default" })
     }
     agent.parallel?.agents.forEach((a, i) => children.push({ agent: a, path: [...path, "parallel", "agents", i], fallbackName: `agent${i + 1}` }))
+    agent.groupchat?.agents.forEach((a, i) => children.push({ agent: a, path: [...path, "groupchat", "agents", i], fallbackName: `agent${i + 1}` }))
+    if (agent.groupchat?.summaryAgent !== undefined) {
+      children.push({ agent: agent.groupchat.summaryAgent, path: [...path, "groupchat", "summaryAgent"], fallbackName: "summary" })
+    }
+    for (const [label, a] of Object.entries(agent.handoff?.registry ?? {})) children.push({ agent: a, path: [...path, "handoff", "registry", label], fallbackName: label })
+    if (agent.handoff?.fallback !== undefined) children.push({ agent: agent.handoff.fallback, path: [...path, "handoff", "fallback"], fallbackName: "fallback" })
     for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!)
   }
   return out
@@ -347,8 +353,26 @@ export const guardsOf = (agent: AgentConfig, path: FieldPath): ReadonlyArray<{ r
 // ---------------------------------------------------------------------------------------------
 
 const structureIssues = (file: AgentFile, source: Source, issues: IssueBuilder, providers: ReadonlySet<string>): void => {
+  const checkExpression = (expression: string, at: FieldPath) => {
+    try {
+      compileValidatorExpr(parseValidator(expression))
+    } catch (e) {
+      if (!(e instanceof ValidatorSyntaxError)) throw e
+      issues.issues.push(validatorIssue(e, expression, { path: at, locate: (offset) => source.locateInString(at, offset) }))
+    }
+  }
   for (const { agent, path, type } of agentsOf(file)) {
-    const block = type === "chain" ? agent.chain : type === "router" ? agent.router : type === "parallel" ? agent.parallel : true
+    const block = type === "chain"
+      ? agent.chain
+      : type === "router"
+      ? agent.router
+      : type === "parallel"
+      ? agent.parallel
+      : type === "groupchat"
+      ? agent.groupchat
+      : type === "handoff"
+      ? agent.handoff
+      : true
     if (block === undefined) {
       const typePath = agent.type === undefined ? path : [...path, "type"]
       issues.add(typePath, `type ${type} needs a ${type}: block`, { expected: `a ${type}: block`, actual: "missing" })
@@ -371,18 +395,23 @@ const structureIssues = (file: AgentFile, source: Source, issues: IssueBuilder, 
       if (guard.validator === undefined && guard.maxOutputLength === undefined) {
         issues.add(at, "a guard needs a validator or maxOutputLength", { expected: "validator or maxOutputLength", actual: "neither" })
       }
-      if (guard.validator !== undefined) {
-        const validatorPath = [...at, "validator"]
-        try {
-          compileValidatorExpr(parseValidator(guard.validator))
-        } catch (e) {
-          if (!(e instanceof ValidatorSyntaxError)) throw e
-          issues.issues.push(
-            validatorIssue(e, guard.validator, { path: validatorPath, locate: (offset) => source.locateInString(validatorPath, offset) })
-          )
-        }
+      if (guard.validator !== undefined) checkExpression(guard.validator, [...at, "validator"])
+    }
+    const custom = agent.groupchat?.termination?.custom
+    if (custom !== undefined) checkExpression(custom, [...path, "groupchat", "termination", "custom"])
+    if (agent.groupchat?.scheduler === "llm" && agent.groupchat.schedulerPrompt !== undefined && agent.groupchat.schedulerPrompt.trim() === "") {
+      issues.add([...path, "groupchat", "schedulerPrompt"], "the schedulerPrompt is empty", { expected: "a non-empty prompt", actual: "an empty string" })
+    }
+    for (const label of Object.keys(agent.handoff?.registry ?? {})) {
+      if (/\s/.test(label) || label === "__proto__") {
+        issues.add([...path, "handoff", "registry", label], `${JSON.stringify(label)} cannot name a delegate (a hand-off names it in one word)`, { expected: "a name without spaces", actual: label }, "key")
       }
     }
+    agent.handoff?.selector.targets?.forEach((target, i) => {
+      if (!Object.hasOwn(agent.handoff!.registry, target)) {
+        issues.add([...path, "handoff", "selector", "targets", i], `target ${JSON.stringify(target)} is not in the registry`, { expected: `one of ${Object.keys(agent.handoff!.registry).join(", ")}`, actual: target })
+      }
+    })
     for (const { model, path: at } of modelsOf(agent, path)) {
       if (model.provider !== undefined && !providers.has(model.provider)) {
         const suggestion = nearest(model.provider, providers)

@@ -11,6 +11,7 @@ import { type If, ifForm } from "./conditional.ts"
 import type { EventsOf, Form } from "./Form.ts"
 import { type GroupChat, groupChatForm } from "./groupchat.ts"
 import { type Guard, guardForm } from "./guard.ts"
+import { type Handoff, handoffForm } from "./handoff.ts"
 import { type App, appForm, type Lam, lamForm, type Var, varForm } from "./lambda.ts"
 import { type Cons, consForm, type Fold, foldForm, type List, listForm, type Nil, nilForm } from "./lists.ts"
 import { type Lit, litForm } from "./literal.ts"
@@ -54,6 +55,7 @@ export type AnyNode =
   | Memory
   | React
   | GroupChat
+  | Handoff
 
 type Registry = { readonly [K in AnyNode["_tag"]]: Form<Extract<AnyNode, { readonly _tag: K }>, string> }
 
@@ -84,7 +86,8 @@ export const forms = {
   Guard: guardForm,
   Memory: memoryForm,
   React: reactForm,
-  GroupChat: groupChatForm
+  GroupChat: groupChatForm,
+  Handoff: handoffForm
 } as const satisfies Registry
 
 type Forms = typeof forms
