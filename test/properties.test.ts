@@ -42,6 +42,9 @@ const { agent } = fc.letrec<{ agent: Term.Term }>((tie) => {
       fc.tuple(a(), a(), a(), fc.nat(2), fc.boolean()).map(([select, first, second, maxDepth, withFallback]) =>
         Term.handoff({ select, registry: [["a", first], ["b", second]], maxDepth, ...(withFallback ? { fallback: second } : {}) })
       ),
+      fc.tuple(a(), fc.integer({ min: 1, max: 3 })).map(([helper, maxSteps]) =>
+        Term.react({ think: Term.llm({ system: "think" }), tools: ["t1", "b", "terminate"], maxSteps, agents: [["b", helper]] })
+      ),
       fc.integer({ min: 1, max: 3 }).map((maxSteps) => Term.react({ think: Term.llm({ system: "think" }), tools: ["t1", "terminate"], maxSteps })),
       // higher-order: an agent passed to a function that applies it twice
       a().map((f) => Term.app(Term.lam("f", Term.lam("x", Term.app(Term.var("f"), Term.app(Term.var("f"), x)))), f)),

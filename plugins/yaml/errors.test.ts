@@ -215,7 +215,7 @@ describe("schema errors", () => {
       actual: "the number 3"
     })
     const type = schemaFailure("type: reactt\n")
-    expect([type.expected, type.suggestion, type.line, type.column]).toEqual(["one of simple, react, chain, router, parallel, groupchat, handoff", "react", 1, 7])
+    expect([type.expected, type.suggestion, type.line, type.column]).toEqual(["one of simple, react, chain, router, parallel, groupchat, handoff, skill", "react", 1, 7])
     expect(schemaFailure("type: hooks\n").message).toMatch(/hooks are registered in code/)
     expect(schemaFailure("type: simple\nsystemPrompt: x\nmodel: {baseUrl: not a url}\n").expected).toBe("a URL (https://…)")
     const missing = schemaFailure("type: router\nrouter:\n  routes: {a: A}\n")

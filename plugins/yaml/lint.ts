@@ -8,6 +8,7 @@
  */
 import { Evaluator, Term } from "lambdagent"
 import { type Bounds, bounds } from "./bounds.ts"
+import { dirname } from "node:path"
 import { compileChecked, type ConfigInput, isTerminateName, loadSource, type Overrides, semanticIssues, type SharedMemoryRequirement, type ToolReference } from "./compile.ts"
 import { type FieldPath, formatFieldPath, isYamlError, type YamlError } from "./errors.ts"
 import { type LintLevel, lintRules, ruleById } from "./rules.ts"
@@ -111,6 +112,8 @@ const parentOf = (path: FieldPath): FieldPath | undefined => {
   if (n >= 2 && path[n - 2] === "groupchat" && path[n - 1] === "summaryAgent") return path.slice(0, n - 2)
   if (n >= 3 && path[n - 3] === "handoff" && path[n - 2] === "registry") return path.slice(0, n - 3)
   if (n >= 2 && path[n - 2] === "handoff" && path[n - 1] === "fallback") return path.slice(0, n - 2)
+  if (n === 3 && path[0] === "subAgents" && path[2] === "inline") return []
+  if (n === 3 && path[0] === "skills" && path[2] === "agent") return []
   return undefined
 }
 
@@ -479,7 +482,14 @@ export const lintSource = (source: Source, options: LintOptions = {}): LintResul
   const f = new Findings((p) => source.locate(p))
   for (const issue of semanticIssues(file, { overrides })) f.add(issue.rule!, issue.path, issue.message)
   for (const { agent, path, type } of agentsOf(file)) agentRules(f, agent, path, type, overrides)
-  const compiled = compileChecked(file, overrides)
+  let compiled: ReturnType<typeof compileChecked>
+  try {
+    // sub-agent files are compiled too: a missing file or a cycle is the file's error
+    compiled = compileChecked(file, overrides, source.file !== undefined ? { baseDir: dirname(source.file), file: source.file } : {})
+  } catch (e) {
+    if (isYamlError(e)) return finish({ ...base, findings: f.list, error: e }, options)
+    throw e
+  }
   const worst = bounds(compiled.term)
   fileRules(f, file, compiled, worst, options)
   return finish({ ...base, name: file.name ?? file.agentId ?? "agent", findings: f.list, bounds: worst, term: compiled.term }, options)

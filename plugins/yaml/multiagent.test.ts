@@ -1,10 +1,13 @@
 /**
  * The multi-agent types of agent files (groupchat, handoff) compiled and run on scripted models.
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Analysis, createRuntime, type LanguageModel, Scripted, Term } from "lambdagent"
 import { describe, expect, it } from "vitest"
 import { compileConfig, loadConfig } from "./compile.ts"
-import { YamlConfigError } from "./errors.ts"
+import { SchemaError } from "./errors.ts"
 
 const systemOf = (req: LanguageModel.ChatRequest) => req.messages[0]!.content
 const lastUser = (req: LanguageModel.ChatRequest) => req.messages[req.messages.length - 1]!.content
@@ -78,11 +81,11 @@ describe("type: groupchat", () => {
     const result = await runWith(term, Scripted.sequence(["no", "maybe", "we agreed", "never"]), "go")
     expect(result.result).toBe("we agreed")
     expect(() => compileConfig({ type: "groupchat", groupchat: { agents: [{ systemPrompt: "A" }], termination: { custom: "len(x) >" } } }))
-      .toThrow(YamlConfigError)
+      .toThrow(SchemaError)
     try {
       compileConfig({ type: "groupchat", groupchat: { agents: [{ systemPrompt: "A" }], termination: { custom: "len(x) >" } } })
     } catch (e) {
-      expect((e as YamlConfigError).issues[0]!.path).toEqual(["groupchat", "termination", "custom"])
+      expect((e as SchemaError).issues[0]!.path).toEqual(["groupchat", "termination", "custom"])
     }
   })
 
@@ -134,5 +137,85 @@ describe("type: handoff", () => {
       .toThrow(/cannot name a delegate/)
     expect(() => compileConfig({ type: "handoff", handoff: { selector: { prompt: "?", targets: ["b"] }, registry: { a: { systemPrompt: "x" } } } }))
       .toThrow(/target "b" is not in the registry/)
+  })
+})
+
+describe("subAgents and skills", () => {
+  const think = (req: LanguageModel.ChatRequest) => systemOf(req).startsWith("You help with documents")
+
+  it("examples/agents/assistant.yml: the react agent calls an inline sub-agent, a sub-agent file and a skill in the same run", async () => {
+    const agent = loadConfig("examples/agents/assistant.yml")
+    // the sub-agents and the skill are terms of the run, not host tools
+    expect(agent.tools.map((t) => t.name)).toEqual(["terminate"])
+    expect(Analysis.worstCase(agent.term).requests).toEqual({ llmCalls: 12, toolCalls: 0 })
+    const plan = [
+      "{\"tool\": \"call_summarizer\", \"args\": {\"task\": \"Bike lanes were approved. Work starts in May.\"}}",
+      "{\"tool\": \"call_translator\", \"args\": {\"task\": \"Bike lanes approved.\"}}",
+      "{\"tool\": \"headline\", \"args\": \"Bike lanes approved.\"}",
+      "{\"tool\": \"terminate\", \"args\": \"done\"}"
+    ]
+    let step = 0
+    const seen: Array<string> = []
+    const model = Scripted.respond((req) => {
+      if (think(req)) return plan[step++]!
+      seen.push(`${systemOf(req).split(" ")[0]}<${lastUser(req)}>`)
+      return `answer of ${systemOf(req).split(" ")[0]}`
+    })
+    const result = await runWith(agent.term, model, "Handle the bike lane article.")
+    expect(result.result).toBe("done")
+    expect(seen).toEqual(["Summarize<Bike lanes were approved. Work starts in May.>", "Translate<Bike lanes approved.>", "Write<Bike lanes approved.>"])
+    expect(result.trace.filter((e) => e.kind === "react" && e.name.startsWith("agent ")).map((e) => e.name))
+      .toEqual(["agent call_summarizer", "agent call_translator", "agent headline"])
+  })
+
+  it("a sub-agent that calls itself is refused at compile time with the cycle", () => {
+    const config = {
+      type: "react",
+      systemPrompt: "root",
+      subAgents: { loop: { inline: { type: "react", systemPrompt: "again", mcp: { localTools: ["call_loop", "terminate"] } } } }
+    }
+    expect(() => compileConfig(config)).toThrow(/sub-agent cycle: call_loop → call_loop/)
+  })
+
+  it("sub-agent files that call each other are refused with the path of the cycle", () => {
+    const dir = mkdtempSync(join(tmpdir(), "lambdagent-subagents-"))
+    try {
+      writeFileSync(join(dir, "a.yml"), "type: react\nsystemPrompt: a\nsubAgents:\n  b:\n    config: b.yml\n")
+      writeFileSync(join(dir, "b.yml"), "type: react\nsystemPrompt: b\nsubAgents:\n  a:\n    config: a.yml\n")
+      expect(() => loadConfig(join(dir, "a.yml"))).toThrow(/sub-agent cycle: a\.yml → b\.yml → a\.yml/)
+      expect(() => loadConfig({ text: "type: react\nsystemPrompt: x\nsubAgents:\n  gone:\n    config: missing.yml\n", file: join(dir, "c.yml") }))
+        .toThrow(/missing\.yml/)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("a sub-agent needs inline or config; skill names are unique", () => {
+    expect(() => compileConfig({ type: "react", systemPrompt: "x", subAgents: { s: { description: "d" } } })).toThrow(/needs inline .* or config/)
+    expect(() => compileConfig({ type: "simple", systemPrompt: "x", skills: [{ name: "a", agent: { systemPrompt: "1" } }, { name: "a", agent: { systemPrompt: "2" } }] }))
+      .toThrow(/a second skill named "a"/)
+  })
+
+  const skills = [
+    { name: "summarize", description: "Summarizes text.", tags: ["text"], agent: { systemPrompt: "Summarize." } },
+    { name: "translate", description: "Translates text into French.", tags: ["text", "language"], agent: { systemPrompt: "Translate." } },
+    { name: "add", description: "Adds numbers.", tags: ["math"], agent: { systemPrompt: "Add." } }
+  ]
+
+  it("type skill, select description: an LLM classifier picks among the tagged skills by their descriptions", async () => {
+    const { term } = compileConfig({ type: "skill", skill: { select: "description", tags: ["text"] }, skills })
+    const classifier = (term as Term.Of<"Route">).classify as Term.Of<"Llm">
+    expect(classifier.system).toBe(
+      "Pick the skill that fits the input.\n\n- summarize: Summarizes text.\n- translate: Translates text into French.\n\nAnswer with exactly one of: summarize, translate."
+    )
+    const model = Scripted.respond((req) => (systemOf(req).startsWith("Pick") ? "translate" : `${systemOf(req)} ${lastUser(req)}`))
+    expect((await runWith(term, model, "hello")).result).toBe("Translate. hello")
+  })
+
+  it("type skill, select tag: the first skill with the tag, no classifier", async () => {
+    const { term } = compileConfig({ type: "skill", skill: { select: "tag", tags: ["language"] }, skills })
+    expect(Analysis.worstCase(term).requests.llmCalls).toBe(1)
+    expect((await runWith(term, Scripted.respond((req) => systemOf(req)), "x")).result).toBe("Translate.")
+    expect(() => compileConfig({ type: "skill", skill: { select: "tag", tags: ["cooking"] }, skills })).toThrow(/no skill has a tag among cooking/)
   })
 })

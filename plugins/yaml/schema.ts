@@ -26,10 +26,10 @@ const seconds = z.number().positive()
  * @example
  * ```ts
  * import { agentTypes } from "lambdagent/yaml"
- * console.log(agentTypes.join(", ")) // "simple, react, chain, router, parallel, groupchat, handoff"
+ * console.log(agentTypes.join(", ")) // "simple, react, chain, router, parallel, groupchat, handoff, skill"
  * ```
  */
-export const agentTypes = ["simple", "react", "chain", "router", "parallel", "groupchat", "handoff"] as const
+export const agentTypes = ["simple", "react", "chain", "router", "parallel", "groupchat", "handoff", "skill"] as const
 
 /**
  * One of {@link agentTypes}.
@@ -71,7 +71,7 @@ export const knownProviders = [
   "custom"
 ] as const
 
-const TypeSchema = z.enum(agentTypes).describe("What the agent is: simple (one LLM call), react (think/act loop), chain (pipeline), router (classify, then dispatch), parallel (branches, then merge), groupchat (agents take turns on a shared transcript) or handoff (a selector delegates; delegates may hand off again).")
+const TypeSchema = z.enum(agentTypes).describe("What the agent is: simple (one LLM call), react (think/act loop), chain (pipeline), router (classify, then dispatch), parallel (branches, then merge), groupchat (agents take turns on a shared transcript), handoff (a selector delegates; delegates may hand off again) or skill (run a skill of the file, picked by description or tag).")
 
 /**
  * `model:` — the LLM settings. Sub-agents, chain steps and the classifier inherit the settings of
@@ -305,7 +305,16 @@ export const AgentSchema = z
     },
     get handoff() {
       return HandoffSchema.describe("For type handoff: the selector, the registry of delegates and the fallback.").optional()
-    }
+    },
+    skill: z
+      .strictObject({
+        select: z.enum(["description", "tag"]).describe("description (an LLM classifier picks among the candidates by their descriptions, default) or tag (the first candidate, in file order)."),
+        tags: z.array(name).describe("The candidates are the skills with one of these tags (default every skill of the file).").optional(),
+        prompt: text.describe("For select description: the classifier's instruction (the candidates' names and descriptions are appended).").optional(),
+        model: ModelSchema.describe("For select description: the classifier's model settings, merged over the agent's.").optional()
+      })
+      .describe("For type skill: which skill of the file's skills: runs.")
+      .optional()
   })
   .meta({ id: "Agent", title: "Agent" })
 
@@ -393,6 +402,35 @@ const HandoffSchema = z
     maxDepth: count.describe("Most hand-offs after the first delegation (default 3); one more is a budget error.").optional()
   })
   .meta({ id: "Handoff", title: "Handoff" })
+
+const SubAgentSchema = z
+  .strictObject({
+    get inline() {
+      return AgentSchema.describe("The sub-agent's config, written here.").optional()
+    },
+    config: name.describe("Or: the path of its agent file, relative to this file (compiled once, when an agent uses it).").optional(),
+    tool: name.describe("The tool name agents call it by (default call_<name>, without a trailing -agent).").optional(),
+    description: text.describe("What it does, shown to the agents that may call it.").optional(),
+    tags: z.array(name).describe("Labels, for listing.").optional()
+  })
+  .meta({ id: "SubAgent", title: "Sub-agent" })
+
+const SkillSchema = z
+  .strictObject({
+    name: name.describe("The skill's name: the tool name agents call it by."),
+    description: text.describe("What it does: shown to agents that may call it, and what a select: description classifier reads.").optional(),
+    tags: z.array(name).describe("Labels a type: skill agent selects by.").optional(),
+    inputType: text.describe("What it takes, in words (default Str).").optional(),
+    outputType: text.describe("What it gives, in words (default Str).").optional(),
+    get agent() {
+      return AgentSchema.describe("The skill's implementation: any agent config.")
+    },
+    examples: z
+      .array(z.strictObject({ input: text.describe("An example input."), output: text.describe("What the skill answers to it.") }))
+      .describe("Examples, shown with the description.")
+      .optional()
+  })
+  .meta({ id: "Skill", title: "Skill" })
 
 const McpNodeSchema = z.strictObject({
   url: z.url().describe("Base URL of the MCP server."),
@@ -554,6 +592,8 @@ export const AgentFileSchema = AgentSchema.extend({
     .optional(),
   mcpServers: z.array(McpServerSchema).describe("MCP servers (http or stdio) and the tools used from each.").optional(),
   sharedMemory: SharedMemorySchema.describe("Bindings shared by every agent of the file (and by other processes, with redis or sqlite).").optional(),
+  subAgents: z.record(name, SubAgentSchema).describe("Agents called as tools: the top-level react agent gets every one; any react agent gets those its mcp.localTools names.").optional(),
+  skills: z.array(SkillSchema).describe("Named reusable agents: react agents call those their mcp.localTools names; a type: skill agent picks one.").optional(),
   cli: z
     .strictObject({
       server: z
@@ -652,6 +692,32 @@ export type ParallelConfig = z.output<typeof ParallelSchema>
 export type GroupChatConfig = z.output<typeof GroupChatSchema>
 
 /**
+ * One parsed entry of `subAgents`.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { SubAgentConfig } from "lambdagent/yaml"
+ * const s: SubAgentConfig = { inline: { systemPrompt: "Translate to French." }, description: "Translates." }
+ * ```
+ */
+export type SubAgentConfig = z.output<typeof SubAgentSchema>
+
+/**
+ * One parsed entry of `skills`.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { SkillConfig } from "lambdagent/yaml"
+ * const s: SkillConfig = { name: "summarize", description: "Summarizes text.", tags: ["text"], agent: { systemPrompt: "Summarize." } }
+ * ```
+ */
+export type SkillConfig = z.output<typeof SkillSchema>
+
+/**
  * The parsed `handoff:` block.
  *
  * @since 0.2.0
@@ -688,7 +754,7 @@ export type StepConfig = z.output<typeof StepSchema>
  * console.log(topLevelOnlyKeys.includes("runtime")) // true
  * ```
  */
-export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory", "cli", "a2a", "checkpoint", "demo", "sandbox"] as const
+export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory", "subAgents", "skills", "cli", "a2a", "checkpoint", "demo", "sandbox"] as const
 
 /**
  * Keys of the reference format that this compiler deliberately does not support, with why.
@@ -703,8 +769,6 @@ export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory",
  */
 export const unsupportedKeys: Readonly<Record<string, string>> = {
   channels: "channels are configured in code, not in agent files",
-  skills: "skills are not compiled by lambdagent/yaml",
-  subAgents: "subAgents are not compiled; use router routes or parallel agents",
   hooks: "hooks are registered in code, not in agent files"
 }
 

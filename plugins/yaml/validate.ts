@@ -302,6 +302,13 @@ export const agentsOf = (file: AgentConfig): ReadonlyArray<AgentAt> => {
     }
     for (const [label, a] of Object.entries(agent.handoff?.registry ?? {})) children.push({ agent: a, path: [...path, "handoff", "registry", label], fallbackName: label })
     if (agent.handoff?.fallback !== undefined) children.push({ agent: agent.handoff.fallback, path: [...path, "handoff", "fallback"], fallbackName: "fallback" })
+    if (path.length === 0) {
+      const top = agent as AgentFile
+      for (const [name, sub] of Object.entries(top.subAgents ?? {})) {
+        if (sub.inline !== undefined) children.push({ agent: sub.inline, path: ["subAgents", name, "inline"], fallbackName: name })
+      }
+      top.skills?.forEach((skill, i) => children.push({ agent: skill.agent, path: ["skills", i, "agent"], fallbackName: skill.name }))
+    }
     for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!)
   }
   return out
@@ -372,6 +379,8 @@ const structureIssues = (file: AgentFile, source: Source, issues: IssueBuilder, 
       ? agent.groupchat
       : type === "handoff"
       ? agent.handoff
+      : type === "skill"
+      ? agent.skill
       : true
     if (block === undefined) {
       const typePath = agent.type === undefined ? path : [...path, "type"]
@@ -407,6 +416,13 @@ const structureIssues = (file: AgentFile, source: Source, issues: IssueBuilder, 
         issues.add([...path, "handoff", "registry", label], `${JSON.stringify(label)} cannot name a delegate (a hand-off names it in one word)`, { expected: "a name without spaces", actual: label }, "key")
       }
     }
+    if (type === "skill" && agent.skill !== undefined) {
+      const tags = agent.skill.tags
+      const candidates = (file.skills ?? []).filter((s) => tags === undefined || s.tags?.some((t) => tags.includes(t)))
+      if (candidates.length === 0) {
+        issues.add([...path, "skill", ...(tags !== undefined ? ["tags"] : [])], tags === undefined ? "type skill needs skills: in the file" : `no skill has a tag among ${tags.join(", ")}`, { expected: "at least one skill to select", actual: "none" })
+      }
+    }
     agent.handoff?.selector.targets?.forEach((target, i) => {
       if (!Object.hasOwn(agent.handoff!.registry, target)) {
         issues.add([...path, "handoff", "selector", "targets", i], `target ${JSON.stringify(target)} is not in the registry`, { expected: `one of ${Object.keys(agent.handoff!.registry).join(", ")}`, actual: target })
@@ -424,6 +440,16 @@ const structureIssues = (file: AgentFile, source: Source, issues: IssueBuilder, 
       }
     }
   }
+  for (const [name, sub] of Object.entries(file.subAgents ?? {})) {
+    if ((sub.inline === undefined) === (sub.config === undefined)) {
+      issues.add(["subAgents", name], "a sub-agent needs inline (its config) or config (the path of its file), not both", { expected: "inline or config", actual: sub.inline === undefined ? "neither" : "both" })
+    }
+  }
+  const skillNames = new Set<string>()
+  file.skills?.forEach((skill, i) => {
+    if (skillNames.has(skill.name)) issues.add(["skills", i, "name"], `a second skill named ${JSON.stringify(skill.name)}`, { expected: "a unique name", actual: skill.name })
+    skillNames.add(skill.name)
+  })
   const servers = new Map<string, number>()
   file.mcpServers?.forEach((server, i) => {
     const at = ["mcpServers", i]
