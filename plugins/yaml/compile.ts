@@ -565,7 +565,6 @@ interface FileContext {
 
 const cycleError = (path: FieldPath, cycle: ReadonlyArray<string>) =>
   semanticError([{
-    rule: "L040",
     path,
     field: formatFieldPath(path),
     message: `sub-agent cycle: ${cycle.join(" → ")}`,

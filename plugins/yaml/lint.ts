@@ -145,8 +145,47 @@ class Findings {
 const sameLabel = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
 
 /** Rules on one agent's own fields. */
+/** The registry names a prompt hands off to (`HANDOFF name`). */
+const handoffTargets = (prompt: string | undefined, names: ReadonlyArray<string>): ReadonlyArray<string> =>
+  prompt === undefined ? [] : names.filter((n) => new RegExp(`HANDOFF\\s*:?\\s*${n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\w-])`).test(prompt))
+
+/** A cycle of hand-offs, as the names along it (the first repeated at the end). */
+const handoffCycle = (edges: ReadonlyMap<string, ReadonlyArray<string>>): ReadonlyArray<string> | undefined => {
+  const visit = (name: string, path: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
+    if (path.includes(name)) return [...path.slice(path.indexOf(name)), name]
+    for (const next of edges.get(name) ?? []) {
+      const found = visit(next, [...path, name])
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  for (const name of edges.keys()) {
+    const found = visit(name, [])
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
 const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: string, overrides: Overrides): void => {
   const at = (...rest: Array<string | number>) => [...path, ...rest]
+  const chat = agent.groupchat
+  if (type === "groupchat" && chat !== undefined) {
+    const turns = (chat.maxRounds ?? 10) * chat.agents.length
+    if (turns > 50) f.add("L042", chat.maxRounds !== undefined ? at("groupchat", "maxRounds") : at("groupchat"), `the chat may take ${turns} turns (${chat.maxRounds ?? 10} rounds × ${chat.agents.length} agents): lower maxRounds or add termination`)
+  }
+  const h = agent.handoff
+  if (type === "handoff" && h !== undefined) {
+    const names = Object.keys(h.registry)
+    const handsTo = new Map(names.map((n) => [n, handoffTargets(h.registry[n]!.systemPrompt, names)]))
+    const selected = h.selector.targets ?? names
+    for (const name of names) {
+      if (!selected.includes(name) && ![...handsTo.entries()].some(([from, to]) => from !== name && to.includes(name))) {
+        f.add("L043", at("handoff", "registry", name), `delegate ${JSON.stringify(name)} is not among selector.targets and no delegate hands off to it`)
+      }
+    }
+    const cycle = handoffCycle(handsTo)
+    if (cycle !== undefined) f.add("L045", at("handoff", "registry", cycle[0]!), `delegates hand off in a cycle (${cycle.join(" → ")}): it ends after maxDepth ${h.maxDepth ?? 3} hand-offs with a budget error`)
+  }
   const react = agent.react
   if (type === "react") {
     const maxSteps = overrides.maxSteps ?? react?.maxSteps
@@ -482,6 +521,12 @@ export const lintSource = (source: Source, options: LintOptions = {}): LintResul
   const f = new Findings((p) => source.locate(p))
   for (const issue of semanticIssues(file, { overrides })) f.add(issue.rule!, issue.path, issue.message)
   for (const { agent, path, type } of agentsOf(file)) agentRules(f, agent, path, type, overrides)
+  const all = agentsOf(file)
+  file.skills?.forEach((skill, i) => {
+    const listed = all.some(({ agent, type }) => type === "react" && (agent.mcp?.localTools ?? []).includes(skill.name))
+    const selected = all.some(({ agent, type }) => type === "skill" && (agent.skill?.tags === undefined || skill.tags?.some((t) => agent.skill!.tags!.includes(t))))
+    if (!listed && !selected) f.add("L044", ["skills", i], `skill ${JSON.stringify(skill.name)} is not in any react agent's mcp.localTools and no type: skill agent selects it`)
+  })
   let compiled: ReturnType<typeof compileChecked>
   try {
     // sub-agent files are compiled too: a missing file or a cycle is the file's error
