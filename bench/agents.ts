@@ -157,6 +157,69 @@ export async function run(): Promise<void> {
     [["lambdagent", fmt(rssOf("lambdagent"), 0)], ["plain TypeScript (zod only)", fmt(rssOf("plain"), 0)], ["node -e 0", fmt(floor, 0)]]
   )
   await Promise.all([runtime.close(), chainRuntime.close(), quiet.close(), slow.close()])
+  await groupChat()
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await run()
+const CHAT_AGENTS = 5
+const CHAT_ROUNDS = 10
+
+/** The plain TypeScript group chat of the same shape: round robin, the transcript rendered for every turn. */
+const plainChat = (task: string) => {
+  const model = (messages: ReadonlyArray<{ role: string; content: string }>) => `noted (${messages[1]!.content.length})`
+  const transcript: Array<{ speaker: string; text: string }> = []
+  for (let turn = 0; turn < CHAT_AGENTS * CHAT_ROUNDS; turn++) {
+    const speaker = `agent${turn % CHAT_AGENTS}`
+    const input = `[Task]\n${task}\n\n[Conversation]\n${transcript.map((m) => `${m.speaker}: ${m.text}\n`).join("")}\n[You are ${speaker}; it is your turn.]`
+    const text = model([{ role: "system", content: speaker }, { role: "user", content: input }])
+    transcript.push({ speaker, text })
+    if (text.includes("CONSENSUS") || text.includes("DONE")) break
+  }
+  return transcript.at(-1)!.text
+}
+
+/** Overhead per group-chat turn: 5 agents, 10 rounds, a zero-latency model, against the plain loop. */
+export async function groupChat(): Promise<void> {
+  const turns = CHAT_AGENTS * CHAT_ROUNDS
+  const model = Scripted.respond((request) => `noted (${request.messages[1]!.content.length})`)
+  const chat = () =>
+    Term.groupChat({
+      agents: Array.from({ length: CHAT_AGENTS }, (_, i) => [`agent${i}`, Term.llm({ system: `agent${i}`, conversation: false })] as const),
+      maxRounds: CHAT_ROUNDS,
+      scheduler: "round_robin",
+      keywords: Term.defaultKeywords
+    })
+  const budgets = { llmCalls: 1_000_000, toolCalls: 1_000_000, tokens: Number.MAX_SAFE_INTEGER }
+  // cold: the first 10 runs of a new runtime and a new term in this process
+  const fresh = createRuntime({ model, trace: "agent", budgets })
+  const first = chat()
+  const coldTimes: Array<number> = []
+  for (let i = 0; i < 10; i++) {
+    const started = performance.now()
+    await fresh.run(first, "Plan the launch.")
+    coldTimes.push((performance.now() - started) * 1000)
+  }
+  const coldPlainTimes: Array<number> = []
+  for (let i = 0; i < 10; i++) {
+    const started = performance.now()
+    plainChat("Plan the launch.")
+    coldPlainTimes.push((performance.now() - started) * 1000)
+  }
+  const term = chat()
+  const warmChat = await warm(() => fresh.run(term, "Plan the launch."))
+  const warmPlain = await warm(() => plainChat("Plan the launch."), 1000)
+  table(
+    `Group chat per turn (${CHAT_AGENTS} agents × ${CHAT_ROUNDS} rounds = ${turns} turns, zero-latency model; cold: first 10 runs of a new runtime in this process; warm: after ≥ 3 s)`,
+    ["workload", "cold µs/turn", "warm µs/turn", "plain TS cold", "plain TS warm", "warm ratio"],
+    [[
+      "groupchat, round robin",
+      fmt(mean(coldTimes) / turns, 2),
+      fmt(warmChat / turns, 2),
+      fmt(mean(coldPlainTimes) / turns, 2),
+      fmt(warmPlain / turns, 2),
+      `${fmt(warmChat / warmPlain, 1)}×`
+    ]]
+  )
+  await fresh.close()
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await (process.argv[2] === "groupchat" ? groupChat() : run())

@@ -95,6 +95,7 @@ export type Literal = number | bigint | string | boolean | null
 export type { ModelSettings } from "./forms/llm.ts"
 export type { Merge } from "./forms/par.ts"
 export type { Fallback } from "./forms/guard.ts"
+export type { Scheduler } from "./forms/groupchat.ts"
 
 /**
  * A term of the language. Pure forms first, then the agent forms, each a first-class node so
@@ -184,6 +185,8 @@ export { par } from "./forms/par.ts"
 export { guard } from "./forms/guard.ts"
 export { memory } from "./forms/memory.ts"
 export { react } from "./forms/react.ts"
+export { defaultKeywords, groupChat } from "./forms/groupchat.ts"
+export { handoff, handoffOf } from "./forms/handoff.ts"
 
 const binaryBuilder = (op: BinaryOp) => (left: Term, right: Term): Term => binary(op, left, right)
 

@@ -42,7 +42,26 @@ const samples: { readonly [K in Term.Tag]: ReadonlyArray<Term.Of<K>> } = {
     Term.guard({ agent: think, validate: Term.lam("v", Term.lit(true)), retry: 0, fallback: { value: Term.lit("n/a") } })
   ] as Array<Term.Of<"Guard">>,
   Memory: [Term.memory({ agent: think, size: 5, ttl: 60, scope: "user" })] as Array<Term.Of<"Memory">>,
-  React: [Term.react({ think, tools: ["search", "terminate"], maxSteps: 4, toolTimeout: 5, observe: false })] as Array<Term.Of<"React">>
+  React: [
+    Term.react({ think, tools: ["search", "terminate"], maxSteps: 4, toolTimeout: 5, observe: false }),
+    Term.react({ think, tools: ["search", "call_helper", "terminate"], maxSteps: 2, agents: [["call_helper", Term.llm({ system: "Help." })]] })
+  ] as Array<Term.Of<"React">>,
+  GroupChat: [
+    Term.groupChat({ agents: [["a", think], ["b", Term.tool("t")]], maxRounds: 3, scheduler: "round_robin", keywords: ["DONE"] }),
+    Term.groupChat({ agents: [["a", think]], maxRounds: 1, scheduler: { random: 7 }, keywords: [], summary: think, maxHistoryTokens: 100 }),
+    Term.groupChat({
+      agents: [["a", think], ["b", think]],
+      maxRounds: 2,
+      scheduler: { llm: Term.llm({ system: "Pick." }) },
+      keywords: ["CONSENSUS"],
+      until: Term.lam("m", Term.contains(Term.var("m"), Term.lit("ok"))),
+      summary: Term.tool("sum")
+    })
+  ] as Array<Term.Of<"GroupChat">>,
+  Handoff: [
+    Term.handoff({ select: think, registry: [["a", think], ["b", Term.tool("t")]], maxDepth: 2 }),
+    Term.handoff({ select: think, registry: [["only", think]], fallback: Term.tool("t"), maxDepth: 0 })
+  ] as Array<Term.Of<"Handoff">>
 }
 
 /** The JSON at `path` below `json`. */

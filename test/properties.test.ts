@@ -28,6 +28,23 @@ const { agent } = fc.letrec<{ agent: Term.Term }>((tie) => {
       fc.tuple(a(), fc.nat(2), fc.constantFrom<Term.Fallback>("last", "empty")).map(([inner, retry, fallback]) =>
         Term.guard({ agent: inner, validate: short, retry, fallback })
       ),
+      fc.tuple(fc.array(a(), { minLength: 1, maxLength: 3 }), fc.integer({ min: 1, max: 3 }), fc.nat(2), fc.boolean(), fc.option(a(), { nil: undefined })).map(
+        ([speakers, maxRounds, pick, until, summary]) =>
+          Term.groupChat({
+            agents: speakers.map((s, i) => [`p${i}`, s] as const),
+            maxRounds,
+            scheduler: pick === 0 ? "round_robin" : pick === 1 ? { random: maxRounds } : { llm: Term.llm({ system: "pick", conversation: false }) },
+            keywords: ["done"],
+            ...(until ? { until: short } : {}),
+            ...(summary !== undefined ? { summary } : {})
+          })
+      ),
+      fc.tuple(a(), a(), a(), fc.nat(2), fc.boolean()).map(([select, first, second, maxDepth, withFallback]) =>
+        Term.handoff({ select, registry: [["a", first], ["b", second]], maxDepth, ...(withFallback ? { fallback: second } : {}) })
+      ),
+      fc.tuple(a(), fc.integer({ min: 1, max: 3 })).map(([helper, maxSteps]) =>
+        Term.react({ think: Term.llm({ system: "think" }), tools: ["t1", "b", "terminate"], maxSteps, agents: [["b", helper]] })
+      ),
       fc.integer({ min: 1, max: 3 }).map((maxSteps) => Term.react({ think: Term.llm({ system: "think" }), tools: ["t1", "terminate"], maxSteps })),
       // higher-order: an agent passed to a function that applies it twice
       a().map((f) => Term.app(Term.lam("f", Term.lam("x", Term.app(Term.var("f"), Term.app(Term.var("f"), x)))), f)),
@@ -40,7 +57,7 @@ const { agent } = fc.letrec<{ agent: Term.Term }>((tie) => {
 
 /** A model whose answers follow `seed`: texts, route labels, ReAct tool calls and final answers. */
 const scripted = (seed: number): LanguageModel.LanguageModelShape => {
-  const replies = ["a", "b", "{\"tool\":\"t1\",\"args\":\"q\"}", "done", "a much longer answer than twelve"]
+  const replies = ["a", "b", "{\"tool\":\"t1\",\"args\":\"q\"}", "done", "a much longer answer than twelve", "HANDOFF b: go"]
   let state = seed
   return Scripted.respond(() => {
     state = (state * 1103515245 + 12345) % 2147483648

@@ -1,5 +1,5 @@
 /**
- * `lambdagent compile | lint | lambda`: the YAML plugin's commands.
+ * `lambdagent compile | lint | lambda | skills list`: the YAML plugin's commands.
  */
 import type { Registration } from "./shell.ts"
 import { integer, oneOf, textOrJson } from "./options.ts"
@@ -62,5 +62,18 @@ export const registerYaml: Registration = (program, run) => {
         const yaml = await import("lambdagent/yaml")
         emit(yaml.lambdaCommand(config, { format: options.format, ...(options.desugar === true ? { desugar: true } : {}) }))
       }, () => (options.format === "json" ? "json" : "text"))
+    )
+  program
+    .command("skills")
+    .description("the skills and sub-agents of an agent config")
+    .command("list")
+    .description("list the skills and sub-agents of an agent config, with their tool names")
+    .argument("<config>", "a .yml/.yaml file")
+    .option("--format <format>", "text or json", textOrJson, "text")
+    .action(async (config: string, options: { format: "text" | "json" }) =>
+      run(async () => {
+        const yaml = await import("lambdagent/yaml")
+        emit(yaml.skillsCommand(config, { format: options.format }))
+      }, () => options.format)
     )
 }

@@ -10,7 +10,7 @@
 import { readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { Term } from "lambdagent"
-import { type CompiledAgent, loadConfig, type Overrides } from "./compile.ts"
+import { type CompiledAgent, loadConfig, type Overrides, subAgentToolName } from "./compile.ts"
 import { description, describe, toLambdaExpr } from "./describe.ts"
 import { formatIssue, isYamlError, type YamlError } from "./errors.ts"
 import { lint, type LintOptions, type LintResult } from "./lint.ts"
@@ -277,4 +277,87 @@ export const lambdaCommand = (file: string, options: LambdaCommandOptions = {}):
       ? { stdout: jsonText({ error: errorReport(e) }), stderr: "", exitCode: 2 }
       : { stdout: "", stderr: `${errorText(e)}\n`, exitCode: 2 }
   }
+}
+
+/**
+ * One entry of {@link skillsCommand}'s listing: a skill or a sub-agent of the file.
+ *
+ * @since 0.2.0
+ * @category commands
+ * @example
+ * ```ts
+ * import type { SkillListing } from "lambdagent/yaml"
+ * const s: SkillListing = { kind: "skill", name: "headline", tool: "headline", tags: ["text"], input: "Str", output: "Str" }
+ * ```
+ */
+export interface SkillListing {
+  readonly kind: "skill" | "subagent"
+  readonly name: string
+  /** The tool name agents call it by. */
+  readonly tool: string
+  readonly description?: string
+  readonly tags: ReadonlyArray<string>
+  readonly input: string
+  readonly output: string
+  /** For a sub-agent: its file (`config:`), else absent (inline). */
+  readonly config?: string
+}
+
+/**
+ * `lambdagent skills list CONFIG [--format text|json]`: the skills and sub-agents of an agent
+ * file, with the tool names agents call them by.
+ *
+ * @since 0.2.0
+ * @category commands
+ * @example
+ * ```ts
+ * import { skillsCommand } from "lambdagent/yaml"
+ * skillsCommand("examples/agents/assistant.yml").stdout.includes("headline") // true
+ * ```
+ */
+export const skillsCommand = (file: string, options: { readonly format?: "text" | "json" } = {}): CommandResult => {
+  const format = options.format ?? "text"
+  let isFile = false
+  try {
+    isFile = statSync(file).isFile()
+  } catch {
+    isFile = false
+  }
+  if (!isFile) return notFound(file, format)
+  let agent: CompiledAgent
+  try {
+    agent = loadConfig({ path: file })
+  } catch (e) {
+    if (!isYamlError(e)) throw e
+    return format === "json" ? { stdout: jsonText({ error: errorReport(e) }), stderr: "", exitCode: 2 } : { stdout: "", stderr: `${errorText(e)}\n`, exitCode: 2 }
+  }
+  const entries: Array<SkillListing> = [
+    ...(agent.config.skills ?? []).map((s): SkillListing => ({
+      kind: "skill",
+      name: s.name,
+      tool: s.name,
+      ...(s.description !== undefined ? { description: s.description } : {}),
+      tags: s.tags ?? [],
+      input: s.inputType ?? "Str",
+      output: s.outputType ?? "Str"
+    })),
+    ...Object.entries(agent.config.subAgents ?? {}).map(([name, s]): SkillListing => ({
+      kind: "subagent",
+      name,
+      tool: subAgentToolName(name, s),
+      ...(s.description !== undefined ? { description: s.description } : {}),
+      tags: s.tags ?? [],
+      input: "Str",
+      output: "Str",
+      ...(s.config !== undefined ? { config: s.config } : {})
+    }))
+  ]
+  if (format === "json") return { stdout: jsonText({ file, skills: entries }), stderr: "", exitCode: 0 }
+  if (entries.length === 0) return { stdout: `${file}: no skills or sub-agents\n`, stderr: "", exitCode: 0 }
+  const lines = entries.map((e) => {
+    const tags = e.tags.length > 0 ? ` [${e.tags.join(", ")}]` : ""
+    const where = e.config !== undefined ? ` (${e.config})` : ""
+    return `  ${e.kind === "skill" ? "skill   " : "subagent"} ${e.tool}: ${e.input} → ${e.output}${tags}${where}${e.description !== undefined ? ` — ${e.description}` : ""}`
+  })
+  return { stdout: `${file}:\n${lines.join("\n")}\n`, stderr: "", exitCode: 0 }
 }

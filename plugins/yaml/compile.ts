@@ -20,12 +20,12 @@
  * @since 0.1.0
  * @module
  */
-import { dirname } from "node:path"
+import { dirname, relative as relativePath, resolve as resolvePath } from "node:path"
 import type { Budget, LanguageModel, MemoryStore, Sandbox, Tools } from "lambdagent"
 import { SharedMemory, Term } from "lambdagent"
 import { parserToolNames, isBuiltinTool } from "./builtins.ts"
 import { type FieldPath, formatFieldPath, type Issue, schemaError, semanticError } from "./errors.ts"
-import type { A2AClientConfig, A2AServerConfig, AgentConfig, AgentFile, AgentType, CliAgentConfig, GuardConfig, McpConfig, ModelConfig, SharedMemoryConfig, StepConfig } from "./schema.ts"
+import type { A2AClientConfig, A2AServerConfig, AgentConfig, AgentFile, AgentType, CliAgentConfig, GuardConfig, McpConfig, ModelConfig, SharedMemoryConfig, SkillConfig, StepConfig, SubAgentConfig } from "./schema.ts"
 import { knownProviders } from "./schema.ts"
 import { sandboxIssues, sandboxPolicy } from "./sandbox.ts"
 import { parseSource, readSource, type Source } from "./source.ts"
@@ -525,6 +525,53 @@ interface RefBuilder {
   rag?: Readonly<Record<string, unknown>>
 }
 
+/**
+ * The tool name of a sub-agent: its `tool`, else `call_<name>` without a trailing `-agent`.
+ *
+ * @since 0.2.0
+ * @category compiling
+ * @example
+ * ```ts
+ * import { subAgentToolName } from "lambdagent/yaml"
+ * subAgentToolName("research-agent", {}) // "call_research"
+ * ```
+ */
+export const subAgentToolName = (name: string, sub: SubAgentConfig): string => sub.tool ?? `call_${name.replace(/-agent$/, "")}`
+
+const skillText = (skill: SkillConfig): string | undefined => {
+  const parts: Array<string> = []
+  if (skill.description !== undefined) parts.push(skill.description)
+  if (skill.inputType !== undefined || skill.outputType !== undefined) parts.push(`(${skill.inputType ?? "Str"} → ${skill.outputType ?? "Str"})`)
+  skill.examples?.forEach((e) => parts.push(`Example: ${JSON.stringify(e.input)} → ${JSON.stringify(e.output)}.`))
+  return parts.length === 0 ? undefined : parts.join(" ")
+}
+
+interface AgentTool {
+  readonly kind: "subagent" | "skill"
+  readonly key: string
+  readonly path: FieldPath
+  readonly description: string | undefined
+  readonly config?: SubAgentConfig
+  readonly skill?: SkillConfig
+  term?: Term.Term
+}
+
+/** Where a file sits among the sub-agent files being compiled (to refuse cycles). */
+interface FileContext {
+  readonly baseDir?: string
+  /** The agent files being compiled, outermost first. */
+  readonly files: ReadonlyArray<string>
+}
+
+const cycleError = (path: FieldPath, cycle: ReadonlyArray<string>) =>
+  semanticError([{
+    path,
+    field: formatFieldPath(path),
+    message: `sub-agent cycle: ${cycle.join(" → ")}`,
+    expected: "sub-agents that do not call themselves",
+    actual: cycle.join(" → ")
+  }])
+
 class Compiler {
   readonly origins = new Map<Term.Term, FieldPath>()
   readonly refs = new Map<string, RefBuilder>()
@@ -534,7 +581,18 @@ class Compiler {
   private readonly declarations: Map<string, Array<Declaration>>
   private readonly modelOverride: { provider?: string; name: string } | undefined
 
-  constructor(private readonly file: AgentFile, private readonly overrides: Overrides) {
+  /** Sub-agents and skills by tool name; their terms are compiled when an agent first uses them. */
+  private readonly agentTools = new Map<string, AgentTool>()
+  /** Tool names whose terms are being compiled, innermost last (a repeat is a cycle). */
+  private readonly building: Array<string> = []
+
+  constructor(private readonly file: AgentFile, private readonly overrides: Overrides, private readonly context: FileContext = { files: [] }) {
+    for (const [name, sub] of Object.entries(file.subAgents ?? {})) {
+      this.agentTools.set(subAgentToolName(name, sub), { kind: "subagent", key: name, path: ["subAgents", name], description: sub.description, config: sub })
+    }
+    file.skills?.forEach((skill, i) => {
+      if (!this.agentTools.has(skill.name)) this.agentTools.set(skill.name, { kind: "skill", key: skill.name, path: ["skills", i], description: skillText(skill), skill })
+    })
     this.shared = sharedRequirement(file.sharedMemory)
     this.declarations = declarationsOf(file, overrides)
     const providers = new Set<string>([...knownProviders, ...Object.keys(overrides.providers ?? {})])
@@ -645,7 +703,7 @@ class Compiler {
     const names: Array<string> = []
     const push = (name: string, at: FieldPath, listedLocally: boolean, rag?: Readonly<Record<string, unknown>>) => {
       if (!names.includes(name)) names.push(name)
-      this.useTool(name, at, agent, listedLocally, rag)
+      if (!this.isAgentTool(name)) this.useTool(name, at, agent, listedLocally, rag)
     }
     const disabled = agent.mcp?.policy?.mode === "disable"
     for (const [server, tools] of Object.entries(agent.mcp?.onlineTool ?? {})) {
@@ -662,12 +720,13 @@ class Compiler {
       for (const name of Object.keys(this.file.cli?.agents ?? {})) push(name, ["cli", "agents", name], true)
       this.file.a2a?.clients?.forEach((c, i) => push(c.name, ["a2a", "clients", i, "name"], true))
       this.overrides.tools?.forEach((t) => push(toolName(t), [...path, "type"], true))
+      for (const [name, sub] of Object.entries(this.file.subAgents ?? {})) push(subAgentToolName(name, sub), ["subAgents", name], true)
     }
     if (ragBlock !== undefined && !disabled) push("rag_retrieve", [...path, "rag"], true, ragBlock)
     return names
   }
 
-  agent(agent: AgentConfig, path: FieldPath, parentModel: ModelConfig | undefined, fallbackName: string, isRoot: boolean): Term.Term {
+  agent(agent: AgentConfig, path: FieldPath, parentModel: ModelConfig | undefined, fallbackName: string, isRoot: boolean, conversationDefault?: boolean): Term.Term {
     const type = agent.type ?? "simple"
     const name = agent.name ?? agent.agentId ?? fallbackName
     const model = mergeModel(parentModel, agent.model)
@@ -676,15 +735,18 @@ class Compiler {
     let core: Term.Term
     switch (type) {
       case "simple":
-        core = this.llm(agent.systemPrompt ?? "", name, model, path)
+        core = this.llm(agent.systemPrompt ?? "", name, model, path, conversationDefault)
         break
       case "react": {
-        const think = this.llm(agent.react?.thinkPrompt ?? agent.systemPrompt ?? "", `${name}.think`, model, agent.react?.thinkPrompt !== undefined ? [...path, "react", "thinkPrompt"] : [...path, "systemPrompt"])
+        const tools = this.reactTools(agent, path, isRoot, agenticRag ? rag : undefined)
+        const agentTools = tools.filter((t) => this.isAgentTool(t))
+        const think = this.llm(`${agent.react?.thinkPrompt ?? agent.systemPrompt ?? ""}${this.agentToolDocs(agentTools)}`, `${name}.think`, model, agent.react?.thinkPrompt !== undefined ? [...path, "react", "thinkPrompt"] : [...path, "systemPrompt"])
         const r = agent.react
         core = this.mark(
           Term.react({
             think,
-            tools: this.reactTools(agent, path, isRoot, agenticRag ? rag : undefined),
+            tools,
+            ...(agentTools.length > 0 ? { agents: agentTools.map((t) => [t, this.agentToolTerm(t)] as const) } : {}),
             maxSteps: this.overrides.maxSteps ?? r?.maxSteps ?? 10,
             ...(r?.toolTimeout !== undefined ? { toolTimeout: r.toolTimeout } : {}),
             ...(r?.observationEnabled !== undefined ? { observe: r.observationEnabled } : {})
@@ -704,6 +766,15 @@ class Compiler {
         break
       case "parallel":
         core = this.parallel(agent, path, model, name)
+        break
+      case "groupchat":
+        core = this.groupChat(agent, path, model, name)
+        break
+      case "handoff":
+        core = this.handoff(agent, path, model, name)
+        break
+      case "skill":
+        core = this.skillAgent(agent, path, model, name)
         break
     }
     const shared = this.shared
@@ -786,6 +857,115 @@ class Compiler {
     return this.mark(Term.par(branches, merge), [...path, "parallel"])
   }
 
+  /** Whether `name` is a sub-agent or skill of the file. */
+  isAgentTool(name: string): boolean {
+    return this.agentTools.has(name)
+  }
+
+  /** The term of a sub-agent or skill, compiled on first use. */
+  agentToolTerm(name: string): Term.Term {
+    const tool = this.agentTools.get(name)!
+    if (tool.term !== undefined) return tool.term
+    if (this.building.includes(name)) throw cycleError(tool.path, [...this.building.slice(this.building.indexOf(name)), name])
+    this.building.push(name)
+    try {
+      tool.term = tool.skill !== undefined
+        ? this.agent(tool.skill.agent, [...tool.path, "agent"], this.file.model, tool.key, false)
+        : tool.config!.inline !== undefined
+        ? this.agent(tool.config!.inline, [...tool.path, "inline"], this.file.model, tool.key, false)
+        : this.subAgentFile(tool)
+    } finally {
+      this.building.pop()
+    }
+    return tool.term
+  }
+
+  private subAgentFile(tool: AgentTool): Term.Term {
+    const path = [...tool.path, "config"]
+    const file = resolvePath(this.context.baseDir ?? ".", tool.config!.config ?? "")
+    if (this.context.files.includes(file)) throw cycleError(path, [...this.context.files.slice(this.context.files.indexOf(file)), file].map((f) => relativePath(this.context.baseDir ?? ".", f) || f))
+    const source = readSource(file)
+    const sub = validateConfig(source)
+    const issues = semanticIssues(sub, { overrides: this.overrides, locate: (p) => source.locate(p) })
+    if (issues.length > 0) throw semanticError(issues, source.file)
+    const compiler = new Compiler(sub, this.overrides, { baseDir: dirname(file), files: [...this.context.files, file] })
+    const term = compiler.agent(sub, [], undefined, sub.name ?? tool.key, true)
+    // what the sub-agent needs is needed by the file that calls it
+    for (const [name, ref] of compiler.refs) if (!this.refs.has(name)) this.refs.set(name, ref)
+    this.memory.push(...compiler.memory)
+    for (const provider of compiler.providers) if (!this.providers.includes(provider)) this.providers.push(provider)
+    return term
+  }
+
+  private agentToolDocs(names: ReadonlyArray<string>): string {
+    const lines = names.flatMap((n) => {
+      const tool = this.agentTools.get(n)
+      return tool === undefined ? [] : [`- ${n}: ${tool.description ?? `the ${tool.kind === "skill" ? "skill" : "sub-agent"} ${tool.key}`} Arguments: {"task": "<what to do>"}`]
+    })
+    return lines.length === 0 ? "" : `\n\n## Agents you can call as tools\n${lines.join("\n")}`
+  }
+
+  private skillAgent(agent: AgentConfig, path: FieldPath, model: ModelConfig | undefined, name: string): Term.Term {
+    const block = agent.skill!
+    const candidates = (this.file.skills ?? []).filter((s) => block.tags === undefined || s.tags?.some((t) => block.tags!.includes(t)))
+    if (block.select === "tag" || candidates.length === 1) return this.mark(this.agentToolTerm(candidates[0]!.name), [...path, "skill"])
+    const list = candidates.map((s) => `- ${s.name}: ${s.description ?? s.name}`).join("\n")
+    const prompt = `${block.prompt ?? "Pick the skill that fits the input."}\n\n${list}\n\nAnswer with exactly one of: ${candidates.map((s) => s.name).join(", ")}.`
+    const classify = this.llm(prompt, `${name}.selector`, mergeModel(model, block.model), [...path, "skill"], false)
+    return this.mark(Term.route({ classify, routes: candidates.map((s) => [s.name, this.agentToolTerm(s.name)] as const) }), [...path, "skill"])
+  }
+
+  private groupChat(agent: AgentConfig, path: FieldPath, model: ModelConfig | undefined, name: string): Term.Term {
+    const chat = agent.groupchat!
+    const at = [...path, "groupchat"]
+    const names = chat.agents.map((a, i) => a.name ?? a.agentId ?? `agent${i + 1}`)
+    // each turn sees the transcript in its input, so a speaker keeps no conversation of its own
+    const agents = chat.agents.map((a, i) => [names[i]!, this.agent(a, [...at, "agents", i], model, names[i]!, false, false)] as const)
+    const kind = chat.scheduler ?? "round_robin"
+    const scheduler: Term.Scheduler = kind === "round_robin"
+      ? kind
+      : kind === "random"
+      ? { random: chat.seed ?? 0 }
+      : { llm: this.llm(`${chat.schedulerPrompt ?? "Name the participant who should speak next."}\n\nAnswer with exactly one of: ${names.join(", ")}.`, `${name}.scheduler`, mergeModel(model, chat.schedulerModel), [...at, "schedulerPrompt"], false) }
+    let until: Term.Term | undefined
+    if (chat.termination?.custom !== undefined) {
+      until = this.mark(compileValidatorExpr(parseValidator(chat.termination.custom)), [...at, "termination", "custom"])
+      this.visitBuiltins(until, [...at, "termination", "custom"])
+    }
+    const summary = chat.summaryAgent === undefined ? undefined : this.agent(chat.summaryAgent, [...at, "summaryAgent"], model, `${name}.summary`, false, false)
+    const history = model?.maxHistoryTokens ?? (model?.contextWindow !== undefined ? Math.min(Math.floor(model.contextWindow / 2), MODEL_HISTORY_CAP) : undefined)
+    return this.mark(
+      Term.groupChat({
+        agents,
+        maxRounds: chat.maxRounds ?? 10,
+        scheduler,
+        keywords: chat.termination?.keywords ?? Term.defaultKeywords,
+        ...(until !== undefined ? { until } : {}),
+        ...(summary !== undefined ? { summary } : {}),
+        ...(history !== undefined && history >= 1 ? { maxHistoryTokens: history } : {})
+      }),
+      at
+    )
+  }
+
+  private handoff(agent: AgentConfig, path: FieldPath, model: ModelConfig | undefined, name: string): Term.Term {
+    const h = agent.handoff!
+    const at = [...path, "handoff"]
+    const entries = Object.entries(h.registry)
+    const targets = h.selector.targets ?? entries.map(([label]) => label)
+    const prompt = targets.length === 0 ? h.selector.prompt : `${h.selector.prompt}\n\nAnswer with exactly one of: ${targets.join(", ")}.`
+    const select = this.llm(prompt, `${name}.selector`, mergeModel(model, h.selector.model), [...at, "selector"], false)
+    return this.mark(
+      Term.handoff({
+        select,
+        registry: entries.map(([label, a]) => [label, this.agent(a, [...at, "registry", label], model, label, false)] as const),
+        ...(h.fallback !== undefined ? { fallback: this.agent(h.fallback, [...at, "fallback"], model, "fallback", false) } : {}),
+        maxDepth: h.maxDepth ?? 3
+      }),
+      at
+    )
+  }
+
   references(file: AgentFile): Array<ToolReference> {
     const nodes = file.app?.mcp?.custom.nodes ?? {}
     const out: Array<ToolReference> = []
@@ -852,7 +1032,7 @@ class Compiler {
  * compileChecked({ type: "simple", systemPrompt: "Hi" }, {}).term._tag // "Llm"
  * ```
  */
-export const compileChecked = (file: AgentFile, overrides: Overrides): {
+export const compileChecked = (file: AgentFile, overrides: Overrides, where: { readonly baseDir?: string; readonly file?: string } = {}): {
   readonly term: Term.Term
   readonly tools: ReadonlyArray<ToolReference>
   readonly memory: ReadonlyArray<MemoryRequirement>
@@ -860,7 +1040,8 @@ export const compileChecked = (file: AgentFile, overrides: Overrides): {
   readonly providers: ReadonlyArray<string>
   readonly origins: ReadonlyMap<Term.Term, FieldPath>
 } => {
-  const compiler = new Compiler(file, overrides)
+  const files = where.file !== undefined ? [resolvePath(where.file)] : []
+  const compiler = new Compiler(file, overrides, where.baseDir === undefined ? { files } : { baseDir: where.baseDir, files })
   const term = compiler.agent(file, [], undefined, "agent", true)
   return {
     term,
@@ -939,7 +1120,11 @@ export const compileConfig = (config: unknown, options: CompileOptions = {}): Co
   const file = validateConfig(source, { providers: Object.keys(overrides.providers ?? {}) })
   const issues = semanticIssues(file, { overrides, locate: (p) => source.locate(p) })
   if (issues.length > 0) throw semanticError(issues, source.file)
-  const { term, tools, memory, sharedMemory, providers, origins } = compileChecked(file, overrides)
+  const baseDir = options.baseDir ?? (source.file !== undefined ? dirname(source.file) : undefined)
+  const { term, tools, memory, sharedMemory, providers, origins } = compileChecked(file, overrides, {
+    ...(baseDir !== undefined ? { baseDir } : {}),
+    ...(source.file !== undefined ? { file: source.file } : {})
+  })
   const runtime = file.runtime
   const budget: Record<string, number> = {}
   if (runtime?.maxSteps !== undefined) budget.steps = runtime.maxSteps
@@ -951,7 +1136,6 @@ export const compileConfig = (config: unknown, options: CompileOptions = {}): Co
   if (runtime?.maxEvalDepth !== undefined) budget.evalDepth = runtime.maxEvalDepth
   if (runtime?.maxMemoryMb !== undefined) budget.memory = runtime.maxMemoryMb * 1024 * 1024
   if (runtime?.maxInputBytes !== undefined) budget.inputBytes = runtime.maxInputBytes
-  const baseDir = options.baseDir ?? (source.file !== undefined ? dirname(source.file) : undefined)
   const sandbox = sandboxPolicy(file.sandbox, baseDir)
   return {
     term,

@@ -167,12 +167,12 @@ describe("schema errors", () => {
   })
 
   it("explain top-level-only and unsupported keys", () => {
-    const e = schemaFailure("type: parallel\nparallel:\n  agents:\n    - systemPrompt: a\n      runtime: {maxSteps: 3}\ngroupchat: {maxRounds: 3}\n")
+    const e = schemaFailure("type: parallel\nparallel:\n  agents:\n    - systemPrompt: a\n      runtime: {maxSteps: 3}\nhooks: {before: x}\n")
     expect(e.issues.map((i) => i.message)).toEqual([
       "\"runtime\" is only allowed at the top level of the file",
-      "\"groupchat\" is not supported: multi-agent group chats are not compiled by lambdagent/yaml"
+      "\"hooks\" is not supported: hooks are registered in code, not in agent files"
     ])
-    expect(e.issues.map((i) => formatFieldPath(i.path))).toEqual(["parallel.agents[0].runtime", "groupchat"])
+    expect(e.issues.map((i) => formatFieldPath(i.path))).toEqual(["parallel.agents[0].runtime", "hooks"])
   })
 
   it("check the sharedMemory block like the others: typos, enums, URLs, the top level only", () => {
@@ -215,8 +215,8 @@ describe("schema errors", () => {
       actual: "the number 3"
     })
     const type = schemaFailure("type: reactt\n")
-    expect([type.expected, type.suggestion, type.line, type.column]).toEqual(["one of simple, react, chain, router, parallel", "react", 1, 7])
-    expect(schemaFailure("type: groupchat\n").message).toMatch(/multi-agent group chats are not compiled/)
+    expect([type.expected, type.suggestion, type.line, type.column]).toEqual(["one of simple, react, chain, router, parallel, groupchat, handoff, skill", "react", 1, 7])
+    expect(schemaFailure("type: hooks\n").message).toMatch(/hooks are registered in code/)
     expect(schemaFailure("type: simple\nsystemPrompt: x\nmodel: {baseUrl: not a url}\n").expected).toBe("a URL (https://…)")
     const missing = schemaFailure("type: router\nrouter:\n  routes: {a: A}\n")
     expect([missing.field, missing.expected, missing.actual, missing.line]).toEqual(["router.classifier", "a mapping", "missing", 2])

@@ -288,6 +288,31 @@ const cases: Readonly<Record<string, Cases>> = {
   L041: {
     fires: [{ yaml: `${SIMPLE}sandbox: {policy: strict}\n`, field: "sandbox" }, { yaml: `${SIMPLE}sandbox: {}\n`, field: "sandbox" }],
     quiet: [{ yaml: SIMPLE }, { yaml: `${SIMPLE}sandbox: {enabled: false}\n` }]
+  },
+  L042: {
+    fires: [
+      { yaml: `type: groupchat\n${MODEL}\ngroupchat:\n  maxRounds: 30\n  agents: [{systemPrompt: a}, {systemPrompt: b}]\n`, field: "groupchat.maxRounds" },
+      { yaml: `type: groupchat\n${MODEL}\ngroupchat:\n  agents: [{systemPrompt: a}, {systemPrompt: b}, {systemPrompt: c}, {systemPrompt: d}, {systemPrompt: e}, {systemPrompt: f}]\n`, field: "groupchat" }
+    ],
+    quiet: [{ yaml: `type: groupchat\n${MODEL}\ngroupchat:\n  agents: [{systemPrompt: a}, {systemPrompt: b}]\n` }]
+  },
+  L043: {
+    fires: [{ yaml: `type: handoff\n${MODEL}\nhandoff:\n  selector: {prompt: Pick., targets: [a]}\n  registry:\n    a: {systemPrompt: A.}\n    b: {systemPrompt: B.}\n`, field: "handoff.registry.b" }],
+    quiet: [
+      { yaml: `type: handoff\n${MODEL}\nhandoff:\n  selector: {prompt: Pick.}\n  registry:\n    a: {systemPrompt: A.}\n    b: {systemPrompt: B.}\n` },
+      { yaml: `type: handoff\n${MODEL}\nhandoff:\n  selector: {prompt: Pick., targets: [a]}\n  registry:\n    a: {systemPrompt: "A; else answer HANDOFF b"}\n    b: {systemPrompt: B.}\n` }
+    ]
+  },
+  L044: {
+    fires: [{ yaml: `${SIMPLE}skills:\n  - {name: s, agent: {systemPrompt: S.}}\n`, field: "skills[0]" }],
+    quiet: [
+      { yaml: `${REACT.replace("[search, terminate]", "[s, terminate]")}skills:\n  - {name: s, agent: {systemPrompt: S.}}\n` },
+      { yaml: `type: skill\n${MODEL}\nskill: {select: tag}\nskills:\n  - {name: s, agent: {systemPrompt: S.}}\n` }
+    ]
+  },
+  L045: {
+    fires: [{ yaml: `type: handoff\n${MODEL}\nhandoff:\n  selector: {prompt: Pick.}\n  registry:\n    a: {systemPrompt: "A; else HANDOFF b"}\n    b: {systemPrompt: "B; else HANDOFF: a"}\n`, field: "handoff.registry.a" }],
+    quiet: [{ yaml: `type: handoff\n${MODEL}\nhandoff:\n  selector: {prompt: Pick.}\n  registry:\n    a: {systemPrompt: "A; else HANDOFF b"}\n    b: {systemPrompt: B.}\n` }]
   }
 }
 

@@ -8,6 +8,7 @@
  */
 import { Evaluator, Term } from "lambdagent"
 import { type Bounds, bounds } from "./bounds.ts"
+import { dirname } from "node:path"
 import { compileChecked, type ConfigInput, isTerminateName, loadSource, type Overrides, semanticIssues, type SharedMemoryRequirement, type ToolReference } from "./compile.ts"
 import { type FieldPath, formatFieldPath, isYamlError, type YamlError } from "./errors.ts"
 import { type LintLevel, lintRules, ruleById } from "./rules.ts"
@@ -107,6 +108,12 @@ const parentOf = (path: FieldPath): FieldPath | undefined => {
   if (n >= 3 && path[n - 3] === "router" && path[n - 2] === "routes") return path.slice(0, n - 3)
   if (n >= 2 && path[n - 2] === "router" && path[n - 1] === "default") return path.slice(0, n - 2)
   if (n >= 3 && path[n - 3] === "parallel" && path[n - 2] === "agents") return path.slice(0, n - 3)
+  if (n >= 3 && path[n - 3] === "groupchat" && path[n - 2] === "agents") return path.slice(0, n - 3)
+  if (n >= 2 && path[n - 2] === "groupchat" && path[n - 1] === "summaryAgent") return path.slice(0, n - 2)
+  if (n >= 3 && path[n - 3] === "handoff" && path[n - 2] === "registry") return path.slice(0, n - 3)
+  if (n >= 2 && path[n - 2] === "handoff" && path[n - 1] === "fallback") return path.slice(0, n - 2)
+  if (n === 3 && path[0] === "subAgents" && path[2] === "inline") return []
+  if (n === 3 && path[0] === "skills" && path[2] === "agent") return []
   return undefined
 }
 
@@ -138,8 +145,47 @@ class Findings {
 const sameLabel = (a: string, b: string) => a.toLowerCase() === b.toLowerCase()
 
 /** Rules on one agent's own fields. */
+/** The registry names a prompt hands off to (`HANDOFF name`). */
+const handoffTargets = (prompt: string | undefined, names: ReadonlyArray<string>): ReadonlyArray<string> =>
+  prompt === undefined ? [] : names.filter((n) => new RegExp(`HANDOFF\\s*:?\\s*${n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\w-])`).test(prompt))
+
+/** A cycle of hand-offs, as the names along it (the first repeated at the end). */
+const handoffCycle = (edges: ReadonlyMap<string, ReadonlyArray<string>>): ReadonlyArray<string> | undefined => {
+  const visit = (name: string, path: ReadonlyArray<string>): ReadonlyArray<string> | undefined => {
+    if (path.includes(name)) return [...path.slice(path.indexOf(name)), name]
+    for (const next of edges.get(name) ?? []) {
+      const found = visit(next, [...path, name])
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  for (const name of edges.keys()) {
+    const found = visit(name, [])
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
 const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: string, overrides: Overrides): void => {
   const at = (...rest: Array<string | number>) => [...path, ...rest]
+  const chat = agent.groupchat
+  if (type === "groupchat" && chat !== undefined) {
+    const turns = (chat.maxRounds ?? 10) * chat.agents.length
+    if (turns > 50) f.add("L042", chat.maxRounds !== undefined ? at("groupchat", "maxRounds") : at("groupchat"), `the chat may take ${turns} turns (${chat.maxRounds ?? 10} rounds × ${chat.agents.length} agents): lower maxRounds or add termination`)
+  }
+  const h = agent.handoff
+  if (type === "handoff" && h !== undefined) {
+    const names = Object.keys(h.registry)
+    const handsTo = new Map(names.map((n) => [n, handoffTargets(h.registry[n]!.systemPrompt, names)]))
+    const selected = h.selector.targets ?? names
+    for (const name of names) {
+      if (!selected.includes(name) && ![...handsTo.entries()].some(([from, to]) => from !== name && to.includes(name))) {
+        f.add("L043", at("handoff", "registry", name), `delegate ${JSON.stringify(name)} is not among selector.targets and no delegate hands off to it`)
+      }
+    }
+    const cycle = handoffCycle(handsTo)
+    if (cycle !== undefined) f.add("L045", at("handoff", "registry", cycle[0]!), `delegates hand off in a cycle (${cycle.join(" → ")}): it ends after maxDepth ${h.maxDepth ?? 3} hand-offs with a budget error`)
+  }
   const react = agent.react
   if (type === "react") {
     const maxSteps = overrides.maxSteps ?? react?.maxSteps
@@ -244,15 +290,26 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
   if (agent.parallel !== undefined) named(agent.parallel.agents.map((a) => a.name ?? a.agentId), (i) => at("parallel", "agents", i), "parallel agents")
 
   // Fields that do not apply to this type.
-  const noEffect = (key: "react" | "chain" | "router" | "parallel", types: ReadonlyArray<string>) => {
+  const noEffect = (key: "react" | "chain" | "router" | "parallel" | "groupchat" | "handoff", types: ReadonlyArray<string>) => {
     if (agent[key] !== undefined && !types.includes(type)) f.add("L030", at(key), `${key}: has no effect on a ${type} agent`)
   }
   noEffect("react", ["react"])
   noEffect("chain", ["chain"])
   noEffect("router", ["router"])
   noEffect("parallel", ["parallel"])
-  if (agent.systemPrompt !== undefined && (type === "chain" || type === "router" || type === "parallel")) {
-    f.add("L030", at("systemPrompt"), `systemPrompt has no effect on a ${type} agent (${type === "chain" ? "each step has its own prompt" : type === "router" ? "the classifier and the routes have their own prompts" : "each branch has its own prompt"})`)
+  noEffect("groupchat", ["groupchat"])
+  noEffect("handoff", ["handoff"])
+  if (agent.systemPrompt !== undefined && (type === "chain" || type === "router" || type === "parallel" || type === "groupchat" || type === "handoff")) {
+    const why = type === "chain"
+      ? "each step has its own prompt"
+      : type === "router"
+      ? "the classifier and the routes have their own prompts"
+      : type === "parallel"
+      ? "each branch has its own prompt"
+      : type === "groupchat"
+      ? "each participant has its own prompt"
+      : "the selector and the delegates have their own prompts"
+    f.add("L030", at("systemPrompt"), `systemPrompt has no effect on a ${type} agent (${why})`)
   }
   if (type === "react" && react?.thinkPrompt !== undefined && agent.systemPrompt !== undefined) {
     f.add("L030", at("systemPrompt"), "systemPrompt has no effect: react.thinkPrompt replaces it")
@@ -464,7 +521,20 @@ export const lintSource = (source: Source, options: LintOptions = {}): LintResul
   const f = new Findings((p) => source.locate(p))
   for (const issue of semanticIssues(file, { overrides })) f.add(issue.rule!, issue.path, issue.message)
   for (const { agent, path, type } of agentsOf(file)) agentRules(f, agent, path, type, overrides)
-  const compiled = compileChecked(file, overrides)
+  const all = agentsOf(file)
+  file.skills?.forEach((skill, i) => {
+    const listed = all.some(({ agent, type }) => type === "react" && (agent.mcp?.localTools ?? []).includes(skill.name))
+    const selected = all.some(({ agent, type }) => type === "skill" && (agent.skill?.tags === undefined || skill.tags?.some((t) => agent.skill!.tags!.includes(t))))
+    if (!listed && !selected) f.add("L044", ["skills", i], `skill ${JSON.stringify(skill.name)} is not in any react agent's mcp.localTools and no type: skill agent selects it`)
+  })
+  let compiled: ReturnType<typeof compileChecked>
+  try {
+    // sub-agent files are compiled too: a missing file or a cycle is the file's error
+    compiled = compileChecked(file, overrides, source.file !== undefined ? { baseDir: dirname(source.file), file: source.file } : {})
+  } catch (e) {
+    if (isYamlError(e)) return finish({ ...base, findings: f.list, error: e }, options)
+    throw e
+  }
   const worst = bounds(compiled.term)
   fileRules(f, file, compiled, worst, options)
   return finish({ ...base, name: file.name ?? file.agentId ?? "agent", findings: f.list, bounds: worst, term: compiled.term }, options)

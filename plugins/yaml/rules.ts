@@ -53,7 +53,7 @@ const rule = (id: string, level: LintLevel, title: string, lambda: string, block
  * Every rule, in id order. L001–L016 are the rules of the original specification; L017, L018 and
  * L023–L026 adapt the reference implementation's extra rules; L027–L035 are analyses of the
  * compiled term and the tool declarations; L036–L038 concern `sharedMemory`; L039–L041 concern
- * `sandbox`.
+ * `sandbox`; L042–L045 concern group chats, hand-offs and skills.
  *
  * @since 0.1.0
  * @category rules
@@ -100,7 +100,11 @@ export const lintRules: ReadonlyArray<LintRule> = [
   rule("L038", "warn", "shared memory no agent uses", "Σ that no term reads or writes: the block has no effect"),
   rule("L039", "error", "sandbox limit no command can run under", "SandboxedTool(t, P) with P below any process's needs: every call of t fails", true),
   rule("L040", "warn", "CLI agent that cannot start under the sandbox's memory", "SandboxedTool(cli, P): the program's runtime reserves more address space than P allows, so every call fails"),
-  rule("L041", "info", "sandbox enabled", "map(λt. SandboxedTool(t, P), Tools(term)): every process-running tool under P; the term is unchanged")
+  rule("L041", "info", "sandbox enabled", "map(λt. SandboxedTool(t, P), Tools(term)): every process-running tool under P; the term is unchanged"),
+  rule("L042", "warn", "group chat with very many turns", "GroupChatₙ[a₁…aₖ] with n × k above 50 turns: the bound holds, but the worst case is large"),
+  rule("L043", "warn", "delegate nothing can reach", "Handoff(select; […, name: a, …]) where neither the selector nor any delegate's HANDOFF names it: a is dead code"),
+  rule("L044", "warn", "skill no agent uses", "a skill bound in the registry that no react agent lists and no type: skill agent selects"),
+  rule("L045", "info", "hand-off cycle", "delegates whose prompts hand off to each other: the cycle is cut by the hand-off depth budget")
 ]
 
 /**

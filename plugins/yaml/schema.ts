@@ -26,10 +26,10 @@ const seconds = z.number().positive()
  * @example
  * ```ts
  * import { agentTypes } from "lambdagent/yaml"
- * console.log(agentTypes.join(", ")) // "simple, react, chain, router, parallel"
+ * console.log(agentTypes.join(", ")) // "simple, react, chain, router, parallel, groupchat, handoff, skill"
  * ```
  */
-export const agentTypes = ["simple", "react", "chain", "router", "parallel"] as const
+export const agentTypes = ["simple", "react", "chain", "router", "parallel", "groupchat", "handoff", "skill"] as const
 
 /**
  * One of {@link agentTypes}.
@@ -71,7 +71,7 @@ export const knownProviders = [
   "custom"
 ] as const
 
-const TypeSchema = z.enum(agentTypes).describe("What the agent is: simple (one LLM call), react (think/act loop), chain (pipeline), router (classify, then dispatch) or parallel (branches, then merge).")
+const TypeSchema = z.enum(agentTypes).describe("What the agent is: simple (one LLM call), react (think/act loop), chain (pipeline), router (classify, then dispatch), parallel (branches, then merge), groupchat (agents take turns on a shared transcript), handoff (a selector delegates; delegates may hand off again) or skill (run a skill of the file, picked by description or tag).")
 
 /**
  * `model:` — the LLM settings. Sub-agents, chain steps and the classifier inherit the settings of
@@ -299,7 +299,22 @@ export const AgentSchema = z
     },
     get parallel() {
       return ParallelSchema.describe("For type parallel: the branches and the merge.").optional()
-    }
+    },
+    get groupchat() {
+      return GroupChatSchema.describe("For type groupchat: the participants, the scheduler and when the chat ends.").optional()
+    },
+    get handoff() {
+      return HandoffSchema.describe("For type handoff: the selector, the registry of delegates and the fallback.").optional()
+    },
+    skill: z
+      .strictObject({
+        select: z.enum(["description", "tag"]).describe("description (an LLM classifier picks among the candidates by their descriptions, default) or tag (the first candidate, in file order)."),
+        tags: z.array(name).describe("The candidates are the skills with one of these tags (default every skill of the file).").optional(),
+        prompt: text.describe("For select description: the classifier's instruction (the candidates' names and descriptions are appended).").optional(),
+        model: ModelSchema.describe("For select description: the classifier's model settings, merged over the agent's.").optional()
+      })
+      .describe("For type skill: which skill of the file's skills: runs.")
+      .optional()
   })
   .meta({ id: "Agent", title: "Agent" })
 
@@ -345,6 +360,77 @@ const ParallelSchema = z
     mergePrompt: text.describe("The merge LLM's system prompt, for merge: custom.").optional()
   })
   .meta({ id: "Parallel", title: "Parallel" })
+
+const GroupChatSchema = z
+  .strictObject({
+    get agents() {
+      return z.array(AgentSchema).min(1).describe("The participants, in speaking order for round_robin; each has a name (default agent<i>) and any agent config (simple by default).")
+    },
+    maxRounds: positive.describe("Most rounds (default 10); a round is one turn per participant, so a chat has at most maxRounds × agents turns.").optional(),
+    scheduler: z.enum(["round_robin", "random", "llm"]).describe("Who speaks next: round_robin (in order, default), random (a seeded draw, never the same speaker twice in a row) or llm (an LLM with schedulerPrompt names the speaker; an unknown name falls back to round robin).").optional(),
+    seed: count.describe("The random scheduler's seed (default 0): the same seed gives the same order.").optional(),
+    schedulerPrompt: text.describe("For scheduler llm: the system prompt of the LLM that names the next speaker.").optional(),
+    schedulerModel: ModelSchema.describe("For scheduler llm: the scheduler's model settings, merged over the agent's.").optional(),
+    termination: z
+      .strictObject({
+        keywords: z.array(name).describe("A message containing one of these ends the chat (default CONSENSUS, DONE; [] for none).").optional(),
+        custom: text.describe("A guard-validator expression over the last message x; when true, the chat ends: 'agreed' in x, len(x) < 20 …").optional()
+      })
+      .describe("When the chat ends before maxRounds.")
+      .optional(),
+    get summaryAgent() {
+      return AgentSchema.describe("Applied to the transcript at the end; its answer is the chat's (default: the last message).").optional()
+    }
+  })
+  .meta({ id: "GroupChat", title: "Group chat" })
+
+const HandoffSchema = z
+  .strictObject({
+    selector: z
+      .strictObject({
+        prompt: text.describe("The selector's system prompt; the registry names are appended as the answers it may give."),
+        model: ModelSchema.describe("The selector's model settings, merged over the agent's (stateless unless they say conversation: true).").optional(),
+        targets: z.array(name).describe("The registry entries the selector may name (default all of them); others are reached only by a hand-off.").optional()
+      })
+      .describe("The LLM that names the first delegate."),
+    get registry() {
+      return z.record(name, AgentSchema).describe("Name → delegate (any agent config). A delegate hands off by answering HANDOFF <name> on its first line, optionally followed by a message for the next delegate.")
+    },
+    get fallback() {
+      return AgentSchema.describe("For a name that is not in the registry: this agent answers (without it, an unknown name is a RouteError).").optional()
+    },
+    maxDepth: count.describe("Most hand-offs after the first delegation (default 3); one more is a budget error.").optional()
+  })
+  .meta({ id: "Handoff", title: "Handoff" })
+
+const SubAgentSchema = z
+  .strictObject({
+    get inline() {
+      return AgentSchema.describe("The sub-agent's config, written here.").optional()
+    },
+    config: name.describe("Or: the path of its agent file, relative to this file (compiled once, when an agent uses it).").optional(),
+    tool: name.describe("The tool name agents call it by (default call_<name>, without a trailing -agent).").optional(),
+    description: text.describe("What it does, shown to the agents that may call it.").optional(),
+    tags: z.array(name).describe("Labels, for listing.").optional()
+  })
+  .meta({ id: "SubAgent", title: "Sub-agent" })
+
+const SkillSchema = z
+  .strictObject({
+    name: name.describe("The skill's name: the tool name agents call it by."),
+    description: text.describe("What it does: shown to agents that may call it, and what a select: description classifier reads.").optional(),
+    tags: z.array(name).describe("Labels a type: skill agent selects by.").optional(),
+    inputType: text.describe("What it takes, in words (default Str).").optional(),
+    outputType: text.describe("What it gives, in words (default Str).").optional(),
+    get agent() {
+      return AgentSchema.describe("The skill's implementation: any agent config.")
+    },
+    examples: z
+      .array(z.strictObject({ input: text.describe("An example input."), output: text.describe("What the skill answers to it.") }))
+      .describe("Examples, shown with the description.")
+      .optional()
+  })
+  .meta({ id: "Skill", title: "Skill" })
 
 const McpNodeSchema = z.strictObject({
   url: z.url().describe("Base URL of the MCP server."),
@@ -506,6 +592,8 @@ export const AgentFileSchema = AgentSchema.extend({
     .optional(),
   mcpServers: z.array(McpServerSchema).describe("MCP servers (http or stdio) and the tools used from each.").optional(),
   sharedMemory: SharedMemorySchema.describe("Bindings shared by every agent of the file (and by other processes, with redis or sqlite).").optional(),
+  subAgents: z.record(name, SubAgentSchema).describe("Agents called as tools: the top-level react agent gets every one; any react agent gets those its mcp.localTools names.").optional(),
+  skills: z.array(SkillSchema).describe("Named reusable agents: react agents call those their mcp.localTools names; a type: skill agent picks one.").optional(),
   cli: z
     .strictObject({
       server: z
@@ -591,6 +679,58 @@ export type RouterConfig = z.output<typeof RouterSchema>
 export type ParallelConfig = z.output<typeof ParallelSchema>
 
 /**
+ * The parsed `groupchat:` block.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { GroupChatConfig } from "lambdagent/yaml"
+ * const g: GroupChatConfig = { agents: [{ name: "writer", systemPrompt: "Write." }, { name: "critic", systemPrompt: "Criticize." }], maxRounds: 3 }
+ * ```
+ */
+export type GroupChatConfig = z.output<typeof GroupChatSchema>
+
+/**
+ * One parsed entry of `subAgents`.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { SubAgentConfig } from "lambdagent/yaml"
+ * const s: SubAgentConfig = { inline: { systemPrompt: "Translate to French." }, description: "Translates." }
+ * ```
+ */
+export type SubAgentConfig = z.output<typeof SubAgentSchema>
+
+/**
+ * One parsed entry of `skills`.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { SkillConfig } from "lambdagent/yaml"
+ * const s: SkillConfig = { name: "summarize", description: "Summarizes text.", tags: ["text"], agent: { systemPrompt: "Summarize." } }
+ * ```
+ */
+export type SkillConfig = z.output<typeof SkillSchema>
+
+/**
+ * The parsed `handoff:` block.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { HandoffConfig } from "lambdagent/yaml"
+ * const h: HandoffConfig = { selector: { prompt: "Who handles this?" }, registry: { billing: { systemPrompt: "Billing." } } }
+ * ```
+ */
+export type HandoffConfig = z.output<typeof HandoffSchema>
+
+/**
  * One parsed chain step.
  *
  * @since 0.1.0
@@ -614,7 +754,7 @@ export type StepConfig = z.output<typeof StepSchema>
  * console.log(topLevelOnlyKeys.includes("runtime")) // true
  * ```
  */
-export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory", "cli", "a2a", "checkpoint", "demo", "sandbox"] as const
+export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory", "subAgents", "skills", "cli", "a2a", "checkpoint", "demo", "sandbox"] as const
 
 /**
  * Keys of the reference format that this compiler deliberately does not support, with why.
@@ -624,15 +764,11 @@ export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory",
  * @example
  * ```ts
  * import { unsupportedKeys } from "lambdagent/yaml"
- * console.log(unsupportedKeys.groupchat) // "multi-agent group chats are not compiled by lambdagent/yaml"
+ * console.log(unsupportedKeys.hooks) // "hooks are registered in code, not in agent files"
  * ```
  */
 export const unsupportedKeys: Readonly<Record<string, string>> = {
-  groupchat: "multi-agent group chats are not compiled by lambdagent/yaml",
   channels: "channels are configured in code, not in agent files",
-  handoff: "handoff is not compiled; a router with sub-agents expresses the same dispatch",
-  skills: "skills are not compiled by lambdagent/yaml",
-  subAgents: "subAgents are not compiled; use router routes or parallel agents",
   hooks: "hooks are registered in code, not in agent files"
 }
 

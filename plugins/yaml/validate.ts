@@ -296,6 +296,19 @@ export const agentsOf = (file: AgentConfig): ReadonlyArray<AgentAt> => {
       children.push({ agent: agent.router.default, path: [...path, "router", "default"], fallbackName: "default" })
     }
     agent.parallel?.agents.forEach((a, i) => children.push({ agent: a, path: [...path, "parallel", "agents", i], fallbackName: `agent${i + 1}` }))
+    agent.groupchat?.agents.forEach((a, i) => children.push({ agent: a, path: [...path, "groupchat", "agents", i], fallbackName: `agent${i + 1}` }))
+    if (agent.groupchat?.summaryAgent !== undefined) {
+      children.push({ agent: agent.groupchat.summaryAgent, path: [...path, "groupchat", "summaryAgent"], fallbackName: "summary" })
+    }
+    for (const [label, a] of Object.entries(agent.handoff?.registry ?? {})) children.push({ agent: a, path: [...path, "handoff", "registry", label], fallbackName: label })
+    if (agent.handoff?.fallback !== undefined) children.push({ agent: agent.handoff.fallback, path: [...path, "handoff", "fallback"], fallbackName: "fallback" })
+    if (path.length === 0) {
+      const top = agent as AgentFile
+      for (const [name, sub] of Object.entries(top.subAgents ?? {})) {
+        if (sub.inline !== undefined) children.push({ agent: sub.inline, path: ["subAgents", name, "inline"], fallbackName: name })
+      }
+      top.skills?.forEach((skill, i) => children.push({ agent: skill.agent, path: ["skills", i, "agent"], fallbackName: skill.name }))
+    }
     for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!)
   }
   return out
@@ -347,8 +360,28 @@ export const guardsOf = (agent: AgentConfig, path: FieldPath): ReadonlyArray<{ r
 // ---------------------------------------------------------------------------------------------
 
 const structureIssues = (file: AgentFile, source: Source, issues: IssueBuilder, providers: ReadonlySet<string>): void => {
+  const checkExpression = (expression: string, at: FieldPath) => {
+    try {
+      compileValidatorExpr(parseValidator(expression))
+    } catch (e) {
+      if (!(e instanceof ValidatorSyntaxError)) throw e
+      issues.issues.push(validatorIssue(e, expression, { path: at, locate: (offset) => source.locateInString(at, offset) }))
+    }
+  }
   for (const { agent, path, type } of agentsOf(file)) {
-    const block = type === "chain" ? agent.chain : type === "router" ? agent.router : type === "parallel" ? agent.parallel : true
+    const block = type === "chain"
+      ? agent.chain
+      : type === "router"
+      ? agent.router
+      : type === "parallel"
+      ? agent.parallel
+      : type === "groupchat"
+      ? agent.groupchat
+      : type === "handoff"
+      ? agent.handoff
+      : type === "skill"
+      ? agent.skill
+      : true
     if (block === undefined) {
       const typePath = agent.type === undefined ? path : [...path, "type"]
       issues.add(typePath, `type ${type} needs a ${type}: block`, { expected: `a ${type}: block`, actual: "missing" })
@@ -371,18 +404,30 @@ const structureIssues = (file: AgentFile, source: Source, issues: IssueBuilder, 
       if (guard.validator === undefined && guard.maxOutputLength === undefined) {
         issues.add(at, "a guard needs a validator or maxOutputLength", { expected: "validator or maxOutputLength", actual: "neither" })
       }
-      if (guard.validator !== undefined) {
-        const validatorPath = [...at, "validator"]
-        try {
-          compileValidatorExpr(parseValidator(guard.validator))
-        } catch (e) {
-          if (!(e instanceof ValidatorSyntaxError)) throw e
-          issues.issues.push(
-            validatorIssue(e, guard.validator, { path: validatorPath, locate: (offset) => source.locateInString(validatorPath, offset) })
-          )
-        }
+      if (guard.validator !== undefined) checkExpression(guard.validator, [...at, "validator"])
+    }
+    const custom = agent.groupchat?.termination?.custom
+    if (custom !== undefined) checkExpression(custom, [...path, "groupchat", "termination", "custom"])
+    if (agent.groupchat?.scheduler === "llm" && agent.groupchat.schedulerPrompt !== undefined && agent.groupchat.schedulerPrompt.trim() === "") {
+      issues.add([...path, "groupchat", "schedulerPrompt"], "the schedulerPrompt is empty", { expected: "a non-empty prompt", actual: "an empty string" })
+    }
+    for (const label of Object.keys(agent.handoff?.registry ?? {})) {
+      if (/\s/.test(label) || label === "__proto__") {
+        issues.add([...path, "handoff", "registry", label], `${JSON.stringify(label)} cannot name a delegate (a hand-off names it in one word)`, { expected: "a name without spaces", actual: label }, "key")
       }
     }
+    if (type === "skill" && agent.skill !== undefined) {
+      const tags = agent.skill.tags
+      const candidates = (file.skills ?? []).filter((s) => tags === undefined || s.tags?.some((t) => tags.includes(t)))
+      if (candidates.length === 0) {
+        issues.add([...path, "skill", ...(tags !== undefined ? ["tags"] : [])], tags === undefined ? "type skill needs skills: in the file" : `no skill has a tag among ${tags.join(", ")}`, { expected: "at least one skill to select", actual: "none" })
+      }
+    }
+    agent.handoff?.selector.targets?.forEach((target, i) => {
+      if (!Object.hasOwn(agent.handoff!.registry, target)) {
+        issues.add([...path, "handoff", "selector", "targets", i], `target ${JSON.stringify(target)} is not in the registry`, { expected: `one of ${Object.keys(agent.handoff!.registry).join(", ")}`, actual: target })
+      }
+    })
     for (const { model, path: at } of modelsOf(agent, path)) {
       if (model.provider !== undefined && !providers.has(model.provider)) {
         const suggestion = nearest(model.provider, providers)
@@ -395,6 +440,16 @@ const structureIssues = (file: AgentFile, source: Source, issues: IssueBuilder, 
       }
     }
   }
+  for (const [name, sub] of Object.entries(file.subAgents ?? {})) {
+    if ((sub.inline === undefined) === (sub.config === undefined)) {
+      issues.add(["subAgents", name], "a sub-agent needs inline (its config) or config (the path of its file), not both", { expected: "inline or config", actual: sub.inline === undefined ? "neither" : "both" })
+    }
+  }
+  const skillNames = new Set<string>()
+  file.skills?.forEach((skill, i) => {
+    if (skillNames.has(skill.name)) issues.add(["skills", i, "name"], `a second skill named ${JSON.stringify(skill.name)}`, { expected: "a unique name", actual: skill.name })
+    skillNames.add(skill.name)
+  })
   const servers = new Map<string, number>()
   file.mcpServers?.forEach((server, i) => {
     const at = ["mcpServers", i]

@@ -9,7 +9,9 @@
 import { type Compose, composeForm } from "./compose.ts"
 import { type If, ifForm } from "./conditional.ts"
 import type { EventsOf, Form } from "./Form.ts"
+import { type GroupChat, groupChatForm } from "./groupchat.ts"
 import { type Guard, guardForm } from "./guard.ts"
+import { type Handoff, handoffForm } from "./handoff.ts"
 import { type App, appForm, type Lam, lamForm, type Var, varForm } from "./lambda.ts"
 import { type Cons, consForm, type Fold, foldForm, type List, listForm, type Nil, nilForm } from "./lists.ts"
 import { type Lit, litForm } from "./literal.ts"
@@ -52,6 +54,8 @@ export type AnyNode =
   | Guard
   | Memory
   | React
+  | GroupChat
+  | Handoff
 
 type Registry = { readonly [K in AnyNode["_tag"]]: Form<Extract<AnyNode, { readonly _tag: K }>, string> }
 
@@ -81,7 +85,9 @@ export const forms = {
   Par: parForm,
   Guard: guardForm,
   Memory: memoryForm,
-  React: reactForm
+  React: reactForm,
+  GroupChat: groupChatForm,
+  Handoff: handoffForm
 } as const satisfies Registry
 
 type Forms = typeof forms

@@ -14,10 +14,11 @@ import type * as LanguageModel from "../LanguageModel.ts"
 import type * as Term from "../Term.ts"
 import { preview } from "../Trace.ts"
 import * as Value from "../Value.ts"
-import { agentCost, applied, ONE_TOOL, plus, times, ZERO } from "./analysis.ts"
+import { agentCost, applied, max, ONE_TOOL, plus, times, ZERO } from "./analysis.ts"
 import type { AgentStep, Form } from "./Form.ts"
 import { subscript } from "./loop.ts"
 import type { AgentMachine, OracleRequest } from "./step.ts"
+import { isRecord } from "./parse.ts"
 import { isTerminate } from "./tool.ts"
 
 /** `{"react": {"think": t, "tools": [name, …], "maxSteps": n, "toolTimeout"?: seconds, "observe"?: b}}` */
@@ -30,6 +31,12 @@ export interface React {
   readonly toolTimeout?: number
   /** Append tool observations to the state (default true). */
   readonly observe?: boolean
+  /**
+   * Tools that are agent terms (sub-agents, skills): a call of one of these names, which must be
+   * among `tools`, applies the term in the same run (traced and budgeted with it) instead of
+   * asking the host. Arguments `{"task": text}` pass the text.
+   */
+  readonly agents?: ReadonlyArray<readonly [name: string, agent: Term.Term]>
 }
 
 /**
@@ -114,6 +121,13 @@ const step: AgentStep<React> = {
       if (!term.tools.includes(call.tool)) {
         return void m.done(`[TOOL_ERROR] unknown tool ${JSON.stringify(call.tool)}; available: ${term.tools.join(", ")}`)
       }
+      const agent = term.agents === undefined ? -1 : term.agents.findIndex(([name]) => name === call.tool)
+      if (agent >= 0) {
+        if (m.tracing) m.record({ step: m.steps, kind: "react", name: `agent ${call.tool}`, input: preview(call.args ?? thought) })
+        const json = call.json
+        const task = isRecord(json) && typeof json.task === "string" ? json.task : call.args ?? thought
+        return void m.call(c.items![agent]!, state.fn, task)
+      }
       return {
         kind: "tool",
         id: m.nextRequestId(),
@@ -143,46 +157,72 @@ export const reactForm: Form<React, "react"> = {
   tag: "React",
   keys: ["react"],
   parse: (p, node, key, obj) => {
-    const f = p.fields(node, key, obj[key], ["think", "tools", "maxSteps"], ["toolTimeout", "observe"])
+    const f = p.fields(node, key, obj[key], ["think", "tools", "maxSteps"], ["toolTimeout", "observe", "agents"])
     const at = p.child(node, f, key)
     if (!Array.isArray(f.tools) || f.tools.some((t) => typeof t !== "string")) return p.fail(at, "an array of tool names", "tools")
     const tools = f.tools as ReadonlyArray<string>
     const maxSteps = p.count(at, f.maxSteps, "maxSteps", 1)
     const toolTimeout = f.toolTimeout === undefined ? undefined : p.count(at, f.toolTimeout, "toolTimeout", 0)
     const observe = p.optionalBoolean(at, f, "observe")
+    const kids = [p.sub(node, f.think, key, "think")]
+    const names: Array<string> = []
+    if (f.agents !== undefined) {
+      if (!Array.isArray(f.agents)) return p.fail(at, "an array of {\"name\", \"agent\"}", "agents")
+      const agentsAt = p.child(at, f.agents, "agents")
+      f.agents.forEach((entry, i) => {
+        if (!isRecord(entry) || !Object.hasOwn(entry, "agent") || Object.keys(entry).some((k) => k !== "name" && k !== "agent")) {
+          p.fail(agentsAt, "an object with \"name\", \"agent\"", i)
+        }
+        const entryAt = p.child(agentsAt, entry, i)
+        const name = p.string(entryAt, entry.name, "name")
+        if (!tools.includes(name) || names.includes(name)) p.fail(entryAt, "a name among tools, given once", "name")
+        names.push(name)
+        kids.push(p.sub(node, entry.agent, key, "agents", i, "agent"))
+      })
+    }
     return {
-      kids: [p.sub(node, f.think, key, "think")],
-      build: ([thinker]) =>
+      kids,
+      build: ([thinker, ...agents]) =>
         react({
           think: thinker!,
           tools,
           maxSteps,
           ...(toolTimeout !== undefined ? { toolTimeout } : {}),
-          ...(observe !== undefined ? { observe } : {})
+          ...(observe !== undefined ? { observe } : {}),
+          ...(f.agents !== undefined ? { agents: names.map((name, i) => [name, agents[i]!] as const) } : {})
         })
     }
   },
-  children: (t) => [t.think],
-  withChildren: (t, [thinker]) => ({ ...t, think: thinker! }),
-  segments: () => [["react", "think"]],
-  encode: (t, [thinker]) => {
+  children: (t) => (t.agents === undefined ? [t.think] : [t.think, ...t.agents.map(([, agent]) => agent)]),
+  withChildren: (t, [thinker, ...agents]) =>
+    t.agents === undefined ? { ...t, think: thinker! } : { ...t, think: thinker!, agents: t.agents.map(([name], i) => [name, agents[i]!] as const) },
+  segments: (t) => [["react", "think"], ...(t.agents ?? []).map((_, i) => ["react", "agents", i, "agent"])],
+  encode: (t, [thinker, ...agents]) => {
     const out: Record<string, Term.Json> = { think: thinker!, tools: t.tools, maxSteps: t.maxSteps }
     if (t.toolTimeout !== undefined) out.toolTimeout = t.toolTimeout
     if (t.observe !== undefined) out.observe = t.observe
+    if (t.agents !== undefined) out.agents = t.agents.map(([name], i) => ({ name, agent: agents[i]! }))
     return { react: out }
   },
-  pretty: (t, [thinker]) => {
-    const cases = [...t.tools.filter((n) => !isTerminate(n)).map((n) => `(${n}, Tool(${n}))`), "(terminate, λx. x)"]
+  pretty: (t, [thinker, ...agents]) => {
+    const agentOf = (n: string) => {
+      const i = t.agents?.findIndex(([name]) => name === n) ?? -1
+      return i >= 0 ? agents[i]! : `Tool(${n})`
+    }
+    const cases = [...t.tools.filter((n) => !isTerminate(n)).map((n) => `(${n}, ${agentOf(n)})`), "(terminate, λx. x)"]
     return `Y${subscript(t.maxSteps)}(λself. λstate. let t = ${thinker}(state) in CASE t [${cases.join(", ")}] >> IF is_terminate THEN t ELSE self(state ⊕ obs))`
   },
   atomic: false,
   capabilities: (t, into) => {
     into.react = true
-    for (const name of t.tools) if (!isTerminate(name)) into.tools.add(name)
+    for (const name of t.tools) if (!isTerminate(name) && !t.agents?.some(([agent]) => agent === name)) into.tools.add(name)
   },
-  cost: (t, [thinker]) => agentCost(times(t.maxSteps, plus(applied(thinker!), t.tools.some((n) => !isTerminate(n)) ? ONE_TOOL : ZERO))),
+  cost: (t, [thinker, ...agents]) => {
+    const hostTools = t.tools.some((n) => !isTerminate(n) && !t.agents?.some(([agent]) => agent === n))
+    return agentCost(times(t.maxSteps, plus(applied(thinker!), max(hostTools ? ONE_TOOL : ZERO, ...agents.map(applied)))))
+  },
   value: () => "function",
-  compile: (t, kids) => code(Op.Agent, t, kids, step),
+  compile: (t, kids) => code(Op.Agent, t, kids, step, kids.slice(1)),
   events: ["react"],
   agent: step
 }
