@@ -258,4 +258,29 @@ describe("a2a.clients in YAML", () => {
       await runtime.close()
     }
   })
+
+  it("are delegates of a hand-off registry", async () => {
+    const remote = await start({ agent: Term.llm({ system: "Plan." }), runtimeOptions: { model: Scripted.fixed("Day 1: Colosseum") }, name: "planner" })
+    const config = compileConfig({
+      type: "handoff",
+      handoff: {
+        selector: { prompt: "Which desk takes the message?" },
+        registry: {
+          travel: { type: "chain", chain: { steps: [{ tool: "planner" }] } },
+          general: { systemPrompt: "General desk." }
+        }
+      },
+      a2a: { clients: [{ name: "planner", url: remote.url, timeout: 5 }] }
+    })
+    const ref = config.tools.find((t) => t.name === "planner")!
+    // the selector names the travel desk, whose one step is the remote agent
+    const runtime = createRuntime({ model: Scripted.sequence(["travel"]), tools: [a2aTool({ name: ref.name, ...ref.a2a! })] })
+    try {
+      const result = await runtime.run(config.term, "3 days in Rome")
+      expect(result.value).toBe("Day 1: Colosseum")
+      expect(result.trace.some((e) => e.kind === "tool" && e.name === "planner")).toBe(true)
+    } finally {
+      await runtime.close()
+    }
+  })
 })

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Analysis, createRuntime, type LanguageModel, Scripted, Term } from "lambdagent"
+import { Analysis, createRuntime, type LanguageModel, Scripted, type Term } from "lambdagent"
 import { describe, expect, it } from "vitest"
 import { compileConfig, loadConfig } from "./compile.ts"
 import { SchemaError } from "./errors.ts"
