@@ -188,6 +188,7 @@ export interface RunOptions {
  * ```
  */
 export interface CheckpointOptions {
+  /** Store a checkpoint; it is taken before each oracle call, and the call waits for the save. */
   readonly save: (checkpoint: Checkpoint.Checkpoint) => Effect.Effect<void, CheckpointError>
   readonly meta?: Readonly<Record<string, unknown>>
 }

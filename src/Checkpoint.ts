@@ -353,6 +353,7 @@ export interface Restored {
  */
 export interface RestoreOptions {
   readonly tools?: Evaluator.EvaluateOptions["tools"]
+  /** Told of every trace event the resumed run records. */
   readonly onEvent?: (event: Trace.TraceEvent) => void
 }
 
@@ -466,7 +467,9 @@ export interface RecorderOptions<E> {
  * ```
  */
 export interface Recorder<E> {
+  /** The driver's hook before each live oracle call: takes the checkpoint. */
   readonly suspended: NonNullable<Driver.Handlers<E, never>["suspended"]>
+  /** The driver's hook after each answer: records it for the next checkpoint. */
   readonly answered: NonNullable<Driver.Handlers<E, never>["answered"]>
   /** The answers recorded so far, in the order they came. */
   readonly answers: ReadonlyArray<Answer>
