@@ -17,9 +17,10 @@ describe("the lambdagent launcher", () => {
   })
 
   it("keeps the lean program small: a size budget that catches a dependency pulled in whole", () => {
-    // ~470 KB today. A named `import { z } from "zod"` anywhere on the YAML path brings in all of
-    // zod (its locales, every schema kind) and takes it past 800 KB; so would the agent runtime.
-    expect(statSync(leanProgram).size).toBeLessThan(600_000)
+    // ~605 KB today (the multi-agent forms and their YAML blocks added ~30 KB). A named
+    // `import { z } from "zod"` anywhere on the YAML path brings in all of zod (its locales, every
+    // schema kind), over 300 KB more; so would the agent runtime.
+    expect(statSync(leanProgram).size).toBeLessThan(700_000)
   })
 
   it("gives the lean commands the same frame as the full CLI: version, help, usage errors", async () => {
