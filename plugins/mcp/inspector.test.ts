@@ -84,7 +84,7 @@ describe("the MCP Inspector CLI against lambdagent mcp over stdio", () => {
     }
     // run takes its code inline or a tool by name, so only the input is always required
     expect(tools[1]!.inputSchema.required).toEqual(["input"])
-    expect(Object.keys(tools[1]!.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["code", "tool", "input"]))
+    expect(Object.keys((tools[1]!.inputSchema as { properties?: object }).properties ?? {})).toEqual(expect.arrayContaining(["code", "tool", "input"]))
     expect(r.stderr).toContain("[lambdagent mcp] serving stdio")
   })
 
