@@ -20,7 +20,7 @@ import * as z from "zod"
 import type * as Budget from "./Budget.ts"
 import * as Checkpoint from "./Checkpoint.ts"
 import * as Driver from "./Driver.ts"
-import { CheckpointError, EvalError, isLambdaError, type LambdaError } from "./Errors.ts"
+import { CheckpointError, EvalError, isLambdaError, type LambdaError, RunPaused } from "./Errors.ts"
 import * as Evaluator from "./Evaluator.ts"
 import { isExit } from "./internal/exits.ts"
 import * as Oracle from "./Oracle.ts"
@@ -45,7 +45,7 @@ import * as Value from "./Value.ts"
  * const describe = (e: Agent.AgentError) => `${e._tag}: ${e.message}`
  * ```
  */
-export type AgentError = LambdaError | LanguageModel.ProviderError | MemoryStore.MemoryError | CheckpointError
+export type AgentError = LambdaError | LanguageModel.ProviderError | MemoryStore.MemoryError | CheckpointError | RunPaused
 
 /**
  * Something that happens during a run, as streamed by a runtime: a trace event, or a piece of
@@ -173,6 +173,14 @@ export interface RunOptions {
   readonly normalizeInput?: boolean
   /** Save a checkpoint of the run before every oracle call (see `Checkpoint.recorder`). */
   readonly checkpoint?: CheckpointOptions
+  /**
+   * Answers the term's `ask` forms at once (a prompt on a terminal, a chat message). Without it, a
+   * run that reaches an `ask` fails with `RunPaused`, carrying the checkpoint to resume it with
+   * the answer.
+   */
+  readonly ask?: (question: string, input: Value.Value) => Effect.Effect<unknown, AgentError>
+  /** Resuming a paused run (`RunPaused`): the person's answer to its question. */
+  readonly answer?: unknown
 }
 
 /**
@@ -600,6 +608,38 @@ const answerMemory = (services: Services, request: Oracle.MemoryRequest, run: Dr
   })
 }
 
+const askingTerms = new WeakMap<Term.Term, boolean>()
+
+/** Whether a term has an `ask` form (remembered per term: a server runs the same term often). */
+const asks = (term: Term.Term): boolean => {
+  let known = askingTerms.get(term)
+  if (known === undefined) askingTerms.set(term, known = Term.capabilities(term).ask)
+  return known
+}
+
+const paused = (latest: Checkpoint.Checkpoint | undefined, key: string, request: Oracle.AskRequest): AgentError => {
+  const input = Value.toText(request.input)
+  if (latest === undefined) {
+    // only an `ask` built while the run ran (by `eval`) gets here: nothing saved the run before it
+    return new EvalError({ kind: "OracleError", message: `nothing answers ${Oracle.describe(request)}: give the run an ask handler`, steps: 0 })
+  }
+  return new RunPaused({
+    message: `the run is waiting for an answer to ${JSON.stringify(request.question)}`,
+    question: request.question,
+    input,
+    checkpoint: Checkpoint.awaiting(latest, { key, question: request.question, input })
+  })
+}
+
+/** The answer given to a paused run's question, as the run records it. */
+const answerOf = (exec: Evaluator.Execution, asking: Checkpoint.Asking, answer: unknown): Checkpoint.Answer => {
+  const value = Oracle.toValue(answer)
+  const events: ReadonlyArray<Trace.TraceEvent> = exec.traceLevel === "off"
+    ? []
+    : [{ step: exec.steps, kind: "ask", name: asking.question, input: Trace.preview(asking.input), output: Trace.preview(Value.toText(value)) }]
+  return { key: asking.key, kind: "ask", value, events, tokens: 0 }
+}
+
 const handlersOf = (services: Services): Driver.Handlers<AgentError, never> => ({
   llm: (request, run) => answerLlm(services, request, run),
   tool: (request, run) => answerTool(services, request, run),
@@ -702,8 +742,12 @@ const runFrom = (
         const restored = Checkpoint.restore(from.checkpoint, evaluation.onEvent !== undefined ? { onEvent: evaluation.onEvent } : {})
         exec = restored.execution
         answers = restored.answers
+        const asking = from.checkpoint.asking
+        if (asking !== undefined && "answer" in options) {
+          answers = [...answers, answerOf(exec, asking, options.answer)]
+        }
         drive = {
-          recorded: restored.recorded,
+          recorded: answers === restored.answers ? restored.recorded : new Map(answers.map((a) => [a.key, a])),
           ...(restored.pending !== undefined ? { first: { _tag: "Suspended", request: restored.pending } } : {})
         }
       } else {
@@ -716,9 +760,19 @@ const runFrom = (
       throw error
     }
     const checkpoint = options.checkpoint
-    const handlers: Driver.Handlers<AgentError, never> = checkpoint === undefined
-      ? handlersOf(services)
-      : { ...handlersOf(services), ...Checkpoint.recorder(exec, { ...checkpoint, answers }) }
+    const ask = options.ask
+    // a run that may pause keeps a checkpoint before each call, to hand over when it does
+    const pausable = ask === undefined && asks(exec.machine.root)
+    const recorder = checkpoint === undefined && !pausable
+      ? undefined
+      : Checkpoint.recorder(exec, { save: checkpoint?.save ?? (() => Effect.void), ...(checkpoint?.meta !== undefined ? { meta: checkpoint.meta } : {}), answers })
+    const handlers: Driver.Handlers<AgentError, never> = {
+      ...handlersOf(services),
+      ...recorder,
+      ask: ask !== undefined
+        ? (request) => ask(request.question, request.input)
+        : (request, run) => Effect.fail(paused(recorder?.latest(), run.execution.requestKey(request), request))
+    }
     // the driver holds the run to its time budget
     return Effect.map(Driver.drive(exec, handlers, drive), (value): RunResult => ({
       value,

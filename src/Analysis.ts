@@ -121,7 +121,7 @@ export const freeVariables = (term: Term): ReadonlySet<string> => {
  * import type { Term } from "lambdagent"
  * const c: Term.Capabilities = {
  *   llm: true, tools: new Set(["search"]), memory: false, parallel: false, recursion: false, codeOf: new Set(),
- *   self: false, eval: false, quote: false, continue: false, react: false
+ *   self: false, eval: false, quote: false, continue: false, react: false, ask: false
  * }
  * ```
  */
@@ -142,6 +142,8 @@ export interface Capabilities {
   readonly continue: boolean
   /** A ReAct loop (its thinking step is an LLM or another agent). */
   readonly react: boolean
+  /** An `ask` form: the run may pause for a person's answer. */
+  readonly ask: boolean
 }
 
 /**
@@ -165,6 +167,7 @@ export const capabilities = (term: Term): Capabilities => {
     quote: false,
     continue: false,
     react: false,
+    ask: false,
     tools: new Set(),
     codeOf: new Set()
   }

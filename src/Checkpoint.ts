@@ -99,7 +99,9 @@ export const CheckpointSchema = Schema.Struct({
     value: Graph
   })),
   /** What the host wants to keep with the run (the CLI keeps its config and input here). */
-  meta: Schema.Record(Schema.String, Schema.Unknown)
+  meta: Schema.Record(Schema.String, Schema.Unknown),
+  /** A paused run's question: the `ask` request (by key) waiting for a person's answer. */
+  asking: Schema.optionalKey(Schema.Struct({ key: Schema.String, question: Schema.String, input: Schema.String }))
 })
 
 /**
@@ -154,8 +156,8 @@ const fail = (reason: CheckpointReason, message: string): never => {
 
 /** The digest of a checkpoint's fields, taken in the schema's order whatever order they came in. */
 const digestOf = (body: Omit<Checkpoint, "digest">): string => {
-  const { answers, budget, createdAt, events, format, graph, meta, term, trace, usage, version } = body
-  const ordered = { format, version, createdAt, term, budget, trace, usage, events, graph, answers, meta }
+  const { answers, asking, budget, createdAt, events, format, graph, meta, term, trace, usage, version } = body
+  const ordered = { format, version, createdAt, term, budget, trace, usage, events, graph, answers, meta, ...(asking !== undefined ? { asking } : {}) }
   return "sha256:" + createHash("sha256").update(JSON.stringify(ordered)).digest("hex")
 }
 
@@ -211,6 +213,42 @@ export const capture = (execution: Evaluator.Execution, pending: Oracle.Request 
     answers: (options.answers ?? []).map((a) => ({ key: a.key, kind: a.kind, tokens: a.tokens, events: a.events, value: graphOf(root, [a.value]) })),
     meta: { ...options.meta }
   }
+  return { ...body, digest: digestOf(body) }
+}
+
+/**
+ * What a paused run asks: the key of its `ask` request (`Execution.requestKey`), the question, and
+ * the input it was asked about (as text).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Checkpoint } from "lambdagent"
+ * const a: Checkpoint.Asking = { key: "3", question: "Approve?", input: "the plan" }
+ * ```
+ */
+export type Asking = NonNullable<Checkpoint["asking"]>
+
+/**
+ * The checkpoint of a paused run: `checkpoint` (taken before its `ask` request) marked with what it
+ * asks, so that resuming it with an answer answers that request.
+ *
+ * @since 0.2.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Checkpoint, Evaluator, Term } from "lambdagent"
+ * const exec = Evaluator.startApply(Term.ask("Approve?"), "the plan")
+ * const step = exec.next()
+ * const pending = step._tag === "Suspended" ? step.request : undefined
+ * const paused = Checkpoint.awaiting(Checkpoint.capture(exec, pending), { key: "1", question: "Approve?", input: "the plan" })
+ * console.log(paused.asking?.question) // "Approve?"
+ * ```
+ */
+export const awaiting = (checkpoint: Checkpoint, asking: Asking): Checkpoint => {
+  const { digest: _, ...rest } = checkpoint
+  const body = { ...rest, asking }
   return { ...body, digest: digestOf(body) }
 }
 
@@ -473,6 +511,8 @@ export interface Recorder<E> {
   readonly answered: NonNullable<Driver.Handlers<E, never>["answered"]>
   /** The answers recorded so far, in the order they came. */
   readonly answers: ReadonlyArray<Answer>
+  /** The checkpoint taken last (before the latest live oracle call), if any. */
+  readonly latest: () => Checkpoint | undefined
 }
 
 /**
@@ -500,9 +540,11 @@ export const recorder = <E>(execution: Evaluator.Execution, options: RecorderOpt
   const answers: Array<Answer> = [...(options.answers ?? [])]
   const marks = new Map<string, number>()
   let waiting: Omit<Checkpoint, "digest" | "answers" | "createdAt"> | undefined
+  let latest: Checkpoint | undefined
   const meta = options.meta ?? {}
   return {
     answers,
+    latest: () => latest,
     suspended: (request, run) =>
       Effect.suspend(() => {
         const exec = run.execution
@@ -520,6 +562,7 @@ export const recorder = <E>(execution: Evaluator.Execution, options: RecorderOpt
           }
           checkpoint = { ...body, digest: digestOf(body) }
         }
+        latest = checkpoint
         return options.save(checkpoint)
       }),
     answered: (request, value, run) => {

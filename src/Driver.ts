@@ -51,6 +51,11 @@ export interface Handlers<E, R> {
   /** Answers a memory read (the remembered context) or write (the value to pass on). */
   readonly memory: (request: Oracle.MemoryRequest, run: RunState) => Effect.Effect<unknown, E, R>
   /**
+   * Answers an `ask` request: the person's reply. Without it, an `ask` fails the run with an
+   * `EvalError` (an agent run pauses instead: `Agent.run`).
+   */
+  readonly ask?: (request: Oracle.AskRequest, run: RunState) => Effect.Effect<unknown, E, R>
+  /**
    * Checked before every request is answered: a reason to refuse it (the run fails with an
    * `OracleError` saying so), or `undefined`.
    */
@@ -184,6 +189,10 @@ const answer = <E, R>(
       return recorded !== undefined ? replayed(exec, recorded) : handlers.memory(request, run)
     case "par":
       return branches(exec, request, handlers, options)
+    case "ask":
+      if (recorded !== undefined) return replayed(exec, recorded)
+      if (handlers.ask !== undefined) return handlers.ask(request, run)
+      return Effect.fail(new EvalError({ kind: "OracleError", message: `nothing answers ${Oracle.describe(request)}`, steps: exec.steps }))
   }
 }
 

@@ -248,6 +248,34 @@ export class CheckpointError extends TaggedError<CheckpointError>()("CheckpointE
 }) {}
 
 /**
+ * A run that stopped at an `ask` form to wait for a person's answer. It is not lost:
+ * `checkpoint` (a `Checkpoint.Checkpoint`, plain JSON) holds the whole run, and resuming it with
+ * the answer (`runtime.resume(checkpoint, { answer })`, `lambdagent resume FILE --answer …`)
+ * goes on from the question, in this process or another, now or days later.
+ *
+ * @since 0.2.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { createRuntime, Errors, Term } from "lambdagent"
+ * const runtime = createRuntime()
+ * const approved = await runtime.run(Term.ask("Approve?"), "the plan").catch(async (e) => {
+ *   if (!(e instanceof Errors.RunPaused)) throw e
+ *   console.log(e.question) // "Approve?"
+ *   return runtime.resume(e.checkpoint, { answer: "yes" })
+ * })
+ * console.log(approved.value) // "yes"
+ * ```
+ */
+export class RunPaused extends TaggedError<RunPaused>()("RunPaused", {
+  message: Schema.String,
+  question: Schema.String,
+  /** The input the question was asked about, as text. */
+  input: Schema.String,
+  checkpoint: Schema.Unknown
+}) {}
+
+/**
  * Any error of the term language.
  *
  * @since 0.1.0

@@ -103,6 +103,25 @@ export interface ParRequest {
 }
 
 /**
+ * An `ask` node's question to a person, with the input it was applied to; the answer is the
+ * person's reply. A run with no one to answer at once pauses here (`RunPaused`).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Oracle } from "lambdagent"
+ * const prompt = (r: Oracle.AskRequest) => `${r.question}\n\n${String(r.input)}`
+ * ```
+ */
+export interface AskRequest {
+  readonly kind: "ask"
+  readonly id: number
+  readonly question: string
+  readonly input: Value.Value
+}
+
+/**
  * A node the machine cannot reduce by itself.
  *
  * @since 0.2.0
@@ -110,10 +129,10 @@ export interface ParRequest {
  * @example
  * ```ts
  * import type { Oracle } from "lambdagent"
- * const kinds: ReadonlyArray<Oracle.Request["kind"]> = ["llm", "tool", "memory-read", "memory-write", "par"]
+ * const kinds: ReadonlyArray<Oracle.Request["kind"]> = ["llm", "tool", "memory-read", "memory-write", "par", "ask"]
  * ```
  */
-export type Request = LlmRequest | ToolRequest | MemoryRequest | ParRequest
+export type Request = LlmRequest | ToolRequest | MemoryRequest | ParRequest | AskRequest
 
 /**
  * A short description of a request, for messages: `an LLM call (writer)`, `a call of tool "search"`.
@@ -137,6 +156,8 @@ export const describe = (request: Request): string => {
       return "a memory store"
     case "par":
       return "parallel branches"
+    case "ask":
+      return `a question to a person (${JSON.stringify(request.question)})`
   }
 }
 

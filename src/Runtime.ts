@@ -15,7 +15,7 @@ import * as ManagedRuntime from "effect/ManagedRuntime"
 import type * as Scope from "effect/Scope"
 import * as Agent from "./Agent.ts"
 import * as Checkpoint from "./Checkpoint.ts"
-import { CheckpointError } from "./Errors.ts"
+import { CheckpointError, EvalError } from "./Errors.ts"
 import type * as Budget from "./Budget.ts"
 import * as LanguageModel from "./LanguageModel.ts"
 import * as MemoryStore from "./MemoryStore.ts"
@@ -25,6 +25,7 @@ import type * as Term from "./Term.ts"
 import * as Tools from "./Tools.ts"
 import type * as Trace from "./Trace.ts"
 import * as TraceSink from "./TraceSink.ts"
+import type * as Value from "./Value.ts"
 
 /**
  * What a runtime is made of. Everything is optional: without a model the runtime answers with
@@ -81,6 +82,13 @@ export interface CallOptions {
   readonly normalizeInput?: boolean
   /** Save a checkpoint before every oracle call (see `Checkpoint`, `docs/durable.md`). */
   readonly checkpoint?: Agent.CheckpointOptions
+  /**
+   * Answers the term's `ask` forms during the run. Without it, a run that reaches an `ask` rejects
+   * with `Errors.RunPaused`, whose checkpoint {@link Runtime.resume} takes with the answer.
+   */
+  readonly ask?: (question: string, input: Value.Value) => unknown
+  /** Resuming a paused run: the answer to the question it asks (`RunPaused.question`). */
+  readonly answer?: unknown
 }
 
 /**
@@ -254,6 +262,12 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
     return c
   }
 
+  const askWith = (ask: NonNullable<CallOptions["ask"]>) => (question: string, input: Value.Value) =>
+    Effect.tryPromise({
+      try: async () => ask(question, input),
+      catch: (error) => new EvalError({ kind: "OracleError", message: `the ask handler failed: ${error instanceof Error ? error.message : String(error)}`, steps: 0 })
+    })
+
   const runWith = (
     from: { readonly term: Term.Term | Term.Json; readonly input: unknown } | { readonly checkpoint: unknown },
     call: CallOptions,
@@ -271,7 +285,9 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
       ...(trace !== undefined ? { trace } : {}),
       ...(call.normalizeInput !== undefined ? { normalizeInput: call.normalizeInput } : {}),
       ...(onEvent !== undefined ? { onEvent } : {}),
-      ...(call.checkpoint !== undefined ? { checkpoint: call.checkpoint } : {})
+      ...(call.checkpoint !== undefined ? { checkpoint: call.checkpoint } : {}),
+      ...(call.ask !== undefined ? { ask: askWith(call.ask) } : {}),
+      ...("answer" in call ? { answer: call.answer } : {})
     }
     const program = "checkpoint" in from
       ? Effect.suspend(() => {

@@ -187,6 +187,7 @@ export { memory } from "./forms/memory.ts"
 export { react } from "./forms/react.ts"
 export { defaultKeywords, groupChat } from "./forms/groupchat.ts"
 export { handoff, handoffOf } from "./forms/handoff.ts"
+export { ask } from "./forms/ask.ts"
 
 const binaryBuilder = (op: BinaryOp) => (left: Term, right: Term): Term => binary(op, left, right)
 

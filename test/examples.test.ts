@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
 import * as a2a from "../examples/a2a.ts"
+import * as approval from "../examples/approval.ts"
 import * as chain from "../examples/chain.ts"
 import * as checkpoint from "../examples/checkpoint.ts"
 import * as guard from "../examples/guard.ts"
@@ -18,6 +19,13 @@ describe("examples run offline", () => {
   })
   it("checkpoint and resume", async () => {
     expect(await checkpoint.main()).toEqual({ result: "Write(Analyze(Extract(report)))", callsAfterResume: 1 })
+  })
+  it("approval: a person in the loop", async () => {
+    expect(await approval.main()).toEqual({
+      question: "Approve this plan, or say what to change.",
+      result: "Carry out the approved plan. → Approved, but add the Vatican.",
+      calls: ["Draft a plan.", "Carry out the approved plan."]
+    })
   })
   it("router", async () => {
     expect(await router.main()).toEqual([

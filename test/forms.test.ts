@@ -61,7 +61,8 @@ const samples: { readonly [K in Term.Tag]: ReadonlyArray<Term.Of<K>> } = {
   Handoff: [
     Term.handoff({ select: think, registry: [["a", think], ["b", Term.tool("t")]], maxDepth: 2 }),
     Term.handoff({ select: think, registry: [["only", think]], fallback: Term.tool("t"), maxDepth: 0 })
-  ] as Array<Term.Of<"Handoff">>
+  ] as Array<Term.Of<"Handoff">>,
+  Ask: [Term.ask("Approve?"), Term.ask("")] as Array<Term.Of<"Ask">>
 }
 
 /** The JSON at `path` below `json`. */

@@ -5,9 +5,10 @@
  */
 import { randomBytes } from "node:crypto"
 import { basename, dirname, resolve } from "node:path"
-import { Checkpoint, CheckpointStore, type Runtime, Term, Value } from "lambdagent"
+import * as Effect from "effect/Effect"
+import { Checkpoint, CheckpointStore, Errors, type Runtime, Term, Trace, Value } from "lambdagent"
 import { buildRuntime, type LoadedAgent, loadAgent, shellTools } from "./agent.ts"
-import { CliError, ExitCode, onInterrupt } from "./io.ts"
+import { CliError, ExitCode, onInterrupt, Reported } from "./io.ts"
 import { integer, textOrJson } from "./options.ts"
 import type { Registration } from "./shell.ts"
 import type { Host } from "./plugins.ts"
@@ -42,18 +43,56 @@ interface RunMeta {
 }
 
 /**
- * The call options that checkpoint a run into `plan`'s directory (checked writable now, before
- * any oracle call).
+ * Where the checkpoints of a run go: every one (`--checkpoint`, a `checkpoint:` block) or, for a
+ * term that can pause at an `ask`, only the paused one.
  */
-export const checkpointing = (plan: CheckpointPlan, meta: Omit<RunMeta, "runId"> & { readonly runId?: string }, firstSequence?: number): NonNullable<Runtime.CallOptions["checkpoint"]> => {
+export interface Checkpointing {
+  /** The call option: saves before every oracle call, or (`pausesOnly`) keeps just the run's meta. */
+  readonly call: NonNullable<Runtime.CallOptions["checkpoint"]>
+  readonly store: CheckpointStore.DirectoryStore
+}
+
+/**
+ * The checkpointing of a run: into `plan`'s directory, else (a term with an `ask`) the config's
+ * default directory for its paused checkpoint alone. The directory is checked writable now,
+ * before any oracle call.
+ */
+export const checkpointing = (
+  agent: LoadedAgent,
+  plan: CheckpointPlan | undefined,
+  meta: Omit<RunMeta, "runId"> & { readonly runId?: string },
+  firstSequence?: number
+): Checkpointing | undefined => {
+  const pausesOnly = plan === undefined
+  if (pausesOnly && !Term.capabilities(agent.term).ask) return undefined
+  const target = plan ?? { directory: resolve(agent.baseDir, DEFAULT_DIRECTORY), ...maxOf(agent) }
   const runId = meta.runId ?? randomBytes(6).toString("hex")
   const store = CheckpointStore.directory({
-    path: plan.directory,
+    path: target.directory,
     runId,
-    ...(plan.maxCheckpoints !== undefined ? { maxCheckpoints: plan.maxCheckpoints } : {}),
+    ...(target.maxCheckpoints !== undefined ? { maxCheckpoints: target.maxCheckpoints } : {}),
     ...(firstSequence !== undefined ? { firstSequence } : {})
   })
-  return { save: store.save, meta: { ...meta, runId } }
+  return { store, call: { save: pausesOnly ? () => Effect.void : store.save, meta: { ...meta, runId } } }
+}
+
+const DEFAULT_DIRECTORY = ".lambdagent/checkpoints"
+
+/**
+ * A run that paused at an `ask`: write its checkpoint and say how to go on (stderr, or one JSON
+ * object on stdout), exit code 5. Any other error is thrown on.
+ */
+export const reportPause = async (error: unknown, checkpointing: Checkpointing | undefined, format: "text" | "json"): Promise<never> => {
+  if (!(error instanceof Errors.RunPaused) || checkpointing === undefined) throw error
+  await Effect.runPromise(checkpointing.store.save(error.checkpoint as Checkpoint.Checkpoint))
+  const file = checkpointing.store.lastWritten!
+  if (format === "json") {
+    process.stdout.write(JSON.stringify({ paused: { question: error.question, input: error.input, checkpoint: file } }) + "\n")
+  } else {
+    process.stderr.write(`paused: the run asks ${JSON.stringify(error.question)}${error.input !== "" ? ` about: ${Trace.preview(error.input)}` : ""}\n`)
+    process.stderr.write(`answer with: lambdagent resume ${file} --answer "…"\n`)
+  }
+  throw new Reported(ExitCode.paused)
 }
 
 const metaOf = (file: string, checkpoint: Checkpoint.Checkpoint): RunMeta => {
@@ -66,6 +105,7 @@ const metaOf = (file: string, checkpoint: Checkpoint.Checkpoint): RunMeta => {
 
 interface ResumeOptions {
   readonly model?: string
+  readonly answer?: string
   readonly format: "text" | "json"
   readonly quiet?: boolean
 }
@@ -87,15 +127,25 @@ const resumeCommand = async (file: string, options: ResumeOptions, host: Host) =
     extraTools,
     plugins: host.plugins
   })
+  if (options.answer !== undefined && checkpoint.asking === undefined) {
+    throw new CliError(`${file}: --answer given, but the run is not waiting for an answer (it waits on ${pendingKind(checkpoint) ?? "nothing"})`, ExitCode.usage, "UsageError")
+  }
+  if (options.answer === undefined && checkpoint.asking !== undefined) {
+    throw new CliError(`${file}: the run is waiting for an answer to ${JSON.stringify(checkpoint.asking.question)}: give it with --answer`, ExitCode.usage, "UsageError")
+  }
   const directory = dirname(resolve(file))
   const sequence = Math.max(0, ...CheckpointStore.list(directory).filter((e) => e.runId === meta.runId).map((e) => e.sequence)) + 1
+  // a run resumed from its paused checkpoint alone goes on saving only where it pauses again
+  const every = checkpoint.asking === undefined || CheckpointStore.list(directory).filter((e) => e.runId === meta.runId).length > 1
+  const saving = checkpointing(agent, every ? { directory, ...maxOf(agent) } : undefined, { ...meta, ...(model !== undefined ? { model } : {}) }, sequence)
   const controller = new AbortController()
   onInterrupt(() => controller.abort(new CliError("interrupted", ExitCode.interrupted, "Interrupted")))
   try {
     const output = await runtime.resume(checkpoint, {
       signal: controller.signal,
-      checkpoint: checkpointing({ directory, ...maxOf(agent) }, { ...meta, ...(model !== undefined ? { model } : {}) }, sequence)
-    })
+      ...(saving !== undefined ? { checkpoint: saving.call } : {}),
+      ...(options.answer !== undefined ? { answer: options.answer } : {})
+    }).catch((error: unknown) => reportPause(error, saving, options.format))
     if (options.format === "json") process.stdout.write(JSON.stringify({ result: output.result, trace: output.trace, stats: output.stats }) + "\n")
     else process.stdout.write(Value.toText(output.value) + "\n")
   } finally {
@@ -124,7 +174,16 @@ const summary = (entry: CheckpointStore.Entry) => {
 const pendingKind = (checkpoint: Checkpoint.Checkpoint): string | undefined => {
   const pending = Checkpoint.restore(checkpoint).pending
   if (pending === undefined) return undefined
-  return pending.kind === "tool" ? `tool ${pending.name}` : pending.kind === "llm" ? `llm${pending.term.name !== undefined ? ` ${pending.term.name}` : ""}` : pending.kind
+  switch (pending.kind) {
+    case "tool":
+      return `tool ${pending.name}`
+    case "llm":
+      return `llm${pending.term.name !== undefined ? ` ${pending.term.name}` : ""}`
+    case "ask":
+      return `an answer to ${JSON.stringify(pending.question)}`
+    default:
+      return checkpoint.asking !== undefined ? `an answer to ${JSON.stringify(checkpoint.asking.question)}` : pending.kind
+  }
 }
 
 export const registerCheckpoints: Registration = (program, run, host) => {
@@ -133,6 +192,7 @@ export const registerCheckpoints: Registration = (program, run, host) => {
     .description("resume a run from a checkpoint (written by run --checkpoint), in this process")
     .argument("<checkpoint>", "a checkpoint file")
     .option("--model <spec>", "send the remaining LLM calls to this model (default: the run's)")
+    .option("--answer <text>", "the answer to the question a paused run asks (see lambdagent checkpoints show)")
     .option("--format <format>", "text (default) or json: {result, trace, stats} on stdout", textOrJson, "text")
     .option("--quiet", "nothing on stderr but errors")
     .action(async (file: string, options: ResumeOptions) => run(() => resumeCommand(file, options, host), () => options.format))
@@ -167,11 +227,13 @@ export const registerCheckpoints: Registration = (program, run, host) => {
           createdAt: checkpoint.createdAt,
           usage: checkpoint.usage,
           waitingOn: pendingKind(checkpoint) ?? "start",
+          ...(checkpoint.asking !== undefined ? { asking: checkpoint.asking } : {}),
           answers: checkpoint.answers.map((a) => ({ key: a.key, kind: a.kind })),
           trace: checkpoint.events
         }
         if (options.format === "json") return void process.stdout.write(JSON.stringify(info) + "\n")
         process.stdout.write(`${file}\n  run ${String(checkpoint.meta.runId ?? "?")} of ${String(checkpoint.meta.config ?? "?")}\n  term ${checkpoint.term}\n`)
+        if (checkpoint.asking !== undefined) process.stdout.write(`  asks ${JSON.stringify(checkpoint.asking.question)} (answer with lambdagent resume ${file} --answer …)\n`)
         process.stdout.write(`  waiting on ${info.waitingOn}; steps ${info.usage.steps}, llm calls ${info.usage.llmCalls}, tool calls ${info.usage.toolCalls}, tokens ${info.usage.tokens}\n`)
         process.stdout.write(`  ${info.answers.length} answers recorded, ${info.trace.length} trace events\n  ${Term.pretty(Checkpoint.rootTerm(checkpoint)).slice(0, 200)}\n`)
       }, () => options.format)

@@ -14,6 +14,8 @@ export const ExitCode = {
   usage: 2,
   lint: 3,
   notFound: 4,
+  /** The run paused at an `ask`: its checkpoint waits for `lambdagent resume FILE --answer …`. */
+  paused: 5,
   interrupted: 130
 } as const
 
@@ -25,6 +27,13 @@ export class CliError extends Error {
     readonly kind = "CliError"
   ) {
     super(message)
+  }
+}
+
+/** The end of a command that has said all it has to say: only its exit code is left. */
+export class Reported extends CliError {
+  constructor(exitCode: number) {
+    super("", exitCode, "Reported")
   }
 }
 
@@ -109,6 +118,7 @@ export const exitCodeOf = (error: unknown): number => (error instanceof CliError
 
 /** Report an error on stderr as one line (text) or one JSON object. */
 export const reportError = (error: unknown, format: "text" | "json"): void => {
+  if (error instanceof Reported) return
   const described = describeError(error)
   if (format === "json") process.stderr.write(JSON.stringify({ error: described }) + "\n")
   else {

@@ -7,7 +7,7 @@ import { type Host, noPlugins, pluginTools } from "./plugins.ts"
 import type { Registration } from "./shell.ts"
 import { Term, type Trace, Value } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
-import { checkpointing, checkpointPlan } from "./checkpoints.ts"
+import { checkpointing, checkpointPlan, reportPause } from "./checkpoints.ts"
 import { CliError, describeError, ExitCode, onInterrupt, readStdin, readTextFile } from "./io.ts"
 import { integer, positive, temperature, textOrJson, usageError } from "./options.ts"
 import { parseSandboxFlag, SANDBOX_FLAGS, SANDBOX_HELP } from "./sandbox.ts"
@@ -87,15 +87,14 @@ export const runCommand = async (config: string, positional: string | undefined,
   const input = await readRunInput(positional, options)
   const plan = checkpointPlan(agent, options.checkpoint)
   // an unwritable checkpoint directory fails here, before the first oracle call
-  const checkpoint = plan === undefined
-    ? undefined
-    : checkpointing(plan, {
-      config: resolve(config),
-      input,
-      tools: options.tool,
-      ...(toolTimeout !== undefined ? { toolTimeout } : {}),
-      ...(options.model !== undefined ? { model: options.model } : {})
-    })
+  const saving = checkpointing(agent, plan, {
+    config: resolve(config),
+    input,
+    tools: options.tool,
+    ...(toolTimeout !== undefined ? { toolTimeout } : {}),
+    ...(options.model !== undefined ? { model: options.model } : {})
+  })
+  const checkpoint = saving?.call
   const showSteps = (options.trace === true || options.verbose === true) && options.quiet !== true && options.format !== "json"
   let status: Status | undefined
   const { close, demo, notices, runtime } = await buildRuntime(agent, {
@@ -133,7 +132,7 @@ export const runCommand = async (config: string, positional: string | undefined,
         await writeFile(options.traceFile, JSON.stringify({ result: null, trace: seen, stats: null, error: describeError(error) }, null, 2) + "\n")
       }
       throw error
-    }).finally(() => status?.stop())
+    }).finally(() => status?.stop()).catch((error: unknown) => reportPause(error, saving, options.format))
     const resultText = Value.toText(output.value)
     const record = { result: output.result, trace: output.trace, stats: output.stats }
     if (options.traceFile !== undefined) await writeFile(options.traceFile, JSON.stringify(record, null, 2) + "\n")

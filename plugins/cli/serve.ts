@@ -3,6 +3,7 @@
  * (SSE and WebSocket streaming), with `--mcp` as an MCP tool, or with `--a2a` (or an `a2a.server`
  * block in the config) as an A2A server.
  */
+import { resolve } from "node:path"
 import { type Host, noPlugins, pluginTools } from "./plugins.ts"
 import type { Registration } from "./shell.ts"
 import { Term } from "lambdagent"
@@ -25,6 +26,7 @@ interface ServeOptions {
   readonly allowHost: Array<string>
   readonly allowOrigin: Array<string>
   readonly sandbox?: string
+  readonly pausedDir?: string
 }
 
 export const serveCommand = async (config: string, options: ServeOptions, host: Host = noPlugins): Promise<void> => {
@@ -93,6 +95,7 @@ export const serveCommand = async (config: string, options: ServeOptions, host: 
     await http.serveCommand({
       ...common,
       lambda: Term.pretty(agent.term),
+      ...(options.pausedDir !== undefined ? { pausedRunsDirectory: resolve(options.pausedDir) } : {}),
       ...(listenPort !== undefined ? { port: listenPort } : {}),
       ...(options.host !== undefined ? { host: options.host } : {})
     })
@@ -112,6 +115,7 @@ export const registerServe: Registration = (program, run, host) => {
     .option("--model <spec>", "send every LLM call to this model")
     .option("--tool <NAME=CMD>", "a shell command as a tool (repeatable)", collect, [])
     .option(SANDBOX_FLAGS, SANDBOX_HELP)
+    .option("--paused-dir <dir>", "keep runs paused at an ask in this directory, across restarts (default: in memory); POST /runs/:id/resume goes on")
     .option("--mcp", "serve the agent as one MCP tool (stdio, or Streamable HTTP with --http)")
     .option("--http <port>", "with --mcp: listen for Streamable HTTP on this port", port("--http"))
     .option("--a2a", "serve the agent as an A2A server: agent card, message/send, message/stream, tasks/get, tasks/cancel (the default when the config has an a2a.server block)")

@@ -14,6 +14,7 @@ export {
   type ErrorBody,
   failureOf,
   HttpFailure,
+  parseResumeRequest,
   parseRunRequest,
   RunAborted,
   type RunRequest,

@@ -191,6 +191,28 @@ export const parseRunRequest = (body: unknown, options: { readonly allowId?: boo
   }
 }
 
+/**
+ * Check the body of `POST /runs/:id/resume`: an object with the `answer` (any JSON value) to the
+ * paused run's question, and nothing else. Fails with a 400 `InvalidRequest`.
+ *
+ * @since 0.2.0
+ * @category parsing
+ * @example
+ * ```ts
+ * import { parseResumeRequest } from "lambdagent/http"
+ * parseResumeRequest({ answer: "yes" }) // { answer: "yes" }
+ * ```
+ */
+export const parseResumeRequest = (body: unknown): { readonly answer: unknown } => {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw invalid(`expected a JSON object such as {"answer": "yes"}, found ${describeType(body)}`)
+  }
+  const unknown = Object.keys(body).filter((key) => key !== "answer")
+  if (unknown.length > 0) throw invalid(`unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => JSON.stringify(k)).join(", ")}; accepted: answer`)
+  if (!("answer" in body) || body.answer === undefined) throw invalid("the field \"answer\" is required (any JSON value): the answer to the run's question")
+  return { answer: body.answer }
+}
+
 const tagOf = (u: unknown): string | undefined =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" ? u._tag : undefined
 

@@ -1,7 +1,8 @@
 /**
  * `serve`: an agent as an HTTP service. `POST /run` answers with the result, `POST /stream` (or
  * `POST /run` with `Accept: text/event-stream`) streams it as server-sent events, `/ws` streams
- * it over a WebSocket; `GET /health` and `GET /` describe the server.
+ * it over a WebSocket; `GET /health` and `GET /` describe the server. A run that stops at an
+ * `ask` answers 202 with its run id, and `POST /runs/:id/resume` goes on with the answer.
  *
  * Built on `node:http` and `ws`. Every run gets its own `AbortSignal`, aborted on timeout, when
  * its client goes away, or when shutdown's grace period ends; the runtime cancels the model and
@@ -12,15 +13,16 @@
  */
 import * as http from "node:http"
 import type { Duplex } from "node:stream"
-import { createRuntime, HostGuard, type Runtime, Term } from "lambdagent"
+import { Checkpoint, createRuntime, Errors, HostGuard, type Runtime, Term } from "lambdagent"
 import { WebSocketServer } from "ws"
 import { agentOf, checkIntegerOption, listen } from "./hosting.ts"
 import { parseJson, runBody, toJsonText } from "./internal/json.ts"
 import { bearerCheck, readBody, wantsEventStream } from "./internal/request.ts"
+import { directoryPausedRuns, isRunId, memoryPausedRuns, newRunId, type PausedRuns } from "./internal/paused.ts"
 import { RunTracker } from "./internal/runs.ts"
 import { SseWriter } from "./internal/sse.ts"
 import { SocketConnection } from "./internal/websocket.ts"
-import { failureOf, HttpFailure, parseRunRequest, RunAborted, type RunRequest } from "./protocol.ts"
+import { failureOf, HttpFailure, parseResumeRequest, parseRunRequest, RunAborted, type RunRequest } from "./protocol.ts"
 
 /**
  * Options of {@link serve}.
@@ -78,6 +80,11 @@ export interface ServeOptions extends HostGuard.HostPolicy {
   readonly onRequest?: (entry: RequestLog) => void
   /** Told of unexpected errors (answered 500 `Internal`); default one line on stderr. */
   readonly onError?: (error: unknown) => void
+  /**
+   * Where runs paused at an `ask` wait for `POST /runs/:id/resume`: default this process's
+   * memory; `pausedRunsDirectory` keeps them on disk instead, across restarts.
+   */
+  readonly pausedRunsDirectory?: string
 }
 
 /**
@@ -154,7 +161,7 @@ const pingIntervalMs = 30_000
 /** After the runs are cancelled, how long connections get to finish writing before being cut. */
 const flushMs = 2_000
 
-const endpoints = ["POST /run", "POST /stream", "GET /ws", "GET /health", "GET /"] as const
+const endpoints = ["POST /run", "POST /stream", "POST /runs/:id/resume", "GET /ws", "GET /health", "GET /"] as const
 
 const sendJson = (
   res: http.ServerResponse,
@@ -256,6 +263,8 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     timeoutMs: options.timeoutMs ?? defaults.timeoutMs,
     ...(options.maxConcurrent !== undefined ? { maxConcurrent: options.maxConcurrent } : {})
   })
+  const paused: PausedRuns = options.pausedRunsDirectory !== undefined ? directoryPausedRuns(options.pausedRunsDirectory) : memoryPausedRuns()
+  const resuming = new Set<string>()
   const ownsRuntime = options.runtime === undefined
   const runtime = options.runtime ?? createRuntime(options.runtimeOptions ?? {})
   const startedAt = performance.now()
@@ -295,6 +304,12 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
   const readRunRequest = async (req: http.IncomingMessage): Promise<RunRequest> =>
     parseRunRequest(parseJson(await readBody(req, maxBodyBytes)))
 
+  /** Keep a paused run for `POST /runs/:id/resume`; the body that says so (answered 202). */
+  const pause = async (error: Errors.RunPaused, session: string | undefined, id = newRunId()) => {
+    await paused.save(id, { checkpoint: error.checkpoint, ...(session !== undefined ? { session } : {}) })
+    return { status: "paused", runId: id, question: error.question, input: error.input, resume: `/runs/${id}/resume` }
+  }
+
   const runJson = async (res: http.ServerResponse, request: RunRequest): Promise<void> => {
     const term = termOf()
     const slot = runs.acquire()
@@ -303,8 +318,42 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
       const output = await runtime.run(term, request.input, callOptions(request, slot.signal))
       sendJson(res, 200, runBody(output), {}, runs.closing)
     } catch (error) {
-      respondFailure(res, error)
+      if (error instanceof Errors.RunPaused) sendJson(res, 202, await pause(error, request.session), {}, runs.closing)
+      else respondFailure(res, error)
     } finally {
+      detach()
+      slot.end()
+    }
+  }
+
+  const resumeJson = async (req: http.IncomingMessage, res: http.ServerResponse, id: string): Promise<void> => {
+    const { answer } = parseResumeRequest(parseJson(await readBody(req, maxBodyBytes)))
+    const known = isRunId(id) ? await paused.load(id) : undefined
+    if (known === undefined) throw new HttpFailure(404, "NotFound", `no paused run ${JSON.stringify(id)} (it finished, or never paused here)`)
+    if (resuming.has(id)) throw new HttpFailure(409, "Conflict", `run ${id} is being resumed already`)
+    let checkpoint: Checkpoint.Checkpoint
+    try {
+      checkpoint = Checkpoint.decode(known.checkpoint, { term: termOf() })
+    } catch (error) {
+      throw new HttpFailure(409, "Conflict", `run ${id} cannot be resumed by this server: ${(error as Error).message}`)
+    }
+    resuming.add(id)
+    const slot = runs.acquire()
+    const detach = cancelOnDisconnect(res, slot.abort)
+    try {
+      const session = known.session
+      const output = await runtime.resume(checkpoint, {
+        signal: slot.signal,
+        answer,
+        ...(session !== undefined ? { session } : {})
+      })
+      await paused.remove(id)
+      sendJson(res, 200, runBody(output), {}, runs.closing)
+    } catch (error) {
+      if (error instanceof Errors.RunPaused) sendJson(res, 202, await pause(error, known.session, id), {}, runs.closing)
+      else respondFailure(res, error)
+    } finally {
+      resuming.delete(id)
       detach()
       slot.end()
     }
@@ -330,6 +379,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
         }
       }
     } catch (error) {
+      if (error instanceof Errors.RunPaused) return void await sse.send("paused", toJsonText(await pause(error, request.session)))
       const failure = failureOf(error)
       if (failure.kind === "Internal") report(error)
       await sse.send("error", toJsonText({ error: { ...failure.body().error, status: failure.status } }))
@@ -374,8 +424,14 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
         throw new HttpFailure(426, "UpgradeRequired", "/ws is a WebSocket endpoint: connect with a WebSocket client", {}, {
           Upgrade: "websocket"
         })
-      default:
+      default: {
+        const resume = /^\/runs\/([^/]+)\/resume$/.exec(path)
+        if (resume !== null) {
+          if (method !== "POST") throw methodNotAllowed("POST")
+          return resumeJson(req, res, resume[1]!)
+        }
         throw new HttpFailure(404, "NotFound", `no endpoint ${method} ${path}; endpoints: ${endpoints.join(", ")}`)
+      }
     }
   }
 

@@ -813,6 +813,8 @@ class Compiler {
     const name = step.name ?? `step${i + 1}`
     let core = step.tool !== undefined
       ? this.tool(step.tool, [...at, "tool"], agent, agent.mcp?.localTools?.includes(step.tool) ?? false)
+      : step.ask !== undefined
+      ? this.mark(Term.ask(step.ask), [...at, "ask"])
       : this.llm(step.prompt ?? "", name, mergeModel(model, step.model), at)
     const parser = step.outputParser
     if (parser !== undefined && parser !== "text") {

@@ -237,7 +237,8 @@ describe("schema errors", () => {
   it("check what the schema alone cannot", () => {
     expect(schemaFailure("type: chain\n").message).toMatch(/type chain needs a chain: block/)
     expect(schemaFailure("type: chain\nchain:\n  steps:\n    - prompt: a\n      tool: b\n").issues[0]).toMatchObject({ field: "chain.steps[0].tool", line: 5 })
-    expect(schemaFailure("type: chain\nchain:\n  steps:\n    - name: nothing\n").message).toMatch(/needs a prompt .* or a tool/)
+    expect(schemaFailure("type: chain\nchain:\n  steps:\n    - name: nothing\n").message).toMatch(/needs a prompt \(an LLM step\), a tool \(a tool step\) or an ask/)
+    expect(schemaFailure("type: chain\nchain:\n  steps:\n    - prompt: a\n      ask: b\n").issues[0]).toMatchObject({ field: "chain.steps[0].ask", line: 5 })
     expect(schemaFailure("type: parallel\nparallel:\n  agents: [{systemPrompt: a}]\n  merge: custom\n").field).toBe("parallel.merge")
     expect(schemaFailure("type: simple\nsystemPrompt: x\nguard: {retry: 2}\n").message).toMatch(/a guard needs a validator or maxOutputLength/)
     expect(schemaFailure("type: simple\nsystemPrompt: x\nmcpServers:\n  - {name: s, transport: http}\n").message).toMatch(/transport http needs a url/)

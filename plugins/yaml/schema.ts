@@ -169,6 +169,7 @@ const StepSchema = z
     name: name.describe("The step's name in traces (default step<i>).").optional(),
     prompt: text.describe("The step's system prompt (an LLM step).").optional(),
     tool: name.describe("Run this tool instead of an LLM (a tool step).").optional(),
+    ask: text.describe("Ask a person this question about the step's input instead (an ask step): the run pauses as a checkpoint until it is resumed with the answer, which is the step's output.").optional(),
     model: ModelSchema.describe("The step's model settings, merged over the agent's field by field.").optional(),
     outputParser: z.enum(["text", "json", "number", "boolean"]).describe("Parse the output: text (as is), json (canonical JSON text), number (an integer), boolean.").optional(),
     guard: GuardSchema.describe("Validate the step's output (and its parser's) before the next step.").optional()

@@ -388,10 +388,11 @@ const structureIssues = (file: AgentFile, source: Source, issues: IssueBuilder, 
     }
     agent.chain?.steps.forEach((step, i) => {
       const at = [...path, "chain", "steps", i]
-      if (step.prompt !== undefined && step.tool !== undefined) {
-        issues.add([...at, "tool"], "a step is an LLM step (prompt) or a tool step (tool), not both", { expected: "prompt or tool", actual: "both" })
-      } else if (step.prompt === undefined && step.tool === undefined) {
-        issues.add(at, "a step needs a prompt (an LLM step) or a tool (a tool step)", { expected: "prompt or tool", actual: "neither" })
+      const kinds = (["prompt", "tool", "ask"] as const).filter((k) => step[k] !== undefined)
+      if (kinds.length > 1) {
+        issues.add([...at, kinds[1]!], `a step is one of an LLM step (prompt), a tool step (tool) or an ask step (ask), not ${kinds.join(" and ")}`, { expected: "prompt, tool or ask", actual: kinds.join(" and ") })
+      } else if (kinds.length === 0) {
+        issues.add(at, "a step needs a prompt (an LLM step), a tool (a tool step) or an ask (a question to a person)", { expected: "prompt, tool or ask", actual: "none" })
       }
     })
     if (agent.parallel?.merge === "custom" && agent.parallel.mergePrompt === undefined) {

@@ -41,6 +41,8 @@ export interface CapabilityBuilder {
   quote: boolean
   continue: boolean
   react: boolean
+  /** An `ask` form: the run may wait for a person's answer. */
+  ask: boolean
   /** Tools named by `tool` forms and ReAct tool lists (`terminate` is not a tool call), in order of first use. */
   readonly tools: Set<string>
   /** Tools whose code is read with `code_of` (`self` excluded), in order of first use. */

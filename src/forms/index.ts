@@ -6,6 +6,7 @@
  * Adding a form: write its module (see `docs/contributing.md`), add its node to {@link AnyNode}
  * and its form to {@link forms}; the type checker holds the two lists to each other.
  */
+import { type Ask, askForm } from "./ask.ts"
 import { type Compose, composeForm } from "./compose.ts"
 import { type If, ifForm } from "./conditional.ts"
 import type { EventsOf, Form } from "./Form.ts"
@@ -56,6 +57,7 @@ export type AnyNode =
   | React
   | GroupChat
   | Handoff
+  | Ask
 
 type Registry = { readonly [K in AnyNode["_tag"]]: Form<Extract<AnyNode, { readonly _tag: K }>, string> }
 
@@ -87,7 +89,8 @@ export const forms = {
   Memory: memoryForm,
   React: reactForm,
   GroupChat: groupChatForm,
-  Handoff: handoffForm
+  Handoff: handoffForm,
+  Ask: askForm
 } as const satisfies Registry
 
 type Forms = typeof forms
