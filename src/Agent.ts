@@ -199,6 +199,8 @@ export interface CheckpointOptions {
   /** Store a checkpoint; it is taken before each oracle call, and the call waits for the save. */
   readonly save: (checkpoint: Checkpoint.Checkpoint) => Effect.Effect<void, CheckpointError>
   readonly meta?: Readonly<Record<string, unknown>>
+  /** Also save one during long pure evaluation, every this many steps (`Checkpoint.RecorderOptions.everySteps`). */
+  readonly everySteps?: number
 }
 
 /**
@@ -765,7 +767,12 @@ const runFrom = (
     const pausable = ask === undefined && asks(exec.machine.root)
     const recorder = checkpoint === undefined && !pausable
       ? undefined
-      : Checkpoint.recorder(exec, { save: checkpoint?.save ?? (() => Effect.void), ...(checkpoint?.meta !== undefined ? { meta: checkpoint.meta } : {}), answers })
+      : Checkpoint.recorder(exec, {
+        save: checkpoint?.save ?? (() => Effect.void),
+        ...(checkpoint?.meta !== undefined ? { meta: checkpoint.meta } : {}),
+        ...(checkpoint?.everySteps !== undefined ? { everySteps: checkpoint.everySteps } : {}),
+        answers
+      })
     const handlers: Driver.Handlers<AgentError, never> = {
       ...handlersOf(services),
       ...recorder,

@@ -489,6 +489,11 @@ export interface RecorderOptions<E> {
   readonly meta?: Readonly<Record<string, unknown>>
   /** Answers recorded before (a resumed run's), kept in every checkpoint it takes. */
   readonly answers?: ReadonlyArray<Answer>
+  /**
+   * Also save a checkpoint during long pure evaluation: at the first time-slice boundary after
+   * every this many steps since the last checkpoint (default: only before oracle calls).
+   */
+  readonly everySteps?: number
 }
 
 /**
@@ -509,6 +514,8 @@ export interface Recorder<E> {
   readonly suspended: NonNullable<Driver.Handlers<E, never>["suspended"]>
   /** The driver's hook after each answer: records it for the next checkpoint. */
   readonly answered: NonNullable<Driver.Handlers<E, never>["answered"]>
+  /** The driver's hook between time slices: a checkpoint when {@link RecorderOptions.everySteps} have passed. */
+  readonly sliced?: NonNullable<Driver.Handlers<E, never>["sliced"]>
   /** The answers recorded so far, in the order they came. */
   readonly answers: ReadonlyArray<Answer>
   /** The checkpoint taken last (before the latest live oracle call), if any. */
@@ -541,30 +548,40 @@ export const recorder = <E>(execution: Evaluator.Execution, options: RecorderOpt
   const marks = new Map<string, number>()
   let waiting: Omit<Checkpoint, "digest" | "answers" | "createdAt"> | undefined
   let latest: Checkpoint | undefined
+  let savedAt = execution.steps
   const meta = options.meta ?? {}
+  /** A checkpoint of the run, `exec` (the run or one of its branches) waiting on `pending`. */
+  const take = (exec: Evaluator.Execution, pending: Oracle.Request | undefined): Effect.Effect<void, E> => {
+    let checkpoint: Checkpoint
+    if (exec.scope === "" || waiting === undefined) {
+      checkpoint = capture(execution, pending, { answers, meta })
+      const { answers: _a, createdAt: _c, digest: _d, ...rest } = checkpoint
+      if (pending !== undefined) waiting = rest
+    } else {
+      // a branch: the run waiting on its `par`, with the answers its branches have recorded so far
+      const body: Omit<Checkpoint, "digest"> = {
+        ...waiting,
+        createdAt: new Date().toISOString(),
+        answers: answers.map((a) => ({ key: a.key, kind: a.kind, tokens: a.tokens, events: a.events, value: graphOf(execution.machine.root, [a.value]) }))
+      }
+      checkpoint = { ...body, digest: digestOf(body) }
+    }
+    latest = checkpoint
+    savedAt = execution.steps
+    return options.save(checkpoint)
+  }
+  const every = options.everySteps
   return {
     answers,
     latest: () => latest,
     suspended: (request, run) =>
       Effect.suspend(() => {
-        const exec = run.execution
-        marks.set(exec.requestKey(request), exec.events.length)
-        let checkpoint: Checkpoint
-        if (exec.scope === "" || waiting === undefined) {
-          checkpoint = capture(execution, request, { answers, meta })
-          const { answers: _a, createdAt: _c, digest: _d, ...rest } = checkpoint
-          waiting = rest
-        } else {
-          const body: Omit<Checkpoint, "digest"> = {
-            ...waiting,
-            createdAt: new Date().toISOString(),
-            answers: answers.map((a) => ({ key: a.key, kind: a.kind, tokens: a.tokens, events: a.events, value: graphOf(execution.machine.root, [a.value]) }))
-          }
-          checkpoint = { ...body, digest: digestOf(body) }
-        }
-        latest = checkpoint
-        return options.save(checkpoint)
+        marks.set(run.execution.requestKey(request), run.execution.events.length)
+        return take(run.execution, request)
       }),
+    ...(every !== undefined && every > 0
+      ? { sliced: (run: Driver.RunState) => Effect.suspend(() => (execution.steps - savedAt >= every ? take(run.execution, undefined) : Effect.void)) }
+      : {}),
     answered: (request, value, run) => {
       const exec = run.execution
       const key = exec.requestKey(request)

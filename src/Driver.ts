@@ -67,6 +67,12 @@ export interface Handlers<E, R> {
    * saved here); its failure ends the run before the call is made.
    */
   readonly suspended?: (request: Oracle.Request, run: RunState) => Effect.Effect<void, E, R>
+  /**
+   * Run between two time slices of pure evaluation (see {@link DriveOptions.sliceMs}), where the
+   * machine waits on no request (a checkpoint every so many steps is saved here); its failure
+   * ends the run.
+   */
+  readonly sliced?: (run: RunState) => Effect.Effect<void, E, R>
 }
 
 /**
@@ -260,6 +266,7 @@ const loop = <E, R>(
     const slice = options.sliceMs ?? DEFAULT_SLICE_MS
     const run: RunState = { execution: exec }
     const record = handlers.answered
+    const sliced = handlers.sliced
     const deadline = exec.deadline
     const timeUp = () => exec.exhausted("time", exec.budget.timeMs, `time budget of ${exec.budget.timeMs} ms exhausted`)
     const valueOf = (request: Oracle.Request, output: unknown): Value.Value => {
@@ -274,9 +281,11 @@ const loop = <E, R>(
             return Effect.succeed(step.value)
           case "Failed":
             return Effect.fail(step.error)
-          case "Paused":
+          case "Paused": {
             // let I/O, signals and other fibers run (and interruption reach this one), then go on
-            return Effect.flatMap(nextTurn, () => go(attempt(() => exec.slice(slice))))
+            const next = Effect.flatMap(nextTurn, () => go(attempt(() => exec.slice(slice))))
+            return sliced === undefined ? next : Effect.flatMap(sliced(run), () => next)
+          }
         }
         const request = step.request
         if (Date.now() > deadline) return Effect.fail(timeUp())

@@ -17,6 +17,8 @@ import type { Host } from "./plugins.ts"
 export interface CheckpointPlan {
   readonly directory: string
   readonly maxCheckpoints?: number
+  /** The block's `autoSaveSteps`: also a checkpoint every this many steps of pure evaluation. */
+  readonly everySteps?: number
 }
 
 export const checkpointPlan = (agent: LoadedAgent, flag: string | undefined): CheckpointPlan | undefined => {
@@ -26,9 +28,12 @@ export const checkpointPlan = (agent: LoadedAgent, flag: string | undefined): Ch
   return { directory: resolve(agent.baseDir, block.directory ?? ".lambdagent/checkpoints"), ...maxOf(agent) }
 }
 
-const maxOf = (agent: LoadedAgent): { maxCheckpoints?: number } => {
-  const max = (agent.compiled?.runtime.checkpoint as { maxCheckpoints?: number } | undefined)?.maxCheckpoints
-  return max !== undefined ? { maxCheckpoints: max } : {}
+const maxOf = (agent: LoadedAgent): { maxCheckpoints?: number; everySteps?: number } => {
+  const block = agent.compiled?.runtime.checkpoint as { maxCheckpoints?: number; autoSaveSteps?: number } | undefined
+  return {
+    ...(block?.maxCheckpoints !== undefined ? { maxCheckpoints: block.maxCheckpoints } : {}),
+    ...(block?.autoSaveSteps !== undefined && block.autoSaveSteps > 0 ? { everySteps: block.autoSaveSteps } : {})
+  }
 }
 
 /** What the CLI keeps with each checkpoint, to rebuild the run's runtime in another process. */
@@ -73,7 +78,8 @@ export const checkpointing = (
     ...(target.maxCheckpoints !== undefined ? { maxCheckpoints: target.maxCheckpoints } : {}),
     ...(firstSequence !== undefined ? { firstSequence } : {})
   })
-  return { store, call: { save: pausesOnly ? () => Effect.void : store.save, meta: { ...meta, runId } } }
+  const every = !pausesOnly && target.everySteps !== undefined ? { everySteps: target.everySteps } : {}
+  return { store, call: { save: pausesOnly ? () => Effect.void : store.save, meta: { ...meta, runId }, ...every } }
 }
 
 const DEFAULT_DIRECTORY = ".lambdagent/checkpoints"

@@ -623,9 +623,9 @@ export const AgentFileSchema = AgentSchema.extend({
       enabled: z.boolean().describe("Whether to take snapshots.").optional(),
       directory: name.describe("Where snapshots are written.").optional(),
       maxCheckpoints: positive.describe("Most snapshots kept.").optional(),
-      autoSaveSteps: count.describe("Take a snapshot every this many steps.").optional()
+      autoSaveSteps: count.describe("Also save a checkpoint during long pure evaluation: at the first time slice (about 10 ms) after every this many steps; 0 or unset: only before each oracle call.").optional()
     })
-    .describe("State snapshots; not compiled, kept in CompiledAgent.runtime.checkpoint for the runtime.")
+    .describe("Checkpoints of the run (lambdagent run, resume): one before every oracle call when enabled; kept in CompiledAgent.runtime.checkpoint.")
     .optional(),
   demo: z
     .strictObject({
