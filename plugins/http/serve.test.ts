@@ -359,14 +359,17 @@ describe("GET /health and GET /", () => {
 
 describe("shutdown", () => {
   it("lets a run in flight finish, then stops", async () => {
-    const server = await start({ agent: echoAgent, runtimeOptions: { model: Scripted.echo({ latencyMs: 300 }) } })
+    // the run blocks in its tool until released after the close began
+    const wait = waitTool()
+    const server = await start({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] } })
     forget(server)
     const inFlight = post(server, "/run", { input: "finish me" })
-    await eventually(() => server.inFlight === 1)
+    await wait.started
     const closed = server.close()
+    wait.release()
     const res = await inFlight
     expect(res.status).toBe(200)
-    expect(((await res.json()) as RunJson).result).toBe("finish me")
+    expect(((await res.json()) as RunJson).result).toBe("released finish me")
     await within(closed, 3_000, "close")
     // nothing listens any more
     await expect(get(server, "/health")).rejects.toThrow()
