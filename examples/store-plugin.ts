@@ -1,9 +1,9 @@
 /**
- * A plugin that adds a memory store: `createRuntime({ memory: "notebook" })` (or a YAML config's
- * `memory: { strategy: notebook }`) keeps the agents' memory in it. The store here keeps entries
- * in a `Map` of its own, written against `MemoryStoreShape`; a real one would talk to a database,
- * return a scoped Effect that opens the connection and closes it when the runtime closes, and
- * prove itself with `memoryStoreConformance` from `lambdagent/testing`.
+ * A plugin that adds a memory store: `createRuntime({ plugins: [plugin], memory: "notebook" })`
+ * keeps the agents' memory in it. The store here keeps entries in a `Map` of its own, written
+ * against `MemoryStoreShape`; a real one would talk to a database, return a scoped Effect that
+ * opens the connection and closes it when the runtime closes, and prove itself with
+ * `memoryStoreConformance` from `lambdagent/testing`.
  * Run: npx tsx examples/store-plugin.ts
  */
 import * as Effect from "effect/Effect"
@@ -45,7 +45,7 @@ const makeNotebook = (options: Plugin.StoreOptions): MemoryStore.MemoryStoreShap
   }
 }
 
-/** The plugin: a plain value a host passes to `createRuntime({ plugins })` (or the CLI loads with `--plugin`). */
+/** The plugin: a plain value a host passes to `createRuntime({ plugins })`. */
 export const plugin: Plugin.Plugin = { name: "notebook", stores: { notebook: makeNotebook } }
 
 export async function main(): Promise<{ readonly replies: ReadonlyArray<unknown>; readonly remembered: number }> {
