@@ -53,10 +53,42 @@ export interface RuntimeOptions {
   readonly traceSink?: TraceSink.TraceSinkShape
   readonly budgets?: Partial<Budget.Budget>
   /**
+   * Run the LLM calls whose provider cannot answer here (its API key is not set) on an offline
+   * model instead of failing with `ProviderError` `Auth`: `"scripted"` for the scripted echo
+   * model, or a {@link OfflineFallback}. This covers the default `model` and the providers that
+   * terms name (a YAML config's `model:`); each replaced provider is announced once. Without it
+   * such a call fails.
+   */
+  readonly offline?: "scripted" | OfflineFallback
+  /**
    * Chooses the model of an `llm` term before plugins and `Providers.fromSpec` do; `undefined`
    * lets them choose. A command line uses it to send every call to `--model`.
    */
   readonly resolveModel?: (settings: Term.ModelSettings) => LanguageModel.LanguageModelShape | undefined
+}
+
+/**
+ * The offline fallback of a runtime (see `RuntimeOptions.offline`): which model answers for a
+ * provider whose API key is not set, and where the one-line notice of each replacement goes.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import { createRuntime, Scripted } from "lambdagent"
+ * const notices: Array<string> = []
+ * const runtime = createRuntime({
+ *   model: "openai:gpt-4o-mini",
+ *   offline: { model: Scripted.fixed("offline answer"), onNotice: (line) => notices.push(line) }
+ * })
+ * await runtime.close()
+ * ```
+ */
+export interface OfflineFallback {
+  /** The model that answers instead: a model object or a spec; default `scripted:echo`. */
+  readonly model?: LanguageModel.LanguageModelShape | string
+  /** Told once per replaced provider, in one line; default: the line is written to stderr (`console.error`). */
+  readonly onNotice?: (notice: string) => void
 }
 
 /**
@@ -206,6 +238,58 @@ const storeLayer = (options: RuntimeOptions, plugins: ReadonlyArray<Plugin.Plugi
 const modelOf = (model: RuntimeOptions["model"]): LanguageModel.LanguageModelShape =>
   model === undefined ? Providers.fromSpec("scripted:echo") : typeof model === "string" ? Providers.fromSpec(model) : model
 
+/** The provider a model spec names (`openai` for `openai:gpt-4o-mini`). */
+const providerOf = (spec: string): string => spec.trim().split(":")[0]!
+
+/**
+ * The offline fallback of `options`, as a function from a provider to the model that replaces it
+ * (`undefined` when the provider can answer), announcing each replacement once.
+ */
+const offlineFallback = (options: RuntimeOptions): ((provider: string) => LanguageModel.LanguageModelShape | undefined) => {
+  if (options.offline === undefined) return () => undefined
+  const fallback: OfflineFallback = options.offline === "scripted" ? {} : options.offline
+  const spec = typeof fallback.model === "string" ? fallback.model : fallback.model === undefined ? "scripted:echo" : undefined
+  const model = modelOf(fallback.model)
+  const notify = fallback.onNotice ?? ((line: string) => console.error(line))
+  const announced = new Set<string>()
+  return (provider) => {
+    const variable = Providers.missingKey(provider)
+    if (variable === undefined) return undefined
+    if (!announced.has(provider)) {
+      announced.add(provider)
+      const described = spec === undefined ? `the offline model ${model.name}` : `the offline model ${spec}`
+      notify(`[${provider}: no ${variable} is set; running on ${described}. For a real model: export ${variable}=….]`)
+    }
+    return model
+  }
+}
+
+/** Where a host called the runtime: the stack a run's error reports. */
+type CallSite = { readonly stack?: string }
+
+/** The stack of the code that called `fn`. */
+const callSite = (fn: (...args: never) => unknown): CallSite => {
+  const site: { stack?: string } = {}
+  Error.captureStackTrace(site, fn)
+  return site
+}
+
+/**
+ * A run's error, its stack pointing at the host's call that started the run (its frames inside
+ * the Effect runtime say nothing about which call failed). Errors that are not `Error`s pass.
+ */
+const pointAt = (error: unknown, site: CallSite): unknown => {
+  if (!(error instanceof Error) || site.stack === undefined) return error
+  const header = (error.stack ?? "").split(/\n\s+at /)[0] || `${error.name}: ${error.message}`
+  const frames = site.stack.slice(site.stack.indexOf("\n") + 1)
+  try {
+    Object.defineProperty(error, "stack", { value: `${header}\n${frames}`, configurable: true, writable: true })
+  } catch {
+    // a frozen error keeps its own stack
+  }
+  return error
+}
+
 /**
  * Build a runtime (see {@link Runtime}). Throws at once on a configuration mistake (an unknown
  * provider spec or store name).
@@ -231,11 +315,12 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
   for (const plugin of plugins) for (const [name, factory] of Object.entries(plugin.providers ?? {})) providers.set(name, factory)
   const pluginModels = new Map<string, LanguageModel.LanguageModelShape>()
   const builtinModels = Agent.makeModelResolver()
+  const offline = offlineFallback(options)
   const models: Agent.ModelResolver = (settings) => {
     const chosen = options.resolveModel?.(settings)
     if (chosen !== undefined) return chosen
     const factory = settings.provider === undefined ? undefined : providers.get(settings.provider)
-    if (factory === undefined) return builtinModels(settings)
+    if (factory === undefined) return (settings.provider === undefined ? undefined : offline(settings.provider)) ?? builtinModels(settings)
     const key = JSON.stringify(settings)
     let model = pluginModels.get(key)
     if (model === undefined) {
@@ -244,8 +329,9 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
     }
     return model
   }
+  const defaultModel = (typeof options.model === "string" ? offline(providerOf(options.model)) : undefined) ?? modelOf(options.model)
   const layer = Layer.mergeAll(
-    Layer.succeed(LanguageModel.LanguageModel, modelOf(options.model)),
+    Layer.succeed(LanguageModel.LanguageModel, defaultModel),
     Layer.succeed(Tools.Tools, tools),
     storeLayer(options, plugins),
     Layer.succeed(TraceSink.TraceSink, options.traceSink ?? TraceSink.none),
@@ -271,6 +357,7 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
   const runWith = (
     from: { readonly term: Term.Term | Term.Json; readonly input: unknown } | { readonly checkpoint: unknown },
     call: CallOptions,
+    site: CallSite,
     onEvent?: (e: Agent.RunEvent) => void
   ) => {
     const session = call.session ?? "default"
@@ -301,46 +388,49 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
       : Agent.run(from.term, from.input, runOptions)
     const signal = call.signal
     return runtime.runPromise(program, signal !== undefined ? { signal } : {}).catch((error: unknown) => {
-      throw signal?.aborted === true ? signal.reason : error
+      throw signal?.aborted === true ? signal.reason : pointAt(error, site)
     })
   }
 
-  const stream = (term: Term.Term | Term.Json, input: unknown, call: CallOptions = {}): AsyncIterable<StreamEvent> => ({
-    async *[Symbol.asyncIterator]() {
-      const queue: Array<StreamEvent> = []
-      let wake: (() => void) | undefined
-      let finished = false
-      let failure: { error: unknown } | undefined
-      const controller = new AbortController()
-      const abort = () => controller.abort(call.signal?.reason)
-      call.signal?.addEventListener("abort", abort, { once: true })
-      const running = runWith({ term, input }, { ...call, signal: controller.signal }, (event) => {
-        queue.push(event)
-        wake?.()
-      }).then(
-        (output) => void queue.push({ type: "result", output }),
-        (error: unknown) => void (failure = { error })
-      ).finally(() => {
-        finished = true
-        wake?.()
-      })
-      try {
-        for (;;) {
-          while (queue.length > 0) yield queue.shift()!
-          if (finished) {
-            if (failure !== undefined) throw failure.error
-            return
-          }
-          await new Promise<void>((resolve) => (wake = resolve))
-          wake = undefined
+  function stream(term: Term.Term | Term.Json, input: unknown, call: CallOptions = {}): AsyncIterable<StreamEvent> {
+    const site = callSite(stream)
+    return { [Symbol.asyncIterator]: () => events(term, input, call, site) }
+  }
+
+  async function* events(term: Term.Term | Term.Json, input: unknown, call: CallOptions, site: CallSite): AsyncGenerator<StreamEvent> {
+    const queue: Array<StreamEvent> = []
+    let wake: (() => void) | undefined
+    let finished = false
+    let failure: { error: unknown } | undefined
+    const controller = new AbortController()
+    const abort = () => controller.abort(call.signal?.reason)
+    call.signal?.addEventListener("abort", abort, { once: true })
+    const running = runWith({ term, input }, { ...call, signal: controller.signal }, site, (event) => {
+      queue.push(event)
+      wake?.()
+    }).then(
+      (output) => void queue.push({ type: "result", output }),
+      (error: unknown) => void (failure = { error })
+    ).finally(() => {
+      finished = true
+      wake?.()
+    })
+    try {
+      for (;;) {
+        while (queue.length > 0) yield queue.shift()!
+        if (finished) {
+          if (failure !== undefined) throw failure.error
+          return
         }
-      } finally {
-        call.signal?.removeEventListener("abort", abort)
-        if (!finished) controller.abort(new Error("stream closed by the consumer"))
-        await running
+        await new Promise<void>((resolve) => (wake = resolve))
+        wake = undefined
       }
+    } finally {
+      call.signal?.removeEventListener("abort", abort)
+      if (!finished) controller.abort(new Error("stream closed by the consumer"))
+      await running
     }
-  })
+  }
 
   const memory = (scope: string | MemoryStore.MemoryScope = "default"): MemoryView => {
     const namespace = MemoryStore.namespace(typeof scope === "string" ? { kind: "session", id: scope } : scope)
@@ -352,9 +442,15 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
   }
 
   const close = () => runtime.dispose()
+  function run(term: Term.Term | Term.Json, input: unknown, call: CallOptions = {}) {
+    return runWith({ term, input }, call, callSite(run))
+  }
+  function resume(checkpoint: unknown, call: CallOptions = {}) {
+    return runWith({ checkpoint }, call, callSite(resume))
+  }
   return {
-    run: (term, input, call = {}) => runWith({ term, input }, call),
-    resume: (checkpoint, call = {}) => runWith({ checkpoint }, call),
+    run,
+    resume,
     stream,
     resetConversation: (session) => {
       if (session === undefined) sessions.clear()

@@ -91,13 +91,24 @@ describe("agent forms", () => {
   it("par: branches run concurrently; tuple, concat and a merge function", async () => {
     let inFlight = 0
     let peak = 0
+    // a call answers once `together` calls are in flight: run one after another, the first run would hang
+    let together = 10
+    let waiting: Array<() => void> = []
+    const allInFlight = () =>
+      new Promise<void>((resolve) => {
+        waiting.push(resolve)
+        if (waiting.length < together) return
+        for (const release of waiting) release()
+        waiting = []
+        together = 1
+      })
     const model: LanguageModel.LanguageModelShape = {
       name: "slow",
       chat: (req) =>
         Effect.gen(function*() {
           inFlight++
           peak = Math.max(peak, inFlight)
-          yield* Effect.sleep("20 millis")
+          yield* Effect.promise(allInFlight)
           inFlight--
           return { text: `[${systemOf(req)}] ${lastUser(req)}` }
         }),
@@ -203,7 +214,7 @@ describe("ReAct", () => {
 
   it("a failing, slow or unknown tool becomes an observation, never a crashed run", async () => {
     const boom = Tools.define({ name: "boom", description: "Fails.", run: () => { throw new Error("kaput") } })
-    const slow = Tools.define({ name: "slow", description: "Slow.", timeoutMs: 50, run: () => new Promise((r) => setTimeout(() => r("late"), 2000)) })
+    const slow = Tools.define({ name: "slow", description: "Slow.", timeoutMs: 50, run: () => new Promise<string>(() => {}) })
     const { requests, runtime } = reactRuntime(["{\"tool\":\"boom\",\"args\":\"x\"}", "{\"tool\":\"slow\",\"args\":\"x\"}", "{\"tool\":\"nope\",\"args\":\"x\"}", "done"], [boom, slow])
     const out = await runtime.run(react(["boom", "slow", "terminate"]), "go")
     expect(out.value).toBe("done")
@@ -246,16 +257,20 @@ describe("budgets, errors, cancellation, streaming", () => {
 
   it("an AbortSignal cancels a run and its in-flight model call", async () => {
     let interrupted = false
+    const controller = new AbortController()
+    // the call is in flight once it has started: that is when the host aborts
     const model: LanguageModel.LanguageModelShape = {
       name: "hang",
-      chat: () => Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted = true)))),
+      chat: () =>
+        Effect.sync(() => setImmediate(() => controller.abort(new Error("user cancelled")))).pipe(
+          Effect.andThen(Effect.never),
+          Effect.onInterrupt(() => Effect.sync(() => (interrupted = true)))
+        ),
       stream: () => {
         throw new Error("not streamed")
       }
     }
     const runtime = createRuntime({ model })
-    const controller = new AbortController()
-    setTimeout(() => controller.abort(new Error("user cancelled")), 50)
     const e = await failure(runtime.run(T.llm({ system: "s" }), "x", { signal: controller.signal }))
     expect((e as unknown as Error).message).toBe("user cancelled")
     expect(interrupted).toBe(true)

@@ -14,13 +14,6 @@ import type { LoadedAgent } from "./agent.ts"
 /** How long to wait for a local model server (Ollama) to accept a connection. */
 const PROBE_TIMEOUT_MS = 500
 
-/** The environment variable holding a provider's key, when it needs one. */
-const keyVariable = (provider: string): string | undefined => {
-  if (provider === "anthropic") return "ANTHROPIC_API_KEY"
-  const preset = (OpenAI.presets as Record<string, OpenAI.Preset | undefined>)[provider]
-  return preset?.apiKeyEnv
-}
-
 /** Whether something accepts TCP connections at the host and port of `url`. */
 const listening = (url: URL): Promise<boolean> =>
   new Promise((resolve) => {
@@ -49,8 +42,8 @@ export interface Unreachable {
 
 /** Why `provider` cannot answer here, or `undefined` when it (probably) can. */
 export const unreachable = async (provider: string, agent: LoadedAgent): Promise<Unreachable | undefined> => {
-  const variable = keyVariable(provider)
-  if (variable !== undefined && (process.env[variable] ?? "") === "") return { why: `no ${variable} is set`, fix: `export ${variable}=…` }
+  const variable = Providers.missingKey(provider)
+  if (variable !== undefined) return { why: `no ${variable} is set`, fix: `export ${variable}=…` }
   if (provider === "claude-code") {
     const bin = process.env.LAMBDAGENT_CLAUDE_BIN ?? "claude"
     const found = bin.includes("/") ? existsSync(bin) : (process.env.PATH ?? "").split(":").some((dir) => existsSync(`${dir}/${bin}`))

@@ -1,4 +1,4 @@
-import { Scripted, Term } from "lambdagent"
+import { Term } from "lambdagent"
 import { describe, expect, it } from "vitest"
 import { serveCommand, type ServeCommandOptions } from "./command.ts"
 import { eventually, waitTool, within } from "./test/helpers.ts"
@@ -24,22 +24,29 @@ const run = (url: string, input: string) =>
 describe("serveCommand", () => {
   it("serves, logs requests, and on SIGTERM lets the run in flight finish", async () => {
     const before = process.listenerCount("SIGTERM")
+    // every run blocks in its tool until released
+    const wait = waitTool()
     const { out, done, url } = await launch({
-      agent: echoAgent,
+      agent: Term.tool("wait"),
       name: "echoer",
-      runtimeOptions: { model: Scripted.echo({ latencyMs: 200 }) }
+      runtimeOptions: { tools: [wait.tool] }
     })
     expect(out[0]).toMatch(/^lambdagent serve: "echoer" listening on http:\/\/127\.0\.0\.1:\d+$/)
     expect(process.listenerCount("SIGTERM")).toBe(before + 1)
-    expect((await run(url, "warm up")).status).toBe(200)
+    const warmUp = run(url, "warm up")
+    await wait.started
+    wait.release()
+    expect((await warmUp).status).toBe(200)
     await eventually(() => out.some((l) => /^POST \/run 200 \d+ ms$/.test(l)))
 
+    wait.reset()
     const inFlight = run(url, "finish me")
-    await eventually(async () => ((await (await fetch(`${url}/health`)).json()) as { inFlight: number }).inFlight === 1)
+    await wait.started
     process.emit("SIGTERM")
+    wait.release()
     const res = await inFlight
     expect(res.status).toBe(200)
-    expect(((await res.json()) as { result: string }).result).toBe("finish me")
+    expect(((await res.json()) as { result: string }).result).toBe("released finish me")
     await within(done, 3_000, "command stopped")
     expect(out).toContain("lambdagent serve: SIGTERM; shutting down, letting 1 run finish (up to 10000 ms)")
     expect(out.at(-1)).toBe("lambdagent serve: stopped")

@@ -157,13 +157,16 @@ describe("WebSocket /ws", () => {
   })
 
   it("at shutdown lets runs finish, then closes sockets with 1001", async () => {
-    const server = await start({ agent: echoAgent, runtimeOptions: { model: Scripted.echo({ latencyMs: 200 }) } })
+    // the run blocks in its tool until released after the close began
+    const wait = waitTool()
+    const server = await start({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] } })
     forget(server)
     const client = await connect(server)
     client.send({ input: "last words", id: 1 })
-    await eventually(() => server.inFlight === 1)
+    await wait.started
     const closing = server.close()
-    expect((await client.next((m) => m.type === "result")).result).toBe("last words")
+    wait.release()
+    expect((await client.next((m) => m.type === "result")).result).toBe("released last words")
     expect((await within(client.closed, 3_000, "socket closed")).code).toBe(1001)
     await within(closing, 3_000, "close")
   })

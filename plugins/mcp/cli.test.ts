@@ -9,6 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js"
 import { afterEach, beforeAll, describe, expect, it } from "vitest"
+import { waitFor } from "../../test/fixtures/waitFor.ts"
 import { call, cliPath, type HttpProcess, root, spawnHttpServer, textOf } from "./test-support.ts"
 
 const initialize = JSON.stringify({
@@ -92,7 +93,7 @@ describe("lambdagent mcp --http", () => {
   it("warns when listening on every interface without a token", async () => {
     const server = await start(["mcp", "--http", "0", "--host", "0.0.0.0", "--store", ":memory:"])
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/) // a URL whose Host the server accepts
-    for (let i = 0; i < 100 && !server.stderr().includes("--allow-host"); i++) await new Promise((r) => setTimeout(r, 50))
+    await waitFor(() => server.stderr().includes("--allow-host"), "the warning on stderr")
     expect(server.stderr()).toContain("warning: listening on 0.0.0.0 without a token")
     expect(server.stderr()).toContain("add the names clients use with --allow-host")
     const client = await connect(server.url)

@@ -6,6 +6,7 @@ import { Tools } from "lambdagent"
 import { bearerCheck } from "lambdagent/http"
 import { afterEach, describe, expect, it } from "vitest"
 import { createLambdaServer, httpStartupWarnings, mcpTools, type ServeHandle, serveHttp, type HttpServeOptions } from "./index.ts"
+import { waitFor } from "../../test/fixtures/waitFor.ts"
 import { call, type Connected, connectHttp, textOf } from "./test-support.ts"
 
 interface RawResponse {
@@ -198,12 +199,15 @@ describe("idle sessions of the Streamable HTTP transport", () => {
     const idleId = (idle.transport as StreamableHTTPClientTransport).sessionId!
     expect(handle.server.sessionCount).toBe(2)
 
-    // keep one session busy for 2.6 s (the sweep runs every second and closes sessions idle > 1 s)
-    const until = Date.now() + 2600
-    while (Date.now() < until) {
-      await busy.client.ping()
-      await new Promise((r) => setTimeout(r, 250))
-    }
+    // keep one session busy, a ping every 250 ms, until the sweep (every second: sessions idle > 1 s) closes the other
+    await waitFor(
+      async () => {
+        await busy.client.ping()
+        return handle.server.sessionCount < 2
+      },
+      "the idle session to be swept",
+      { everyMs: 250 }
+    )
     expect(handle.server.sessionCount).toBe(1)
     expect(textOf(await call(busy.client, "run", { code: { add: [1, 1] }, input: null }))).toBe("2")
 

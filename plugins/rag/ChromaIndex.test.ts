@@ -77,16 +77,23 @@ describe.skipIf(server === undefined)("ChromaIndex against a real Chroma server"
     const index = open("atomic", { batchSize: 1 })
     await index.rebuild(docs)
     const before = await collections()
+    let midBuild!: () => void
+    const reachedMidBuild = new Promise<void>((resolve) => (midBuild = resolve))
+    let proceed!: () => void
+    const proceeding = new Promise<void>((resolve) => (proceed = resolve))
     async function* slowThenFail(): AsyncGenerator<Chunk> {
       yield chunk("new1.txt", 0, "Volcanoes erupt lava and ash.")
-      await new Promise((r) => setTimeout(r, 300))
+      // asked for the next chunk: the first batch is written, the build is half done
+      midBuild()
+      await proceeding
       yield chunk("new2.txt", 0, "Tides follow the moon.")
       throw new Error("source vanished")
     }
     const failing = index.rebuild(slowThenFail())
-    await new Promise((r) => setTimeout(r, 150))
+    await reachedMidBuild
     // Mid-build: still the old index.
     assert.strictEqual((await index.query("espresso coffee", 1, 0))[0]?.chunk.id, "coffee.txt#0")
+    proceed()
     const message = await failing.then(() => "resolved", (e: unknown) => errorMessage(e))
     assert.strictEqual(message, "source vanished")
     assert.strictEqual(await index.count(), 3)
@@ -101,6 +108,7 @@ describe.skipIf(server === undefined)("ChromaIndex against a real Chroma server"
 
   it("applies the timeout to each request, not to a whole long rebuild", async () => {
     const index = open("per-request", { batchSize: 1, timeoutMs: 2_000 })
+    // real waits are the thing tested: a source slower in total than one request's timeout
     async function* slowSource(): AsyncGenerator<Chunk> {
       for (let i = 0; i < 10; i++) {
         await new Promise((r) => setTimeout(r, 300))

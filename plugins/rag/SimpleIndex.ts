@@ -104,8 +104,8 @@ const stampOf = (stat: { readonly ino: number; readonly size: number; readonly m
  * @category models
  * @example
  * ```ts
- * import type { SimpleIndexOptions } from "lambdagent/rag"
- * const o: SimpleIndexOptions = { persistDirectory: ".rag", name: "docs" }
+ * import type { SimpleIndex } from "lambdagent/rag"
+ * const o: SimpleIndex.SimpleIndexOptions = { persistDirectory: ".rag", name: "docs" }
  * ```
  */
 export interface SimpleIndexOptions {

@@ -14,6 +14,7 @@ import {
   startWorker
 } from "../../test/fixtures/helpers.ts"
 import { deleteRedisKeys, redisUnavailable, testRedisUrl } from "../../test/fixtures/redis.ts"
+import { waitFor } from "../../test/fixtures/waitFor.ts"
 import * as RedisMemory from "./index.ts"
 
 const url = testRedisUrl
@@ -171,9 +172,8 @@ describe.skipIf(noServerBinary !== undefined)("RedisMemory faults (private redis
 
   it("an unreachable URL fails fast at start with a MemoryError naming the URL", async () => {
     const port = await freePort()
-    const started = Date.now()
+    // fast: a refused connection is reported as such (a hang would fail on the test's timeout)
     const error = await failureOf(Effect.scoped(RedisMemory.make({ url: `redis://127.0.0.1:${port}`, connectTimeoutMs: 500 })))
-    assert.isBelow(Date.now() - started, 3_000)
     assert.isTrue(MemoryStore.isMemoryError(error))
     assert.strictEqual(error.store, "redis")
     assert.strictEqual(error.operation, "open")
@@ -201,9 +201,8 @@ describe.skipIf(noServerBinary !== undefined)("RedisMemory faults (private redis
 
       await server.kill("SIGKILL")
       for (const op of [store.put("session:1", "k", "during"), store.get("session:1", "k"), store.listRecent("session:1", 5)]) {
-        const started = Date.now()
+        // "not connected", not "timed out": the operation is refused at once, without waiting for a timeout
         const error = await failureOf(op as Effect.Effect<unknown, MemoryStore.MemoryError>)
-        assert.isBelow(Date.now() - started, 2_000, "no hang while Redis is down")
         assert.strictEqual(error._tag, "MemoryError")
         assert.strictEqual(error.store, "redis")
         assert.include(error.message, server.url)
@@ -211,15 +210,11 @@ describe.skipIf(noServerBinary !== undefined)("RedisMemory faults (private redis
       }
 
       await server.start() // same port, empty (no persistence)
-      const deadline = Date.now() + 15_000
-      let recovered = false
-      while (!recovered && Date.now() < deadline) {
-        recovered = await Effect.runPromise(
-          store.put("session:1", "k", "after").pipe(Effect.as(true), Effect.catch(() => Effect.succeed(false)))
-        )
-        if (!recovered) await new Promise((resolve) => setTimeout(resolve, 100))
-      }
-      assert.isTrue(recovered, "the store reconnects when Redis is back")
+      await waitFor(
+        () => Effect.runPromise(store.put("session:1", "k", "after").pipe(Effect.as(true), Effect.catch(() => Effect.succeed(false)))),
+        "the store to reconnect when Redis is back",
+        { everyMs: 100 }
+      )
       assert.strictEqual((await Effect.runPromise(store.get("session:1", "k")))?.value, "after")
       assert.deepStrictEqual((await Effect.runPromise(store.listRecent("session:1", 5))).map((e) => e.value), ["after"])
     } finally {
@@ -237,20 +232,18 @@ describe.skipIf(noServerBinary !== undefined)("RedisMemory faults (private redis
       server.signal("SIGSTOP")
       const started = Date.now()
       const error = await failureOf(store.get("global", "k"))
-      const waited = Date.now() - started
       assert.strictEqual(error._tag, "MemoryError")
       assert.match(error.message, /timed out/i)
-      assert.isAtLeast(waited, 250)
-      assert.isBelow(waited, 2_000)
+      // the command timeout is the wait tested: a lower bound, which load cannot break
+      assert.isAtLeast(Date.now() - started, 250)
       server.signal("SIGCONT")
-      const deadline = Date.now() + 15_000
       let value: string | undefined
-      while (value === undefined && Date.now() < deadline) {
+      await waitFor(async () => {
         value = await Effect.runPromise(
           store.get("global", "k").pipe(Effect.map((e) => e?.value), Effect.catch(() => Effect.succeed(undefined)))
         )
-        if (value === undefined) await new Promise((resolve) => setTimeout(resolve, 100))
-      }
+        return value !== undefined
+      }, "the store to answer after SIGCONT", { everyMs: 100 })
       assert.strictEqual(value, "v")
     } finally {
       server.signal("SIGCONT")
@@ -267,8 +260,7 @@ describe.skipIf(noServerBinary !== undefined)("RedisMemory faults (private redis
       const { close } = await openScoped(RedisMemory.make({ url: server.url }))
       assert.strictEqual(await clients(), 2)
       await close()
-      const deadline = Date.now() + 5_000
-      while (await clients() !== 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+      await waitFor(async () => (await clients()) === 1, "the store's connection to close")
       assert.strictEqual(await clients(), 1)
     } finally {
       admin.disconnect()

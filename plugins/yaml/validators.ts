@@ -875,7 +875,7 @@ export const compileValidator = (source: string, at: ValidatorLocation = { path:
  * @example
  * ```ts
  * import { ValidatorSyntaxError, validatorIssueError } from "lambdagent/yaml"
- * const e = validatorIssueError(syntaxError("unexpected character \"$\"", 4), "len($)", { path: ["guard", "validator"] })
+ * const e = validatorIssueError(new ValidatorSyntaxError({ message: "unexpected character \"$\"", offset: 4 }), "len($)", { path: ["guard", "validator"] })
  * e.field // "guard.validator"
  * ```
  */
@@ -891,7 +891,7 @@ export const validatorIssueError = (e: ValidatorSyntaxError, source: string, at:
  * @example
  * ```ts
  * import { ValidatorSyntaxError, validatorIssue } from "lambdagent/yaml"
- * validatorIssue(syntaxError("unknown name y: the output is x", 4), "len(y)", { path: ["guard", "validator"] }).message
+ * validatorIssue(new ValidatorSyntaxError({ message: "unknown name y: the output is x", offset: 4 }), "len(y)", { path: ["guard", "validator"] }).message
  * ```
  */
 export const validatorIssue = (e: ValidatorSyntaxError, source: string, at: ValidatorLocation): Issue => {

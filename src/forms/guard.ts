@@ -18,8 +18,8 @@ import type { AgentMachine } from "./step.ts"
  * @category models
  * @example
  * ```ts
- * import type { Term } from "lambdagent"
- * const f: Term.Fallback = { value: "n/a" }
+ * import { Term } from "lambdagent"
+ * const f: Term.Fallback = { value: Term.lit("n/a") }
  * ```
  */
 export type Fallback = "error" | "empty" | "last" | { readonly value: Term.Term }

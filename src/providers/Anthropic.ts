@@ -173,8 +173,9 @@ export const make = (options: Options = {}): LanguageModelShape => {
     secrets: apiKey === undefined || apiKey === "" ? [] : [apiKey],
     keyEnv: "ANTHROPIC_API_KEY"
   }
-  const missingKey: ProviderError | undefined = apiKey === undefined || apiKey === ""
-    ? Resilience.fail(caller, "Auth", "no API key: set ANTHROPIC_API_KEY")
+  // a new error for every call: each run's error is its own, with its own stack
+  const missingKey = apiKey === undefined || apiKey === ""
+    ? () => Resilience.fail(caller, "Auth", "no API key: set ANTHROPIC_API_KEY")
     : undefined
   const client = missingKey !== undefined ? undefined : Resilience.lazy(caller, "@anthropic-ai/sdk", async () => {
     const { default: Anthropic } = await import("@anthropic-ai/sdk")
@@ -233,7 +234,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
 
   const chat = (request: ChatRequest): Effect.Effect<ChatResponse, ProviderError> =>
     Effect.suspend(() => {
-      if (client === undefined) return Effect.fail(missingKey!)
+      if (client === undefined) return Effect.fail(missingKey!())
       const params = body(request)
       return Resilience.request(caller, async (signal) =>
         fromMessage(await (await client()).messages.create(params as MessageCreateParamsNonStreaming, { signal })))
@@ -315,7 +316,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
 
   const stream = (request: ChatRequest): Stream.Stream<ChatChunk, ProviderError> =>
     Stream.suspend(() => {
-      if (client === undefined) return Stream.fail(missingKey!)
+      if (client === undefined) return Stream.fail(missingKey!())
       const params = body(request)
       return Resilience.stream(
         caller,

@@ -189,8 +189,9 @@ export const make = (options: Options = {}): LanguageModelShape => {
     secrets: apiKey === undefined || apiKey === "" ? [] : [apiKey],
     ...(apiKeyEnv !== undefined ? { keyEnv: apiKeyEnv } : {})
   }
-  const missingKey: ProviderError | undefined = keyRequired && (apiKey === undefined || apiKey === "")
-    ? Resilience.fail(caller, "Auth", `no API key: set ${apiKeyEnv ?? "the apiKey option"}`)
+  // a new error for every call: each run's error is its own, with its own stack
+  const missingKey = keyRequired && (apiKey === undefined || apiKey === "")
+    ? () => Resilience.fail(caller, "Auth", `no API key: set ${apiKeyEnv ?? "the apiKey option"}`)
     : undefined
 
   const client = missingKey !== undefined ? undefined : Resilience.lazy(caller, "openai", async () => {
@@ -225,7 +226,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
   const prepare = (
     request: ChatRequest
   ): { readonly client: () => Promise<OpenAIClient>; readonly model: string } | ProviderError => {
-    if (missingKey !== undefined || client === undefined) return missingKey!
+    if (missingKey !== undefined || client === undefined) return missingKey!()
     const model = request.model ?? defaultModel
     if (model === undefined) return Resilience.fail(caller, "BadRequest", "no model: pass `model` in the request or the options")
     return { client, model }

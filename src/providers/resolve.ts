@@ -93,6 +93,28 @@ export interface Options extends ResilienceOptions {
 const openAIPresets: ReadonlySet<string> = new Set<OpenAI.PresetName>(["openai", "ollama", "deepseek", "moonshot", "zhipu", "dashscope"])
 
 /**
+ * The environment variable holding `provider`'s API key when that provider needs one and it is
+ * not set (or empty) in `env`, else `undefined`. This is what the offline fallbacks check (the
+ * command line's and `createRuntime({ offline })`): a provider without its key cannot answer.
+ *
+ * @since 0.2.0
+ * @category utils
+ * @example
+ * ```ts
+ * import { Providers } from "lambdagent"
+ * console.log(Providers.missingKey("openai", {})) // "OPENAI_API_KEY"
+ * console.log(Providers.missingKey("openai", { OPENAI_API_KEY: "sk-…" })) // undefined
+ * console.log(Providers.missingKey("ollama", {})) // undefined: no key needed
+ * ```
+ */
+export const missingKey = (provider: string, env: Readonly<Record<string, string | undefined>> = process.env): string | undefined => {
+  const variable = provider === "anthropic"
+    ? "ANTHROPIC_API_KEY"
+    : (OpenAI.presets as Readonly<Record<string, OpenAI.Preset | undefined>>)[provider]?.apiKeyEnv
+  return variable !== undefined && (env[variable] ?? "") === "" ? variable : undefined
+}
+
+/**
  * Build a model from a spec string. The part after the first `:` is the model name (the provider's
  * default when absent); for `scripted` it is the script (see `Scripted.parseSpec`).
  *

@@ -102,13 +102,13 @@ const bigValue = (bytes: number): string => {
  * @category testing
  * @example
  * ```ts
- * // test/MyStore.test.ts
+ * // test/MyStore.test.ts: the built-in local store stands for yours here
+ * import { MemoryStore } from "lambdagent"
  * import { memoryStoreConformance } from "lambdagent/testing"
- * import { makeMyStore } from "../src/MyStore.ts"
  *
  * memoryStoreConformance("my-store", async ({ maxEntries }) => {
- *   const store = await makeMyStore({ maxEntries })
- *   return { store, cleanup: () => store.close() }
+ *   const store = MemoryStore.makeLocal({ maxEntries })
+ *   return { store, cleanup: async () => {} }
  * })
  * ```
  */

@@ -5,7 +5,8 @@ import * as Stream from "effect/Stream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ClaudeCode, Providers } from "lambdagent"
 import { languageModelConformance } from "../../src/testing/LanguageModelKit.ts"
-import { collect, failure, interruptWhen, isInterrupted, run, sleep } from "./helpers.ts"
+import { waitFor } from "../fixtures/waitFor.ts"
+import { collect, failure, interruptWhen, isInterrupted, run } from "./helpers.ts"
 
 /**
  * A fake `claude`: logs its arguments, then behaves according to the prompt.
@@ -89,11 +90,8 @@ const isAlive = (pid: number): boolean => {
 }
 
 const waitForFile = async (file: string): Promise<string> => {
-  for (let i = 0; i < 200; i++) {
-    if (fs.existsSync(file) && fs.readFileSync(file, "utf8") !== "") return fs.readFileSync(file, "utf8")
-    await sleep(10)
-  }
-  throw new Error(`${file} never appeared`)
+  await waitFor(() => fs.existsSync(file) && fs.readFileSync(file, "utf8") !== "", `${file} to be written`)
+  return fs.readFileSync(file, "utf8")
 }
 
 const ask = (content: string) => ({ messages: [{ role: "user" as const, content }] })
