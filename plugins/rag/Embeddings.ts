@@ -31,6 +31,12 @@ export interface Embeddings {
   readonly dimensions?: number
   /** One vector per text, in order. */
   readonly embed: (texts: ReadonlyArray<string>, options?: { readonly signal?: AbortSignal }) => Promise<Array<Array<number>>>
+  /**
+   * Whether a word (as written in a text) contributes to its vector. Embedders with a fixed
+   * vocabulary implement it, so hybrid retrieval leans on BM25 for the words they cannot see;
+   * absent, every word counts as known.
+   */
+  readonly knows?: (word: string) => boolean
 }
 
 /**

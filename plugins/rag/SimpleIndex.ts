@@ -23,7 +23,7 @@ import * as path from "node:path"
 import MiniSearch, { type Options as MiniSearchOptions } from "minisearch"
 import type { Chunk } from "./chunk.ts"
 import type { Embeddings } from "./Embeddings.ts"
-import { defaultFusion, type FusionOptions, fuseRankings, type RetrievalMode, retrievalModes } from "./fusion.ts"
+import { checkFusion, type FusionCandidate, type FusionOptions, fuseScores, type RetrievalMode, retrievalModes, vectorShare } from "./fusion.ts"
 import { errorMessage, RagError, throwIfAborted } from "./RagError.ts"
 import {
   batches,
@@ -32,7 +32,7 @@ import {
   type SearchHit
 } from "./RetrievalIndex.ts"
 import { processTerm, tokenize } from "./terms.ts"
-import { decodeVector, embeddingText, embedUnit, encodeVector, nearest } from "./VectorStore.ts"
+import { embeddingText, embedUnit, encodeVector, makeMatrix, nearest, topRows, type VectorMatrix } from "./VectorStore.ts"
 
 const fileTitle = (source: string): string => path.basename(source, path.extname(source)).replace(/[-_.]+/g, " ")
 
@@ -76,8 +76,8 @@ const fileVersion = 3
 interface State {
   readonly search: MiniSearch<Chunk>
   readonly chunks: Map<string, Chunk>
-  /** Chunk id → unit vector, when the index was built with an embedder. */
-  readonly vectors: Map<string, Float32Array>
+  /** One unit vector per chunk id, when the index was built with an embedder. */
+  readonly vectors: VectorMatrix
   /** The `id` of that embedder. */
   readonly model: string | undefined
   readonly fingerprint: string | undefined
@@ -88,7 +88,7 @@ interface State {
 const emptyState = (): State => ({
   search: new MiniSearch<Chunk>(miniSearchOptions),
   chunks: new Map(),
-  vectors: new Map(),
+  vectors: makeMatrix(),
   model: undefined,
   fingerprint: undefined,
   stamp: undefined
@@ -174,7 +174,7 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
   const embeddings = options?.embeddings
   const defaultMode = options?.mode ?? (embeddings === undefined ? "bm25" : "hybrid")
   checkMode(defaultMode, embeddings)
-  const fusion = { ...defaultFusion, ...options?.fusion }
+  const fusion = checkFusion(options?.fusion)
   const dir = options?.persistDirectory
   const file = dir === undefined ? undefined : filePath(dir, name)
   let state: State = emptyState()
@@ -233,8 +233,9 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
         if (next.model !== undefined) {
           await handle.write(`,"vectors":{"model":${JSON.stringify(next.model)},"data":{`)
           let firstVector = true
-          for (const batch of chunkBatches([...next.vectors], 1000)) {
-            const body = batch.map(([id, v]) => `${JSON.stringify(id)}:"${encodeVector(v)}"`).join(",")
+          const { ids } = next.vectors
+          for (const batch of chunkBatches(ids.map((_, row) => row), 1000)) {
+            const body = batch.map((row) => `${JSON.stringify(ids[row])}:"${encodeVector(next.vectors.row(row))}"`).join(",")
             await handle.write(firstVector ? body : `,${body}`)
             firstVector = false
           }
@@ -259,12 +260,11 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
     return { ...next, stamp: stampOf(stat) }
   }
 
-  /** Adds chunks (replacing those with the same id) to a search index and its chunk map; how many came. */
   /** Adds chunks (replacing those with the same id) to a search index, its chunk map and its vectors; how many came. */
   const addChunks = async (
     search: MiniSearch<Chunk>,
     map: Map<string, Chunk>,
-    vectors: Map<string, Float32Array>,
+    vectors: VectorMatrix,
     chunks: Parameters<RetrievalIndex["add"]>[0],
     signal: AbortSignal | undefined
   ): Promise<number> => {
@@ -303,7 +303,7 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
     checkModel(base)
     const copy = MiniSearch.loadJS<Chunk>(JSON.parse(JSON.stringify(base.search)), miniSearchOptions)
     const map = new Map(base.chunks)
-    const vectors = new Map(base.vectors)
+    const vectors = base.vectors.copy()
     const added = await addChunks(copy, map, vectors, chunks, callOptions?.signal)
     state = await persist({ search: copy, chunks: map, vectors, model: embeddings?.id, fingerprint: undefined })
     return { chunks: added, ms: performance.now() - started }
@@ -313,7 +313,7 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
     const started = performance.now()
     const search = new MiniSearch<Chunk>(miniSearchOptions)
     const map = new Map<string, Chunk>()
-    const vectors = new Map<string, Float32Array>()
+    const vectors = makeMatrix()
     await addChunks(search, map, vectors, chunks, callOptions?.signal)
     state = await persist({ search, chunks: map, vectors, model: embeddings?.id, fingerprint: callOptions?.fingerprint })
     loaded = true
@@ -331,14 +331,51 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
     return hits
   }
 
-  const vectorRanking = async (base: State, text: string, limit: number, signal: AbortSignal | undefined): Promise<Array<SearchHit>> => {
-    const [vector] = await embedUnit(embeddings!, [text], signal === undefined ? {} : { signal })
+  const embedQuery = async (text: string, signal: AbortSignal | undefined): Promise<Float32Array> =>
+    (await embedUnit(embeddings!, [text], signal === undefined ? {} : { signal }))[0]!
+
+  const vectorRanking = (base: State, query: Float32Array, limit: number): Array<SearchHit> => {
     const hits: Array<SearchHit> = []
-    for (const { id, score } of nearest(base.vectors, vector!, limit)) {
+    for (const { id, score } of nearest(base.vectors, query, limit)) {
       const chunk = base.chunks.get(id)
       if (chunk !== undefined) hits.push({ chunk, score })
     }
     return hits
+  }
+
+  /**
+   * Every BM25 match and the `depth` nearest chunks by vector, scored on the scales of the fusion
+   * (fusion.ts). A chunk outside both matches no word (BM25 0) and is no nearer than the
+   * `depth`-th vector, so the first `depth` fused chunks are exact.
+   */
+  const hybridRanking = (base: State, text: string, query: Float32Array, depth: number): Array<SearchHit> => {
+    const words = questionWords(text)
+    // MiniSearch multiplies a chunk's summed word scores by the number of question words it
+    // matches; the fusion uses the plain sum, bounded by the sum of each word's best score.
+    let attainable = 0
+    for (const word of words) attainable += base.search.search(word)[0]?.score ?? 0
+    const { vectors } = base
+    const similarity = vectors.similarities(query)
+    const nearestRows = topRows(similarity, vectors.size, depth)
+    const best = nearestRows.length > 0 ? similarity[nearestRows[0]!]! : 0
+    const vectorScale = (row: number | undefined): number => (row === undefined || !(best > 0) ? 0 : similarity[row]! / best)
+    const candidates = new Map<string, FusionCandidate>()
+    for (const result of base.search.search(text)) {
+      const id = String(result.id)
+      const chunk = base.chunks.get(id)
+      if (chunk === undefined) continue
+      const bm25 = attainable > 0 ? result.score / Math.max(1, result.queryTerms.length) / attainable : 0
+      candidates.set(id, { chunk, bm25: Math.min(1, bm25), vector: vectorScale(vectors.rowOf(id)) })
+    }
+    for (const row of nearestRows) {
+      const id = vectors.ids[row]!
+      const chunk = base.chunks.get(id)
+      if (chunk !== undefined && !candidates.has(id)) candidates.set(id, { chunk, bm25: 0, vector: vectorScale(row) })
+    }
+    const known = embeddings?.knows === undefined || words.length === 0
+      ? 1
+      : words.filter((w) => embeddings.knows!(w)).length / words.length
+    return fuseScores(candidates.values(), vectorShare(fusion.vectorWeight, known))
   }
 
   const query: RetrievalIndex["query"] = async (text, topK, minScore, callOptions) => {
@@ -349,16 +386,12 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
     const base = await current()
     if (base.chunks.size === 0 || text.trim() === "") return []
     if (mode !== "bm25") checkModel(base)
-    const signal = callOptions?.signal
     const depth = Math.max(fusion.depth, topK)
     const ranked = mode === "bm25"
       ? bm25Ranking(base, text, topK, minScore)
       : mode === "vector"
-      ? await vectorRanking(base, text, depth, signal)
-      : fuseRankings([
-        { hits: bm25Ranking(base, text, depth), weight: fusion.bm25Weight },
-        { hits: await vectorRanking(base, text, depth, signal), weight: fusion.vectorWeight }
-      ], fusion.k)
+      ? vectorRanking(base, await embedQuery(text, callOptions?.signal), depth)
+      : hybridRanking(base, text, await embedQuery(text, callOptions?.signal), depth)
     return ranked.filter((h) => h.score >= minScore).slice(0, topK)
   }
 
@@ -410,6 +443,16 @@ const checkMode = (mode: RetrievalMode, embeddings: Embeddings | undefined): voi
   }
 }
 
+/** The question's distinct search words, as written (one per search term). */
+const questionWords = (text: string): Array<string> => {
+  const byTerm = new Map<string, string>()
+  for (const token of tokenize(text)) {
+    const term = processTerm(token)
+    if (term !== null && !byTerm.has(term)) byTerm.set(term, token)
+  }
+  return [...byTerm.values()]
+}
+
 const dedupe = (batch: ReadonlyArray<Chunk>): Array<Chunk> => {
   const byId = new Map<string, Chunk>()
   for (const chunk of batch) byId.set(chunk.id, chunk)
@@ -455,16 +498,16 @@ const load = async (file: string, stamp: string): Promise<State> => {
   }
   const chunks = new Map<string, Chunk>()
   for (const chunk of parsed.chunks as Array<Chunk>) chunks.set(chunk.id, chunk)
-  const vectors = new Map<string, Float32Array>()
+  const vectors = makeMatrix()
   let model: string | undefined
   if (parsed.vectors !== undefined) {
     const data = parsed.vectors.data
     if (typeof parsed.vectors.model !== "string" || typeof data !== "object" || data === null) throw corrupt("malformed vectors")
     model = parsed.vectors.model
     for (const [id, text] of Object.entries(data as Record<string, unknown>)) {
-      const vector = typeof text === "string" ? decodeVector(text) : undefined
-      if (vector === undefined) throw corrupt(`malformed vector for chunk ${JSON.stringify(id)}`)
-      vectors.set(id, vector)
+      if (typeof text !== "string" || !vectors.setBytes(id, Buffer.from(text, "base64"))) {
+        throw corrupt(`malformed vector for chunk ${JSON.stringify(id)}`)
+      }
     }
   }
   return {

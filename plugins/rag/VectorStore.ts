@@ -62,6 +62,164 @@ export const embedUnit = async (
 }
 
 /**
+ * Unit vectors of one length stored contiguously, one row per chunk id, in one growing
+ * `Float32Array` (row-major), so a query reads them in a single sequential pass with no
+ * per-vector objects.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import { VectorStore } from "lambdagent/rag"
+ * const m: VectorStore.VectorMatrix = VectorStore.makeMatrix()
+ * m.set("a", new Float32Array([1, 0]))
+ * console.log(m.size, m.dimensions, m.rowOf("a")) // 1 2 0
+ * ```
+ */
+export interface VectorMatrix {
+  /** Vector length; 0 until the first vector. */
+  readonly dimensions: number
+  /** How many vectors it holds. */
+  readonly size: number
+  /** The id of each row, in the order the ids were first added. */
+  readonly ids: ReadonlyArray<string>
+  /** The row of an id, `undefined` when absent. */
+  readonly rowOf: (id: string) => number | undefined
+  /** One row, as a view into the matrix (not a copy). */
+  readonly row: (row: number) => Float32Array
+  /** Adds a vector, or replaces the one with the same id in place; fails with `EmbeddingFailed` on a length other than {@link VectorMatrix.dimensions}. */
+  readonly set: (id: string, vector: Float32Array) => void
+  /** Adds a vector from its little-endian float32 bytes; `false` (nothing added) when they are not one vector of this matrix's length. */
+  readonly setBytes: (id: string, bytes: Uint8Array) => boolean
+  /** An independent copy. */
+  readonly copy: () => VectorMatrix
+  /**
+   * The dot product of `query` with every row, indexed by row, in a buffer the matrix reuses:
+   * read it before the next call. For unit vectors that is the cosine similarity.
+   */
+  readonly similarities: (query: Float32Array) => Float64Array
+}
+
+/**
+ * An empty {@link VectorMatrix}; its length is fixed by the first vector added.
+ *
+ * @since 0.2.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { VectorStore } from "lambdagent/rag"
+ * const m = VectorStore.makeMatrix()
+ * m.set("x", new Float32Array([0.6, 0.8]))
+ * console.log([...m.similarities(new Float32Array([1, 0]))]) // [0.6000000238418579]
+ * ```
+ */
+export const makeMatrix = (): VectorMatrix => matrixOf(0, [], new Float32Array(0))
+
+const matrixOf = (initialDimensions: number, initialIds: Array<string>, initialData: Float32Array): VectorMatrix => {
+  let dimensions = initialDimensions
+  let data = initialData
+  const ids = initialIds
+  const rows = new Map<string, number>()
+  ids.forEach((id, i) => rows.set(id, i))
+  let scores = new Float64Array(0)
+
+  /** The row for `id`, appended (growing the storage by doubling) when it is new. */
+  const slot = (id: string): number => {
+    const existing = rows.get(id)
+    if (existing !== undefined) return existing
+    const at = ids.length
+    if ((at + 1) * dimensions > data.length) {
+      const grown = new Float32Array(Math.max(1024, 2 * at) * dimensions)
+      grown.set(data.subarray(0, at * dimensions))
+      data = grown
+    }
+    ids.push(id)
+    rows.set(id, at)
+    return at
+  }
+
+  const set = (id: string, vector: Float32Array): void => {
+    if (ids.length === 0) dimensions = vector.length
+    if (vector.length !== dimensions || dimensions === 0) {
+      throw new RagError({ reason: "EmbeddingFailed", message: `a vector of ${vector.length} dimensions cannot join vectors of ${dimensions}` })
+    }
+    const at = slot(id) // before reading `data`: a new row may grow it
+    data.set(vector, at * dimensions)
+  }
+
+  const setBytes = (id: string, bytes: Uint8Array): boolean => {
+    if (ids.length === 0 && bytes.length % 4 === 0) dimensions = bytes.length / 4
+    if (dimensions === 0 || bytes.length !== dimensions * 4) return false
+    const at = slot(id)
+    new Uint8Array(data.buffer, data.byteOffset + at * dimensions * 4, dimensions * 4).set(bytes)
+    return true
+  }
+
+  const similarities = (query: Float32Array): Float64Array => {
+    const n = ids.length
+    const d = dimensions
+    if (scores.length < n) scores = new Float64Array(Math.max(n, 2 * scores.length))
+    if (query.length !== d) {
+      scores.fill(Number.NEGATIVE_INFINITY, 0, n)
+      return scores
+    }
+    // One sequential pass over the matrix; the sum runs in the order of the dimensions, so a
+    // score is the same number whichever way the vectors were stored.
+    for (let r = 0, base = 0; r < n; r++, base += d) {
+      let score = 0
+      for (let i = 0; i < d; i++) score += data[base + i]! * query[i]!
+      scores[r] = score
+    }
+    return scores
+  }
+
+  return {
+    get dimensions() {
+      return dimensions
+    },
+    get size() {
+      return ids.length
+    },
+    ids,
+    rowOf: (id) => rows.get(id),
+    row: (r) => data.subarray(r * dimensions, (r + 1) * dimensions),
+    set,
+    setBytes,
+    copy: () => matrixOf(dimensions, [...ids], data.slice(0, Math.max(ids.length * dimensions, 0))),
+    similarities
+  }
+}
+
+/**
+ * The `topK` rows of `scores` (the first `count` entries) with the highest scores, best first;
+ * among equal scores the lower row comes first. A partial selection: one pass, keeping the best
+ * `topK` seen so far.
+ *
+ * @since 0.2.0
+ * @category vectors
+ * @example
+ * ```ts
+ * import { VectorStore } from "lambdagent/rag"
+ * console.log(VectorStore.topRows(new Float64Array([0.1, 0.9, 0.5]), 3, 2)) // [1, 2]
+ * ```
+ */
+export const topRows = (scores: Float64Array, count: number, topK: number): Array<number> => {
+  const best: Array<number> = []
+  if (topK <= 0) return best
+  for (let r = 0; r < count; r++) {
+    const score = scores[r]!
+    if (best.length === topK && score <= scores[best[topK - 1]!]!) continue
+    let at = best.length === topK ? topK - 1 : best.length
+    while (at > 0 && scores[best[at - 1]!]! < score) {
+      best[at] = best[at - 1]!
+      at--
+    }
+    best[at] = r
+  }
+  return best
+}
+
+/**
  * The `topK` ids whose vectors are most similar to `query` (cosine similarity, vectors of unit
  * length), best first. Exact search: every vector is compared.
  *
@@ -70,31 +228,20 @@ export const embedUnit = async (
  * @example
  * ```ts
  * import { VectorStore } from "lambdagent/rag"
- * const vectors = new Map([["a", new Float32Array([1, 0])], ["b", new Float32Array([0, 1])]])
- * console.log(VectorStore.nearest(vectors, new Float32Array([0.8, 0.6]), 1)) // [{ id: "a", score: 0.8 }]
+ * const m = VectorStore.makeMatrix()
+ * m.set("a", new Float32Array([1, 0]))
+ * m.set("b", new Float32Array([0, 1]))
+ * console.log(VectorStore.nearest(m, new Float32Array([0.8, 0.6]), 1)) // [{ id: "a", score: 0.800000011920929 }]
  * ```
  */
 export const nearest = (
-  vectors: ReadonlyMap<string, Float32Array>,
+  matrix: VectorMatrix,
   query: Float32Array,
   topK: number
 ): Array<{ readonly id: string; readonly score: number }> => {
-  // A sorted array of at most topK entries, worst last: cheap for the small topK retrieval uses.
-  const best: Array<{ id: string; score: number }> = []
-  const n = query.length
-  for (const [id, vector] of vectors) {
-    if (vector.length !== n) continue
-    let score = 0
-    for (let i = 0; i < n; i++) score += vector[i]! * query[i]!
-    if (best.length === topK && score <= best[topK - 1]!.score) continue
-    let at = best.length === topK ? topK - 1 : best.length
-    while (at > 0 && best[at - 1]!.score < score) {
-      best[at] = best[at - 1]!
-      at--
-    }
-    best[at] = { id, score }
-  }
-  return best
+  if (matrix.size === 0 || query.length !== matrix.dimensions) return []
+  const scores = matrix.similarities(query)
+  return topRows(scores, matrix.size, topK).map((r) => ({ id: matrix.ids[r]!, score: scores[r]! }))
 }
 
 /**

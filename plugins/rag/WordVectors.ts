@@ -315,6 +315,7 @@ export const make = (options?: WordVectorsOptions): Embeddings => {
     embed: async (texts, callOptions) => {
       throwIfAborted(callOptions?.signal)
       return texts.map(embedOne)
-    }
+    },
+    knows: (word) => rowsOf(prepare().table, word).length > 0
   }
 }

@@ -1,16 +1,27 @@
 /**
- * Retrieval modes and the fusion of a BM25 ranking with a vector ranking.
+ * Retrieval modes and the fusion of BM25 with vector similarity.
  *
- * Hybrid retrieval uses weighted reciprocal-rank fusion: a chunk at (1-based) rank `r` in a
- * ranking earns `weight / (k + r)`, and its earnings from both rankings are added. Ranks, not raw
- * scores, are fused, because BM25 scores are unbounded and cosine similarities are not. The
- * defaults (`k` 5, vector weight 1.25, BM25 weight 1) were tuned on the labelled set in
- * `examples/rag`: the vector ranking leads, and BM25 settles the near-duplicates that differ in a
- * word or a number.
+ * Hybrid retrieval scores a chunk by a convex combination of its two scores, each first put on
+ * a 0-to-1 scale that means the same for every question:
+ *
+ * - BM25, as the plain sum of its per-word scores, divided by the best score the question can
+ *   reach: the sum, over the question's words, of the best score any chunk gets for that word
+ *   alone. 1 is a chunk that matches every word of the question as well as any chunk does; the
+ *   best of a few weak matches stays low, unlike a ranking (where it is first) or a score divided
+ *   by the best hit's (where it is 1).
+ * - The cosine similarity, divided by the best one of the question, so the nearest chunk is 1.
+ *
+ * The weight of the vector part is `vectorWeight` times the share of the question's search words
+ * the embedder has a vector for: a word-vector embedder knows nothing of a name or jargon
+ * ("caldera", "oolong"), its vector of such a question stands for the remaining words only, and
+ * BM25, which matches the word exactly, gets the weight the vector cannot carry. Embedders that
+ * read any text (sentence models, remote APIs) count as knowing every word.
  *
  * @since 0.2.0
  * @module
  */
+import type { Chunk } from "./chunk.ts"
+import { RagError } from "./RagError.ts"
 import type { SearchHit } from "./RetrievalIndex.ts"
 
 /**
@@ -47,17 +58,16 @@ export const retrievalModes: ReadonlyArray<RetrievalMode> = ["bm25", "vector", "
  * @example
  * ```ts
  * import type { FusionOptions } from "lambdagent/rag"
- * const f: FusionOptions = { k: 5, vectorWeight: 1.25, bm25Weight: 1, depth: 50 }
+ * const f: FusionOptions = { vectorWeight: 0.7, depth: 50 }
  * ```
  */
 export interface FusionOptions {
-  /** Rank offset; a larger `k` flattens the difference between top and lower ranks. Default 5. */
-  readonly k?: number
-  /** Default 1.25. */
+  /**
+   * The vector similarity's share of the fused score, from 0 (BM25 only) to 1 (vectors only), for
+   * a question whose words the embedder all knows; scaled down by the share it knows. Default 0.7.
+   */
   readonly vectorWeight?: number
-  /** Default 1. */
-  readonly bm25Weight?: number
-  /** How many candidates each ranking contributes; default 50 (at least `topK`). */
+  /** How many of the nearest chunks by vector join every BM25 match as candidates; default 50 (at least `topK`). */
   readonly depth?: number
 }
 
@@ -69,36 +79,82 @@ export interface FusionOptions {
  * @example
  * ```ts
  * import { defaultFusion } from "lambdagent/rag"
- * console.log(defaultFusion.k) // 5
+ * console.log(defaultFusion.vectorWeight) // 0.7
  * ```
  */
-export const defaultFusion = { k: 5, vectorWeight: 1.25, bm25Weight: 1, depth: 50 } as const
+export const defaultFusion = { vectorWeight: 0.7, depth: 50 } as const
 
 /**
- * Fuse rankings (best first) by weighted reciprocal rank; the result's scores are the fused
- * scores, best first. A chunk in several rankings appears once.
+ * Check fusion settings: `vectorWeight` from 0 to 1, `depth` a positive integer; fails with
+ * `InvalidConfig` naming each problem. Returns the settings with the defaults filled in.
  *
  * @since 0.2.0
  * @category fusion
  * @example
  * ```ts
- * import { fuseRankings } from "lambdagent/rag"
- * const c = (id: string) => ({ id, text: id, metadata: { source: id, format: "text" as const, index: 0, start: 0, end: 1 } })
- * const fused = fuseRankings([{ hits: [{ chunk: c("a"), score: 9 }], weight: 1 }, { hits: [{ chunk: c("b"), score: 0.9 }, { chunk: c("a"), score: 0.8 }], weight: 2 }], 10)
- * console.log(fused.map((h) => h.chunk.id)) // ["a", "b"]
+ * import { checkFusion } from "lambdagent/rag"
+ * console.log(checkFusion({ vectorWeight: 0.5 })) // { vectorWeight: 0.5, depth: 50 }
  * ```
  */
-export const fuseRankings = (
-  rankings: ReadonlyArray<{ readonly hits: ReadonlyArray<SearchHit>; readonly weight: number }>,
-  k: number = defaultFusion.k
-): Array<SearchHit> => {
-  const fused = new Map<string, { chunk: SearchHit["chunk"]; score: number }>()
-  for (const { hits, weight } of rankings) {
-    hits.forEach((hit, i) => {
-      const entry = fused.get(hit.chunk.id) ?? { chunk: hit.chunk, score: 0 }
-      entry.score += weight / (k + i + 1)
-      fused.set(hit.chunk.id, entry)
-    })
-  }
-  return [...fused.values()].sort((a, b) => b.score - a.score)
+export const checkFusion = (options: FusionOptions | undefined): Required<FusionOptions> => {
+  const fusion = { ...defaultFusion, ...options }
+  const problems: Array<string> = []
+  if (!(fusion.vectorWeight >= 0 && fusion.vectorWeight <= 1)) problems.push(`fusion.vectorWeight must be from 0 to 1, got ${fusion.vectorWeight}`)
+  if (!(Number.isInteger(fusion.depth) && fusion.depth > 0)) problems.push(`fusion.depth must be a positive integer, got ${fusion.depth}`)
+  if (problems.length > 0) throw new RagError({ reason: "InvalidConfig", message: problems.join("; ") })
+  return fusion
+}
+
+/**
+ * A chunk with its two scores on the scales of the fusion (see the module documentation).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { FusionCandidate } from "lambdagent/rag"
+ * const c: FusionCandidate = { chunk: { id: "a#0", text: "a", metadata: { source: "a", format: "text", index: 0, start: 0, end: 1 } }, bm25: 0.4, vector: 1 }
+ * ```
+ */
+export interface FusionCandidate {
+  readonly chunk: Chunk
+  /** BM25 divided by the best score the question can reach: 0 to 1. */
+  readonly bm25: number
+  /** Cosine similarity divided by the question's best: at most 1. */
+  readonly vector: number
+}
+
+/**
+ * The weight of the vector part for a question: `vectorWeight` times the share (0 to 1) of its
+ * search words the embedder knows.
+ *
+ * @since 0.2.0
+ * @category fusion
+ * @example
+ * ```ts
+ * import { vectorShare } from "lambdagent/rag"
+ * console.log(vectorShare(0.7, 0.5)) // 0.35
+ * ```
+ */
+export const vectorShare = (vectorWeight: number, knownShare: number): number =>
+  vectorWeight * Math.min(1, Math.max(0, knownShare))
+
+/**
+ * Rank candidates by `weight × vector + (1 − weight) × bm25`, best first; among equal scores the
+ * earlier candidate comes first.
+ *
+ * @since 0.2.0
+ * @category fusion
+ * @example
+ * ```ts
+ * import { fuseScores } from "lambdagent/rag"
+ * const c = (id: string) => ({ id, text: id, metadata: { source: id, format: "text" as const, index: 0, start: 0, end: 1 } })
+ * const fused = fuseScores([{ chunk: c("words"), bm25: 1, vector: 0.5 }, { chunk: c("meaning"), bm25: 0, vector: 1 }], 0.7)
+ * console.log(fused.map((h) => h.chunk.id)) // ["meaning", "words"]
+ * ```
+ */
+export const fuseScores = (candidates: Iterable<FusionCandidate>, weight: number): Array<SearchHit> => {
+  const hits: Array<SearchHit> = []
+  for (const c of candidates) hits.push({ chunk: c.chunk, score: weight * c.vector + (1 - weight) * c.bm25 })
+  return hits.sort((a, b) => b.score - a.score)
 }

@@ -59,11 +59,14 @@ export {
   loadQuestions
 } from "./evaluate.ts"
 export {
+  checkFusion,
   defaultFusion,
+  type FusionCandidate,
   type FusionOptions,
-  fuseRankings,
+  fuseScores,
   type RetrievalMode,
-  retrievalModes
+  retrievalModes,
+  vectorShare
 } from "./fusion.ts"
 export {
   contextPrompt,
