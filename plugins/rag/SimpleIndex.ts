@@ -346,9 +346,9 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
   /**
    * Every BM25 match and the `depth` nearest chunks by vector, scored on the scales of the fusion
    * (fusion.ts). A chunk outside both matches no word (BM25 0) and is no nearer than the
-   * `depth`-th vector, so the first `depth` fused chunks are exact.
+   * `depth`-th vector, so the fused `topK` (at most `depth`) are exact.
    */
-  const hybridRanking = (base: State, text: string, query: Float32Array, depth: number): Array<SearchHit> => {
+  const hybridRanking = (base: State, text: string, query: Float32Array, depth: number, topK: number): Array<SearchHit> => {
     const words = questionWords(text)
     // MiniSearch multiplies a chunk's summed word scores by the number of question words it
     // matches; the fusion uses the plain sum, bounded by the sum of each word's best score.
@@ -375,7 +375,7 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
     const known = embeddings?.knows === undefined || words.length === 0
       ? 1
       : words.filter((w) => embeddings.knows!(w)).length / words.length
-    return fuseScores(candidates.values(), vectorShare(fusion.vectorWeight, known))
+    return fuseScores(candidates.values(), vectorShare(fusion.vectorWeight, known), topK)
   }
 
   const query: RetrievalIndex["query"] = async (text, topK, minScore, callOptions) => {
@@ -391,7 +391,7 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
       ? bm25Ranking(base, text, topK, minScore)
       : mode === "vector"
       ? vectorRanking(base, await embedQuery(text, callOptions?.signal), depth)
-      : hybridRanking(base, text, await embedQuery(text, callOptions?.signal), depth)
+      : hybridRanking(base, text, await embedQuery(text, callOptions?.signal), depth, topK)
     return ranked.filter((h) => h.score >= minScore).slice(0, topK)
   }
 

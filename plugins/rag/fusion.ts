@@ -140,8 +140,9 @@ export const vectorShare = (vectorWeight: number, knownShare: number): number =>
   vectorWeight * Math.min(1, Math.max(0, knownShare))
 
 /**
- * Rank candidates by `weight × vector + (1 − weight) × bm25`, best first; among equal scores the
- * earlier candidate comes first.
+ * The `limit` best candidates by `weight × vector + (1 − weight) × bm25`, best first; among
+ * equal scores the earlier candidate comes first. A partial selection: one pass, keeping the
+ * best `limit` seen so far, so fusing every BM25 match of a large index costs no full sort.
  *
  * @since 0.2.0
  * @category fusion
@@ -149,12 +150,22 @@ export const vectorShare = (vectorWeight: number, knownShare: number): number =>
  * ```ts
  * import { fuseScores } from "lambdagent/rag"
  * const c = (id: string) => ({ id, text: id, metadata: { source: id, format: "text" as const, index: 0, start: 0, end: 1 } })
- * const fused = fuseScores([{ chunk: c("words"), bm25: 1, vector: 0.5 }, { chunk: c("meaning"), bm25: 0, vector: 1 }], 0.7)
+ * const fused = fuseScores([{ chunk: c("words"), bm25: 1, vector: 0.5 }, { chunk: c("meaning"), bm25: 0, vector: 1 }], 0.7, 10)
  * console.log(fused.map((h) => h.chunk.id)) // ["meaning", "words"]
  * ```
  */
-export const fuseScores = (candidates: Iterable<FusionCandidate>, weight: number): Array<SearchHit> => {
-  const hits: Array<SearchHit> = []
-  for (const c of candidates) hits.push({ chunk: c.chunk, score: weight * c.vector + (1 - weight) * c.bm25 })
-  return hits.sort((a, b) => b.score - a.score)
+export const fuseScores = (candidates: Iterable<FusionCandidate>, weight: number, limit: number): Array<SearchHit> => {
+  const best: Array<SearchHit> = []
+  if (limit <= 0) return best
+  for (const c of candidates) {
+    const score = weight * c.vector + (1 - weight) * c.bm25
+    if (best.length === limit && !(score > best[limit - 1]!.score)) continue
+    let at = best.length === limit ? limit - 1 : best.length
+    while (at > 0 && best[at - 1]!.score < score) {
+      best[at] = best[at - 1]!
+      at--
+    }
+    best[at] = { chunk: c.chunk, score }
+  }
+  return best
 }

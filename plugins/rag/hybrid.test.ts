@@ -77,11 +77,13 @@ describe("fusion and vector search", () => {
       { chunk: c("meaning"), bm25: 0, vector: 1 },
       { chunk: c("both"), bm25: 0.6, vector: 0.9 }
     ]
-    const fused = fuseScores(candidates, 0.7)
+    const fused = fuseScores(candidates, 0.7, 10)
     assert.deepStrictEqual(fused.map((h) => h.chunk.id), ["both#0", "meaning#0", "words#0"])
     assert.closeTo(fused[0]!.score, 0.7 * 0.9 + 0.3 * 0.6, 1e-12)
-    assert.deepStrictEqual(fuseScores(candidates, 0).map((h) => h.chunk.id), ["words#0", "both#0", "meaning#0"], "BM25 alone")
-    assert.deepStrictEqual(fuseScores(candidates, 1).map((h) => h.chunk.id), ["meaning#0", "both#0", "words#0"], "vectors alone")
+    assert.deepStrictEqual(fuseScores(candidates, 0, 10).map((h) => h.chunk.id), ["words#0", "both#0", "meaning#0"], "BM25 alone")
+    assert.deepStrictEqual(fuseScores(candidates, 1, 10).map((h) => h.chunk.id), ["meaning#0", "both#0", "words#0"], "vectors alone")
+    assert.deepStrictEqual(fuseScores(candidates, 0.7, 2).map((h) => h.chunk.id), ["both#0", "meaning#0"], "the best two, selected")
+    assert.deepStrictEqual(fuseScores(candidates, 0.7, 0), [])
     assert.strictEqual(vectorShare(0.7, 1), 0.7)
     assert.closeTo(vectorShare(0.7, 0.5), 0.35, 1e-12)
     assert.strictEqual(vectorShare(0.7, 0), 0)
