@@ -12,8 +12,8 @@ import { RagError } from "./RagError.ts"
 /**
  * One retrieved chunk and its relevance score (higher is better). The scale depends on the
  * mode: `bm25` reports BM25 scores (0 and up, unbounded), `vector` cosine similarity (from -1 to
- * 1; for `chroma`, `1 - cosine distance`), `hybrid` the fused reciprocal-rank score (0 to
- * `(bm25Weight + vectorWeight) / (k + 1)`, 0.27 with the defaults).
+ * 1; for `chroma`, `1 - cosine distance`), `hybrid` the fused score (at most 1: a chunk that
+ * matches every word of the question best and is also its nearest by vector; see `fusion.ts`).
  *
  * @since 0.1.0
  * @category models
