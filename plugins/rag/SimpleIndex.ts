@@ -350,32 +350,39 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
    */
   const hybridRanking = (base: State, text: string, query: Float32Array, depth: number, topK: number): Array<SearchHit> => {
     const words = questionWords(text)
-    // MiniSearch multiplies a chunk's summed word scores by the number of question words it
-    // matches; the fusion uses the plain sum, bounded by the sum of each word's best score.
+    // One search per distinct word gives each chunk's plain sum of word scores (a search of the
+    // whole question would also multiply it by the number of words matched) and each word's
+    // best score, whose sum is the best the question can reach.
+    const plain = new Map<string, number>()
     let attainable = 0
-    for (const word of words) attainable += base.search.search(word)[0]?.score ?? 0
+    for (const word of words) {
+      const results = base.search.search(word)
+      attainable += results[0]?.score ?? 0
+      for (const result of results) {
+        const id = String(result.id)
+        plain.set(id, (plain.get(id) ?? 0) + result.score)
+      }
+    }
     const { vectors } = base
     const similarity = vectors.similarities(query)
     const nearestRows = topRows(similarity, vectors.size, depth)
     const best = nearestRows.length > 0 ? similarity[nearestRows[0]!]! : 0
     const vectorScale = (row: number | undefined): number => (row === undefined || !(best > 0) ? 0 : similarity[row]! / best)
-    const candidates = new Map<string, FusionCandidate>()
-    for (const result of base.search.search(text)) {
-      const id = String(result.id)
-      const chunk = base.chunks.get(id)
-      if (chunk === undefined) continue
-      const bm25 = attainable > 0 ? result.score / Math.max(1, result.queryTerms.length) / attainable : 0
-      candidates.set(id, { chunk, bm25: Math.min(1, bm25), vector: vectorScale(vectors.rowOf(id)) })
-    }
-    for (const row of nearestRows) {
-      const id = vectors.ids[row]!
-      const chunk = base.chunks.get(id)
-      if (chunk !== undefined && !candidates.has(id)) candidates.set(id, { chunk, bm25: 0, vector: vectorScale(row) })
+    function* candidates(): Generator<FusionCandidate> {
+      for (const [id, score] of plain) {
+        const chunk = base.chunks.get(id)
+        if (chunk !== undefined) yield { chunk, bm25: attainable > 0 ? Math.min(1, score / attainable) : 0, vector: vectorScale(vectors.rowOf(id)) }
+      }
+      for (const row of nearestRows) {
+        const id = vectors.ids[row]!
+        const chunk = base.chunks.get(id)
+        if (chunk !== undefined && !plain.has(id)) yield { chunk, bm25: 0, vector: vectorScale(row) }
+      }
     }
     const known = embeddings?.knows === undefined || words.length === 0
       ? 1
       : words.filter((w) => embeddings.knows!(w)).length / words.length
-    return fuseScores(candidates.values(), vectorShare(fusion.vectorWeight, known), topK)
+    return fuseScores(candidates(), vectorShare(fusion.vectorWeight, known), topK)
   }
 
   const query: RetrievalIndex["query"] = async (text, topK, minScore, callOptions) => {
