@@ -236,3 +236,12 @@ describe("reading a term from JSON text", () => {
     expect(Term.parseText(text)).toEqual(Term.parse(JSON.parse(text)))
   })
 })
+
+describe("parse errors deep in a term", () => {
+  it("name the two ends of a long path in the message, and the whole path in the error", () => {
+    const n = 100_000
+    const error = parseError(JSON.parse(`${"{\"not\":".repeat(n)}{"var":1}${"}".repeat(n)}`))
+    expect(error.path.length).toBe(n + 1)
+    expect(error.message).toBe(`$${".not".repeat(16)}…(${n + 1 - 32} more)…${".not".repeat(15)}.var: expected a variable name (string), found number`)
+  })
+})
