@@ -17,7 +17,8 @@ import { parseScalar } from "./forms/literal.ts"
 import { parseArray } from "./forms/lists.ts"
 import { type Plan, Parser, type ParseNode, parseJsonText as parseJson } from "./forms/parse.ts"
 import { binary, unary } from "./forms/operators.ts"
-import { BudgetExceeded, type TermParseError } from "./Errors.ts"
+import { BudgetExceeded, TermParseError } from "./Errors.ts"
+import { NotRead, readTerm } from "./forms/read.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -609,6 +610,12 @@ export const parse = (json: unknown, options: ParseOptions = {}): Term => {
 export const parseText = (text: string, options: ParseOptions = {}): Term => {
   const timeMs = options.timeMs ?? (options.deadline !== undefined ? Math.max(0, options.deadline - Date.now()) : undefined)
   const timed = timeMs !== undefined ? { ...options, timeMs } : options
+  try {
+    return readTerm(text, { parse: (json) => parse(json, timed), tick: () => checkDeadline(timed, "reading the term's JSON"), every: CLOCK_EVERY })
+  } catch (error) {
+    if (!(error instanceof NotRead || error instanceof SyntaxError || error instanceof TermParseError)) throw error
+  }
+  // not a term the direct reader reads: the JSON, then the term, so that any error is the general parser's
   const json = parseJson(text)
   checkDeadline(timed, "reading the term's JSON")
   return parse(json, timed)

@@ -151,3 +151,97 @@ describe("Term", () => {
     expect(Term.pathTo(Term.app(Term.lit(1), Term.list([Term.lit(2), inner])), inner)).toEqual(["app", "arg", 1])
   })
 })
+
+describe("reading a term from JSON text", () => {
+  /** What reading gives: the term, or the parse error's message and path. */
+  const outcome = (read: () => Term.Term): unknown => {
+    try {
+      return { term: read() }
+    } catch (e) {
+      if (e instanceof Errors.TermParseError) return { error: e.message, path: e.path }
+      throw e
+    }
+  }
+  /** Reading the text straight must give what reading its JSON and then the term gives. */
+  const agrees = (text: string): void => {
+    expect(outcome(() => Term.parseText(text))).toEqual(outcome(() => Term.parse(Term.parseJsonText(text))))
+  }
+
+  /** The same JSON with every object's keys in reverse order. */
+  const reversed = (json: unknown): unknown =>
+    Array.isArray(json)
+      ? json.map(reversed)
+      : typeof json === "object" && json !== null
+      ? Object.fromEntries(Object.entries(json).reverse().map(([k, v]) => [k, reversed(v)]))
+      : json
+
+  const formKey = fc.constantFrom("add", "not", "app", "if", "lam", "var", "tool", "code_of", "pair", "fold", "cons", "quote", "eval", "continue", "compose", "self", "nil", "body")
+  const fieldKey = fc.constantFrom("func", "arg", "cond", "then", "else", "head", "tail", "input", "body", "x")
+  /** JSON that is often a term and often almost one: forms with wrong, missing or extra parts. */
+  const { termish } = fc.letrec<{ termish: unknown }>((tie) => ({
+    termish: fc.oneof(
+      { depthSize: "small" },
+      term.map(Term.encode),
+      fc.jsonValue({ maxDepth: 1 }),
+      fc.tuple(formKey, fc.oneof(tie("termish"), fc.array(tie("termish"), { maxLength: 4 }), fc.dictionary(fieldKey, tie("termish"), { maxKeys: 4 })))
+        .map(([k, v]) => ({ [k]: v })),
+      fc.tuple(fc.oneof(fc.string(), fc.integer()), tie("termish"), fc.boolean()).map(([p, body, extra]) => ({ lam: p, body, ...(extra ? { x: 1 } : {}) }))
+    )
+  }))
+
+  it("gives the term, or the error, that reading its JSON gives (property)", () => {
+    fc.assert(fc.property(termish, fc.boolean(), (json, reverse) => agrees(Term.stringify(reverse ? reversed(json) : json))), { numRuns: 2000 })
+  })
+
+  it("reports text cut short or not JSON as reading its JSON does (property)", () => {
+    fc.assert(fc.property(term, fc.double({ min: 0, max: 1, noNaN: true }), (t, at) => {
+      const text = Term.toJsonText(t)
+      agrees(text.slice(0, Math.floor(at * text.length)))
+      agrees(`${text} x`)
+    }), { numRuns: 500 })
+  })
+
+  it("reads duplicate keys, whitespace, escapes, -0 and 64-bit integers as JSON.parse does", () => {
+    for (const text of [
+      "{\"add\":[1,2],\"add\":[3,4]}",
+      "{\"app\":{\"func\":{\"var\":\"f\"},\"func\":{\"var\":\"g\"},\"arg\":1}}",
+      "{\"app\":{\"arg\":1,\"func\":{\"var\":\"f\"}}}",
+      "{\"body\":{\"var\":\"x\"},\"lam\":\"x\"}",
+      " {\n\t\"if\" : { \"else\" : -0 , \"then\" : [ ] , \"cond\" : true } } \r\n",
+      "{\"var\":\"\\u0078\\n\\\"\"}",
+      "[9223372036854775807,-9223372036854775808,9223372036854775808,1.0,1e2,1.5]",
+      "{\"not\":{\"var\":\"x\"},\"lam\":\"y\"}",
+      "{\"lam\":\"x\",\"body\":1,\"body\":2}",
+      "{\"__proto__\":1}",
+      ""
+    ]) agrees(text)
+  })
+
+  it("reads a term nested a million levels deep", () => {
+    const n = 1_000_000
+    let t = Term.parseText(`${"{\"add\":[".repeat(n)}1${",1]}".repeat(n)}`)
+    let depth = 0
+    let rightsAreOne = true
+    while (t._tag === "Binary") {
+      rightsAreOne &&= t.op === "add" && t.right._tag === "Lit" && t.right.value === 1
+      t = t.left
+      depth++
+    }
+    expect({ depth, rightsAreOne }).toEqual({ depth: n, rightsAreOne: true })
+    expect(t).toEqual(Term.lit(1))
+  })
+
+  it("reads other forms inside the ones it reads as they come, as their JSON", () => {
+    const text = "{\"app\":{\"func\":{\"compose\":[{\"llm\":{\"system\":\"s\"}},{\"tool\":\"t\"}]},\"arg\":{\"quote\":{\"self\":true}}}}"
+    expect(Term.parseText(text)).toEqual(Term.parse(JSON.parse(text)))
+  })
+})
+
+describe("parse errors deep in a term", () => {
+  it("name the two ends of a long path in the message, and the whole path in the error", () => {
+    const n = 100_000
+    const error = parseError(JSON.parse(`${"{\"not\":".repeat(n)}{"var":1}${"}".repeat(n)}`))
+    expect(error.path.length).toBe(n + 1)
+    expect(error.message).toBe(`$${".not".repeat(16)}…(${n + 1 - 32} more)…${".not".repeat(15)}.var: expected a variable name (string), found number`)
+  })
+})

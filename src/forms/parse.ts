@@ -63,6 +63,15 @@ const describe = (json: unknown): string => {
   return typeof json
 }
 
+/** Segments a parse error's message names at each end of a longer path (its `path` holds them all). */
+const PATH_ENDS_IN_MESSAGE = 16
+
+/** A path for an error message: whole, or its two ends around how many segments are left out. */
+const messagePath = (path: ReadonlyArray<string | number>): string =>
+  path.length <= 2 * PATH_ENDS_IN_MESSAGE
+    ? formatPath(path)
+    : `${formatPath(path.slice(0, PATH_ENDS_IN_MESSAGE))}…(${path.length - 2 * PATH_ENDS_IN_MESSAGE} more)…${formatPath(path.slice(-PATH_ENDS_IN_MESSAGE)).slice(1)}`
+
 /** Whether a JSON value is an object (not null, not an array). */
 export const isRecord = (json: unknown): json is Record<string, unknown> =>
   typeof json === "object" && json !== null && !Array.isArray(json)
@@ -74,7 +83,7 @@ export class Parser {
     if (key !== undefined) path.push(key)
     const found = key === undefined ? node.json : (node.json as Record<string, unknown>)[key as string]
     throw new TermParseError({
-      message: `${formatPath(path)}: expected ${expected}, found ${describe(found)}`,
+      message: `${messagePath(path)}: expected ${expected}, found ${describe(found)}`,
       path,
       expected
     })

@@ -71,7 +71,17 @@ export interface Scope {
   readonly next: Scope | undefined
 }
 
+/** Bits of {@link Code}'s packed fields: the operator form, then `simple`, `depth` and `n`. */
+const SOP_BITS = 5
+const DEPTH_SHIFT = SOP_BITS + 1
+const N_SHIFT = DEPTH_SHIFT + 4
+
 export class Code {
+  /**
+   * `sop`, `simple`, `depth` and `n` in one small integer: code nodes are as many as the term's,
+   * and four fields fewer make a deep term's code a fifth smaller.
+   */
+  private readonly packed: number
   constructor(
     readonly op: Op,
     readonly term: Term.Term,
@@ -81,15 +91,33 @@ export class Code {
     /** Literal value, variable index, operator, name, scope or agent step, depending on `op`. */
     readonly x: any,
     readonly items: ReadonlyArray<Code> | undefined,
-    /** For `Op.Simple`: the operator form (`Op.Binary` or `Op.Unary`). */
-    readonly sop: Op = op,
-    /** Whether this node can be evaluated directly, without machine frames. */
-    readonly simple: boolean = op === Op.Const || op === Op.Var || op === Op.Quote || op === Op.Self,
-    /** Nodes in a simple expression (the steps it accounts for). */
-    readonly n: number = 1,
-    /** Nesting depth of a simple expression (kept small so direct evaluation stays shallow). */
-    readonly depth: number = 1
-  ) {}
+    sop: Op = op,
+    simple: boolean = op === Op.Const || op === Op.Var || op === Op.Quote || op === Op.Self,
+    n = 1,
+    depth = 1
+  ) {
+    this.packed = sop | (simple ? 1 << SOP_BITS : 0) | (depth << DEPTH_SHIFT) | (n << N_SHIFT)
+  }
+
+  /** For `Op.Simple`: the operator form (`Op.Binary` or `Op.Unary`). */
+  get sop(): Op {
+    return this.packed & ((1 << SOP_BITS) - 1)
+  }
+
+  /** Whether this node can be evaluated directly, without machine frames. */
+  get simple(): boolean {
+    return (this.packed & (1 << SOP_BITS)) !== 0
+  }
+
+  /** Nesting depth of a simple expression (kept small so direct evaluation stays shallow). */
+  get depth(): number {
+    return (this.packed >> DEPTH_SHIFT) & 15
+  }
+
+  /** Nodes in a simple expression (the steps it accounts for). */
+  get n(): number {
+    return this.packed >>> N_SHIFT
+  }
 }
 
 /** A node from its children: `a`, `b`, `c` are the first three, `items` all of them when given. */

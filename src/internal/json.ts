@@ -26,28 +26,42 @@ const setKey = (object: Record<string, unknown>, key: string, value: unknown): v
 }
 
 /**
- * Parse JSON text as `JSON.parse` does, except that integers beyond the safe range of a number
- * are exact `bigint`s, and that nesting depth is limited only by memory. Throws a `SyntaxError`
- * naming the position of the first character that is not JSON.
+ * A position in JSON text and the tokens read from there: whitespace, strings, scalars and single
+ * characters. Every read that does not find JSON throws a `SyntaxError` naming the position.
  */
-export const parseExact = (text: string): unknown => {
-  let at = 0
-  const stack: Array<Open> = []
-  const skip = () => {
-    WHITESPACE.lastIndex = at
-    WHITESPACE.test(text)
-    at = WHITESPACE.lastIndex
+export class JsonCursor {
+  at = 0
+  constructor(readonly text: string) {}
+
+  fail(): never {
+    throw new SyntaxError(describeAt(this.text, this.at))
   }
-  const fail = (): never => {
-    throw new SyntaxError(describeAt(text, at))
+
+  /** The code of the next character after whitespace (`NaN` at the end). */
+  peek(): number {
+    WHITESPACE.lastIndex = this.at
+    WHITESPACE.test(this.text)
+    this.at = WHITESPACE.lastIndex
+    return this.text.charCodeAt(this.at)
   }
-  const literal = (word: string, value: unknown) => {
-    if (!text.startsWith(word, at)) fail()
-    at += word.length
-    return value
+
+  /** Step over the next character after whitespace, which must be `code`. */
+  expect(code: number): void {
+    if (this.peek() !== code) this.fail()
+    this.at++
   }
-  // a string token ends at the first unescaped quote; `JSON.parse` decodes (and checks) its escapes
-  const readString = (): string => {
+
+  /** Step over the next character after whitespace when it is `code`. */
+  accept(code: number): boolean {
+    if (this.peek() !== code) return false
+    this.at++
+    return true
+  }
+
+  /** A string token (the cursor at its opening quote); `JSON.parse` decodes (and checks) its escapes. */
+  string(): string {
+    const text = this.text
+    let at = this.at
     const start = at
     let escaped = false
     for (at++; ; at++) {
@@ -56,75 +70,89 @@ export const parseExact = (text: string): unknown => {
       if (ch === 0x5c) {
         escaped = true
         at++
-      } else if (!(ch >= 0x20)) fail()
+      } else if (!(ch >= 0x20)) {
+        this.at = at
+        this.fail()
+      }
     }
-    at++
+    this.at = ++at
     const token = text.slice(start, at)
     return escaped ? (JSON.parse(token) as string) : token.slice(1, -1)
   }
+
+  /** The key of an object member and its colon (the cursor before the key). */
+  key(): string {
+    if (this.peek() !== 0x22) this.fail()
+    const key = this.string()
+    this.expect(0x3a /* : */)
+    return key
+  }
+
+  /** A string, number, `true`, `false` or `null` (the cursor at its first character). */
+  scalar(): unknown {
+    const c = this.text.charCodeAt(this.at)
+    if (c === 0x22 /* " */) return this.string()
+    if (c === 0x74) return this.literal("true", true)
+    if (c === 0x66) return this.literal("false", false)
+    if (c === 0x6e) return this.literal("null", null)
+    NUMBER.lastIndex = this.at
+    const match = NUMBER.exec(this.text)
+    if (match === null) return this.fail()
+    const token = match[0]
+    this.at = NUMBER.lastIndex
+    const n = Number(token)
+    return match[1] === undefined && match[2] === undefined && !Number.isSafeInteger(n) ? BigInt(token) : n
+  }
+
+  /** Whether only whitespace is left. */
+  atEnd(): boolean {
+    this.peek()
+    return this.at >= this.text.length
+  }
+
+  private literal(word: string, value: unknown): unknown {
+    if (!this.text.startsWith(word, this.at)) this.fail()
+    this.at += word.length
+    return value
+  }
+}
+
+/**
+ * Parse JSON text as `JSON.parse` does, except that integers beyond the safe range of a number
+ * are exact `bigint`s, and that nesting depth is limited only by memory. Throws a `SyntaxError`
+ * naming the position of the first character that is not JSON.
+ */
+export const parseExact = (text: string): unknown => {
+  const cursor = new JsonCursor(text)
+  const stack: Array<Open> = []
   for (;;) {
-    skip()
     // read one value; containers are opened here and completed by the loop below
     let value: unknown
-    const c = text.charCodeAt(at)
+    const c = cursor.peek()
     if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      at++
-      skip()
+      cursor.at++
       const isObject = c === 0x7b
-      const empty = text.charCodeAt(at) === (isObject ? 0x7d : 0x5d)
-      if (!empty) {
-        const open: Open = { container: isObject ? {} : [], key: undefined }
-        if (isObject) {
-          if (text.charCodeAt(at) !== 0x22) fail()
-          open.key = readString()
-          skip()
-          if (text.charCodeAt(at) !== 0x3a /* : */) fail()
-          at++
-        }
-        stack.push(open)
+      if (!cursor.accept(isObject ? 0x7d : 0x5d)) {
+        stack.push({ container: isObject ? {} : [], key: isObject ? cursor.key() : undefined })
         continue
       }
-      at++
       value = isObject ? {} : []
-    } else if (c === 0x22 /* " */) value = readString()
-    else if (c === 0x74) value = literal("true", true)
-    else if (c === 0x66) value = literal("false", false)
-    else if (c === 0x6e) value = literal("null", null)
-    else {
-      NUMBER.lastIndex = at
-      const match = NUMBER.exec(text)
-      if (match === null) return fail()
-      const token = match[0]
-      at = NUMBER.lastIndex
-      const n = Number(token)
-      value = match[1] === undefined && match[2] === undefined && !Number.isSafeInteger(n) ? BigInt(token) : n
-    }
+    } else value = cursor.scalar()
     // hand the value to its container; close every container the text closes
     for (;;) {
       const top = stack[stack.length - 1]
       if (top === undefined) {
-        skip()
-        if (at < text.length) fail()
+        if (!cursor.atEnd()) cursor.fail()
         return value
       }
-      if (Array.isArray(top.container)) top.container.push(value)
-      else setKey(top.container, top.key!, value)
-      skip()
-      const next = text.charCodeAt(at)
-      if (next === 0x2c /* , */) {
-        at++
-        if (!Array.isArray(top.container)) {
-          skip()
-          if (text.charCodeAt(at) !== 0x22) fail()
-          top.key = readString()
-          skip()
-          if (text.charCodeAt(at) !== 0x3a) fail()
-          at++
-        }
+      const isArray = Array.isArray(top.container)
+      if (isArray) (top.container as Array<unknown>).push(value)
+      else setKey(top.container as Record<string, unknown>, top.key!, value)
+      if (cursor.accept(0x2c /* , */)) {
+        if (!isArray) top.key = cursor.key()
         break
       }
-      if (next !== (Array.isArray(top.container) ? 0x5d : 0x7d)) fail()
-      at++
+      cursor.expect(isArray ? 0x5d : 0x7d)
       stack.pop()
       value = top.container
     }
