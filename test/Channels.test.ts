@@ -17,7 +17,7 @@ const model: LanguageModel.LanguageModelShape = Scripted.respond((request) => {
   return `${request.messages[0]!.content}(${last})`
 })
 
-const run = async (term: Term.Term, input: unknown = "go", options: Parameters<ReturnType<typeof createRuntime>["run"]>[2] = {}, tools: ReadonlyArray<Tools.Tool> = []) => {
+const run = async (term: Term.Term, input: unknown = "go", options: Parameters<ReturnType<typeof createRuntime>["run"]>[2] = {}, tools: NonNullable<Parameters<typeof createRuntime>[0]>["tools"] = []) => {
   const runtime = createRuntime({ model, tools, trace: "agent" })
   try {
     return await runtime.run(term, input, options)
