@@ -226,12 +226,17 @@ const message = (exec: Evaluator.Execution, request: Oracle.ChannelRequest, scop
     return Effect.fail(new EvalError({ kind: "RuntimeError", message: `${request.kind} on channel ${JSON.stringify(request.channel)} outside any channels scope`, steps: usage.steps }))
   }
   const who = exec.branchPath === undefined ? "the run" : `branch ${exec.branchPath}`
-  const passed = Effect.suspend(() =>
-    request.kind === "send" ? scope.send(request.channel, request.value, who, usage.steps) : scope.receive(request.channel, who, usage.steps)
-  )
-  if (exec.traceLevel === "off") return passed
   const started = performance.now()
-  return Effect.map(passed, (value) => {
+  let passed: Effect.Effect<Value.Value, EvalError>
+  try {
+    // a message the channel serves at once is an Exit, so the loop goes on without the scheduler
+    passed = request.kind === "send" ? scope.send(request.channel, request.value, who, usage.steps) : scope.receive(request.channel, who, usage.steps)
+  } catch (error) {
+    if (error instanceof EvalError) return Effect.fail(error)
+    throw error
+  }
+  if (exec.traceLevel === "off") return passed
+  const trace = (value: Value.Value) =>
     exec.record({
       step: usage.steps,
       kind: request.kind,
@@ -239,8 +244,12 @@ const message = (exec: Evaluator.Execution, request: Oracle.ChannelRequest, scop
       [request.kind === "send" ? "input" : "output"]: preview(Value.toText(value)),
       durationMs: performance.now() - started
     })
-    return value
-  })
+  const done = completed(passed)
+  if (done !== undefined) {
+    if (Exit.isSuccess(done)) trace(done.value)
+    return passed
+  }
+  return Effect.map(passed, (value) => (trace(value), value))
 }
 
 /** A recorded answer, with what the original call added to the trace and the token count. */
