@@ -107,8 +107,8 @@ export const lintRules: ReadonlyArray<LintRule> = [
   rule("L045", "info", "hand-off cycle", "delegates whose prompts hand off to each other: the cycle is cut by the hand-off depth budget"),
   rule("L046", "error", "unknown channel", "Send(c) or Receive(c) outside every Channels[…] that declares c: the message fails at run time", true),
   rule("L047", "error", "channel declared twice", "Channels[c:n, c:m]: one name bound to two channels", true),
-  rule("L048", "warn", "channel with no receiver", "Channels[c:n](… Send(c) …) with no Receive(c): a send past the capacity waits forever (a Deadlock)"),
-  rule("L049", "warn", "channel with no sender", "Channels[c:n](… Receive(c) …) with no Send(c): every receive waits forever (a Deadlock)")
+  rule("L048", "warn", "channel with no receiver", "Send(c) in Channels[c:n] with no Receive(c): a send past the capacity waits forever (a Deadlock)"),
+  rule("L049", "warn", "channel with no sender", "Receive(c) in Channels[c:n] with no Send(c): every receive waits forever (a Deadlock)")
 ]
 
 /**
