@@ -358,8 +358,10 @@ const loop = <E, R>(
           : answer(exec, run, request, handlers, options, scope)
         const done = completed(answered)
         if (done === undefined) {
-          // waiting: the time budget interrupts the wait when it runs out
-          const waiting = deadline === Infinity
+          // waiting: the time budget interrupts the wait when it runs out. A channel wait needs no
+          // timer of its own: only another branch of the run can end it, and that branch is under
+          // the budget (when none is left, the wait is a deadlock, reported at once)
+          const waiting = deadline === Infinity || request.kind === "send" || request.kind === "receive"
             ? answered
             : Effect.timeoutOrElse(answered, { duration: Math.max(0, deadline - Date.now()), orElse: () => Effect.fail(timeUp()) })
           return Effect.flatMap(waiting, (output) => go(attempt(() => exec.slice(slice, valueOf(request, output)))))

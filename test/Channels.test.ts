@@ -123,6 +123,12 @@ describe("channels", () => {
     expect(out.result).toEqual({ pair: ["slow(m)", "slow(m)"] })
   })
 
+  it("the time budget holds while a branch waits: the branch computing runs out of it", async () => {
+    const spin = Term.loop({ body: Term.lam("n", Term.add(Term.var("n"), Term.lit(1))), max: 1_000_000_000 })
+    const term = Term.channels([{ name: "c", capacity: 0 }], Term.par([Term.receive("c"), chain(Term.lam("_", Term.lit(0)), spin, Term.send("c"))]))
+    await expect(run(term, "go", { budget: { timeMs: 100, steps: Number.MAX_SAFE_INTEGER } })).rejects.toMatchObject({ _tag: "BudgetExceeded", budget: "time" })
+  })
+
   it("nested scopes: an inner declaration shadows an outer one; outer channels stay reachable", async () => {
     const term = Term.channels([{ name: "c", capacity: 1 }, { name: "out", capacity: 1 }], chain(
       Term.lam("_", Term.lit("outer")),
