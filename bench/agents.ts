@@ -5,7 +5,8 @@
  * - warm: after at least 3 seconds of the same runs in this process;
  * - how the cost per step changes with the loop's length (5 to 320 steps);
  * - a 3-stage chain per stage; `par` of 10 branches on a 100 ms model;
- * - resident memory of a process after its 20-step runs, beside plain TypeScript's and `node -e 0`'s.
+ * - resident memory of a process after its 20-step runs, beside plain TypeScript's and `node -e 0`'s;
+ * - a group chat per turn, and a channel message between two `par` branches, each beside plain TypeScript.
  */
 import { spawnSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -158,6 +159,7 @@ export async function run(): Promise<void> {
   )
   await Promise.all([runtime.close(), chainRuntime.close(), quiet.close(), slow.close()])
   await groupChat()
+  await channelMessages()
 }
 
 const CHAT_AGENTS = 5
@@ -222,4 +224,82 @@ export async function groupChat(): Promise<void> {
   await fresh.close()
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await (process.argv[2] === "groupchat" ? groupChat() : run())
+const MESSAGES = 1000
+
+/** The plain TypeScript handoff of the same shape: a rendezvous (or buffered) queue between two async tasks. */
+class PlainChannel<A> {
+  private readonly buffer: Array<A> = []
+  private readonly senders: Array<{ value: A; resume: () => void }> = []
+  private readonly receivers: Array<(value: A) => void> = []
+  constructor(private readonly capacity: number) {}
+
+  send(value: A): Promise<void> {
+    const receiver = this.receivers.shift()
+    if (receiver !== undefined) return (receiver(value), Promise.resolve())
+    if (this.buffer.length < this.capacity) return (this.buffer.push(value), Promise.resolve())
+    return new Promise((resume) => this.senders.push({ value, resume }))
+  }
+
+  receive(): Promise<A> {
+    const sender = this.senders.shift()
+    if (this.buffer.length > 0) {
+      const value = this.buffer.shift()!
+      if (sender !== undefined) (this.buffer.push(sender.value), sender.resume())
+      return Promise.resolve(value)
+    }
+    if (sender !== undefined) return (sender.resume(), Promise.resolve(sender.value))
+    return new Promise((resolve) => this.receivers.push(resolve))
+  }
+}
+
+const plainHandoff = async (capacity: number) => {
+  const channel = new PlainChannel<number>(capacity)
+  const sender = async () => {
+    for (let i = 0; i < MESSAGES; i++) await channel.send(i)
+  }
+  const receiver = async () => {
+    let sum = 0
+    for (let i = 0; i < MESSAGES; i++) sum += await channel.receive()
+    return sum
+  }
+  return (await Promise.all([sender(), receiver()]))[1]
+}
+
+/** Overhead per channel message: one `par` branch sends 1000 values, the other receives them, against two async tasks. */
+export async function channelMessages(): Promise<void> {
+  const indices = Array.from({ length: MESSAGES }, (_, i) => i)
+  const x = Term.var("x")
+  const term = (capacity: number) => Term.channels([{ name: "c", capacity }], Term.par([
+    Term.lam("x", Term.list(indices.map((i) => Term.app(Term.send("c"), Term.lit(i))))),
+    Term.lam("x", Term.list(indices.map(() => Term.app(Term.receive("c"), x))))
+  ]))
+  const traced = createRuntime({ model: Scripted.echo(), trace: "agent" })
+  const quiet = createRuntime({ model: Scripted.echo(), trace: "off" })
+  const rows: Array<Array<string>> = []
+  for (const capacity of [0, 16]) {
+    const t = term(capacity)
+    const check = await traced.run(t, null)
+    const received = (check.result as { readonly pair: readonly [unknown, ReadonlyArray<number>] }).pair[1]
+    if (received[MESSAGES - 1] !== MESSAGES - 1) throw new Error("the receiver lost a message")
+    const withTrace = await warm(() => traced.run(t, null))
+    const withoutTrace = await warm(() => quiet.run(t, null), 1000)
+    const plain = await warm(() => plainHandoff(capacity), 1000)
+    rows.push([
+      capacity === 0 ? "rendezvous (capacity 0)" : `buffered (capacity ${capacity})`,
+      fmt(withTrace / MESSAGES, 2),
+      fmt(withoutTrace / MESSAGES, 2),
+      fmt(plain / MESSAGES, 3),
+      `${fmt(withoutTrace / plain, 1)}×`
+    ])
+  }
+  table(
+    `Channel message between two par branches (${MESSAGES} messages per run; warm: after ≥ 3 s; plain TS: two async tasks and a promise queue)`,
+    ["channel", "µs/message (trace agent)", "µs/message (trace off)", "plain TS µs/message", "ratio (trace off)"],
+    rows
+  )
+  await Promise.all([traced.close(), quiet.close()])
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await (process.argv[2] === "groupchat" ? groupChat() : process.argv[2] === "channels" ? channelMessages() : run())
+}

@@ -21,7 +21,9 @@ import { EvalError, isLambdaError, type LambdaError } from "./Errors.ts"
 import type * as Evaluator from "./Evaluator.ts"
 import * as Oracle from "./Oracle.ts"
 import type * as Trace from "./Trace.ts"
+import { preview } from "./Trace.ts"
 import { isTerminate } from "./forms/tool.ts"
+import { type Fork, Scope } from "./internal/channels.ts"
 import { isExit } from "./internal/exits.ts"
 import * as Value from "./Value.ts"
 
@@ -107,6 +109,11 @@ export interface RecordedAnswer {
 export interface RunState {
   /** The machine the request came from (a `par` branch is an execution of its own). */
   readonly execution: Evaluator.Execution
+  /**
+   * Whether the request comes from inside a `channels` scope. Such a run is not checkpointed
+   * until the scope ends: its branches' messages depend on each other's timing.
+   */
+  readonly inChannels?: boolean
 }
 
 /**
@@ -121,7 +128,10 @@ export interface RunState {
  * ```
  */
 export interface DriveOptions {
-  /** Branches of one `par` that run at the same time (default: all of them). */
+  /**
+   * Branches of one `par` that run at the same time (default: all of them). Inside a `channels`
+   * scope every branch runs at once (a branch waiting on a channel must not hold another's turn).
+   */
   readonly concurrency?: number
   /** Longest stretch of pure evaluation between chances to interrupt, in ms (default 10). */
   readonly sliceMs?: number
@@ -168,7 +178,8 @@ const answer = <E, R>(
   run: RunState,
   request: Oracle.Request,
   handlers: Handlers<E, R>,
-  options: DriveOptions
+  options: DriveOptions,
+  scope: Scope | undefined
 ): Effect.Effect<unknown, E | LambdaError, R> => {
   if (handlers.admit !== undefined) {
     const refused = handlers.admit(request)
@@ -178,7 +189,7 @@ const answer = <E, R>(
   }
   const usage = exec.usage
   const budget = exec.budget
-  const recorded = request.kind === "par" ? undefined : options.recorded?.get(exec.requestKey(request))
+  const recorded = request.kind === "par" || request.kind === "channels" ? undefined : options.recorded?.get(exec.requestKey(request))
   switch (request.kind) {
     case "llm":
       if (usage.llmCalls >= budget.llmCalls) return Effect.fail(exec.exhausted("llmCalls", budget.llmCalls))
@@ -194,12 +205,51 @@ const answer = <E, R>(
     case "memory-write":
       return recorded !== undefined ? replayed(exec, recorded) : handlers.memory(request, run)
     case "par":
-      return branches(exec, request, handlers, options)
+      return branches(exec, request, handlers, options, scope)
     case "ask":
       if (recorded !== undefined) return replayed(exec, recorded)
       if (handlers.ask !== undefined) return handlers.ask(request, run)
       return Effect.fail(new EvalError({ kind: "OracleError", message: `nothing answers ${Oracle.describe(request)}`, steps: exec.steps }))
+    case "channels":
+      return loop(exec.scoped(request), handlers, options, undefined, new Scope(scope, request.term.declare))
+    case "send":
+    case "receive":
+      return message(exec, request, scope)
   }
+}
+
+/** Pass a message on a channel of the enclosing scopes; one step of the budget, one trace event. */
+const message = (exec: Evaluator.Execution, request: Oracle.ChannelRequest, scope: Scope | undefined): Effect.Effect<Value.Value, LambdaError> => {
+  const usage = exec.usage
+  if (++usage.steps > exec.budget.steps) return Effect.fail(exec.exhausted("steps", exec.budget.steps, `step budget of ${exec.budget.steps} exhausted`))
+  if (scope === undefined) {
+    return Effect.fail(new EvalError({ kind: "RuntimeError", message: `${request.kind} on channel ${JSON.stringify(request.channel)} outside any channels scope`, steps: usage.steps }))
+  }
+  const who = exec.branchPath === undefined ? "the run" : `branch ${exec.branchPath}`
+  const started = performance.now()
+  let passed: Effect.Effect<Value.Value, EvalError>
+  try {
+    // a message the channel serves at once is an Exit, so the loop goes on without the scheduler
+    passed = request.kind === "send" ? scope.send(request.channel, request.value, who, usage.steps) : scope.receive(request.channel, who, usage.steps)
+  } catch (error) {
+    if (error instanceof EvalError) return Effect.fail(error)
+    throw error
+  }
+  if (exec.traceLevel === "off") return passed
+  const trace = (value: Value.Value) =>
+    exec.record({
+      step: usage.steps,
+      kind: request.kind,
+      name: request.channel,
+      [request.kind === "send" ? "input" : "output"]: preview(Value.toText(value)),
+      durationMs: performance.now() - started
+    })
+  const done = completed(passed)
+  if (done !== undefined) {
+    if (Exit.isSuccess(done)) trace(done.value)
+    return passed
+  }
+  return Effect.map(passed, (value) => (trace(value), value))
 }
 
 /** A recorded answer, with what the original call added to the trace and the token count. */
@@ -213,11 +263,20 @@ const branches = <E, R>(
   exec: Evaluator.Execution,
   request: Oracle.ParRequest,
   handlers: Handlers<E, R>,
-  options: DriveOptions
+  options: DriveOptions,
+  scope: Scope | undefined
 ): Effect.Effect<Value.Value, E | LambdaError, R> => {
   const started = performance.now()
   const runs = request.term.branches.map((_, i) => exec.branch(request, i))
-  return Effect.forEach(runs, (branch) => loop(branch, handlers, options, undefined), { concurrency: options.concurrency ?? "unbounded" }).pipe(
+  const fork: Fork | undefined = scope?.hub.fork(runs.length)
+  const run = fork === undefined
+    ? (branch: Evaluator.Execution) => loop(branch, handlers, options, undefined, undefined)
+    : (branch: Evaluator.Execution) =>
+      Effect.map(loop(branch, handlers, options, undefined, scope), (value) => {
+        scope!.hub.branchDone(fork, exec.steps)
+        return value
+      })
+  return Effect.forEach(runs, run, { concurrency: fork === undefined ? options.concurrency ?? "unbounded" : "unbounded" }).pipe(
     Effect.map((results) => {
       // branch events join the run's trace in branch order, whatever order they finished in
       for (const branch of runs) exec.events.push(...branch.events)
@@ -254,24 +313,27 @@ export const drive = <E, R>(
   exec: Evaluator.Execution,
   handlers: Handlers<E, R>,
   options: DriveOptions = {}
-): Effect.Effect<Value.Value, E | LambdaError, R> => loop(exec, handlers, options, options.first)
+): Effect.Effect<Value.Value, E | LambdaError, R> => loop(exec, handlers, options, options.first, undefined)
 
 const loop = <E, R>(
   exec: Evaluator.Execution,
   handlers: Handlers<E, R>,
   options: DriveOptions,
-  first: Evaluator.SliceStep | undefined
+  first: Evaluator.SliceStep | undefined,
+  scope: Scope | undefined
 ): Effect.Effect<Value.Value, E | LambdaError, R> =>
   Effect.suspend(() => {
     const slice = options.sliceMs ?? DEFAULT_SLICE_MS
-    const run: RunState = { execution: exec }
-    const record = handlers.answered
-    const sliced = handlers.sliced
+    const run: RunState = scope === undefined ? { execution: exec } : { execution: exec, inChannels: true }
+    // inside a channels scope nothing is checkpointed or recorded: a resumed run runs the scope again
+    const record = scope === undefined ? handlers.answered : undefined
+    const suspended = scope === undefined ? handlers.suspended : undefined
+    const sliced = scope === undefined ? handlers.sliced : undefined
     const deadline = exec.deadline
     const timeUp = () => exec.exhausted("time", exec.budget.timeMs, `time budget of ${exec.budget.timeMs} ms exhausted`)
     const valueOf = (request: Oracle.Request, output: unknown): Value.Value => {
       const value = Oracle.toValue(output)
-      if (record !== undefined) record(request, value, run)
+      if (record !== undefined && request.kind !== "send" && request.kind !== "receive") record(request, value, run)
       return value
     }
     const go = (step: Step): Effect.Effect<Value.Value, E | LambdaError, R> => {
@@ -289,14 +351,17 @@ const loop = <E, R>(
         }
         const request = step.request
         if (Date.now() > deadline) return Effect.fail(timeUp())
-        const live = handlers.suspended !== undefined && !(options.recorded?.has(exec.requestKey(request)) ?? false)
+        const live = suspended !== undefined && request.kind !== "send" && request.kind !== "receive" &&
+          !(options.recorded?.has(exec.requestKey(request)) ?? false)
         const answered = live
-          ? Effect.flatMap(handlers.suspended!(request, run), () => answer(exec, run, request, handlers, options))
-          : answer(exec, run, request, handlers, options)
+          ? Effect.flatMap(suspended(request, run), () => answer(exec, run, request, handlers, options, scope))
+          : answer(exec, run, request, handlers, options, scope)
         const done = completed(answered)
         if (done === undefined) {
-          // waiting: the time budget interrupts the wait when it runs out
-          const waiting = deadline === Infinity
+          // waiting: the time budget interrupts the wait when it runs out. A channel wait needs no
+          // timer of its own: only another branch of the run can end it, and that branch is under
+          // the budget (when none is left, the wait is a deadlock, reported at once)
+          const waiting = deadline === Infinity || request.kind === "send" || request.kind === "receive"
             ? answered
             : Effect.timeoutOrElse(answered, { duration: Math.max(0, deadline - Date.now()), orElse: () => Effect.fail(timeUp()) })
           return Effect.flatMap(waiting, (output) => go(attempt(() => exec.slice(slice, valueOf(request, output)))))

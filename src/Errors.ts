@@ -95,7 +95,8 @@ export type EvalErrorKind = typeof EvalErrorKind.Type
  * `Overflow` (an integer left the 64-bit range), `RuntimeError` (self/continue outside a tool,
  * an unknown tool in code_of, …), `InputTooLarge`, `RouteError` (no route matched and there is
  * no default), `ValidationError` (a guard's attempts all failed validation), `OracleError` (an
- * LLM, tool or memory call failed).
+ * LLM, tool or memory call failed), `Deadlock` (every machine that can use a channel waits on one;
+ * the message names the channels and who waits on each).
  *
  * @since 0.2.0
  * @category models
@@ -115,7 +116,8 @@ export const EvalErrorKind = Schema.Literals([
   "InputTooLarge",
   "RouteError",
   "ValidationError",
-  "OracleError"
+  "OracleError",
+  "Deadlock"
 ])
 
 /**

@@ -233,6 +233,14 @@ export class Execution {
     return new Execution(this.machine.branch(index, request.input, events), events, this.counters, `${this.scope}${request.id}.${index}/`)
   }
 
+  /**
+   * The agent of a pending `channels` request, as its own execution sharing this run's budget,
+   * trace and branch path (it is not a branch: it runs while its parent waits).
+   */
+  scoped(request: Oracle.ChannelsRequest): Execution {
+    return new Execution(this.machine.branch(0, request.input, this.events, false), this.events, this.counters, `${this.scope}${request.id}.0/`)
+  }
+
   /** The trace level this execution records at. */
   get traceLevel(): Trace.TraceLevel {
     return this.machine.config.trace

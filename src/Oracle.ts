@@ -122,6 +122,43 @@ export interface AskRequest {
 }
 
 /**
+ * Run a `channels` node's agent on `input` in a fresh scope holding the declared channels; the
+ * answer is the agent's result. The driver runs the agent as a machine of its own
+ * (`Execution.scoped`).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Oracle } from "lambdagent"
+ * const names = (r: Oracle.ChannelsRequest) => r.term.declare.map((d) => d.name)
+ * ```
+ */
+export interface ChannelsRequest {
+  readonly kind: "channels"
+  readonly id: number
+  readonly term: Term.Of<"Channels">
+  readonly input: Value.Value
+}
+
+/**
+ * Pass a message on a channel of an enclosing `channels` scope: `send` offers `value` (the answer
+ * is the value, once the channel has taken it), `receive` asks for the next one (the answer is
+ * it). Either waits while the channel cannot serve it.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Oracle } from "lambdagent"
+ * const r: Oracle.ChannelRequest = { kind: "send", id: 1, channel: "drafts", value: "hello" }
+ * ```
+ */
+export type ChannelRequest =
+  | { readonly kind: "send"; readonly id: number; readonly channel: string; readonly value: Value.Value }
+  | { readonly kind: "receive"; readonly id: number; readonly channel: string }
+
+/**
  * A node the machine cannot reduce by itself.
  *
  * @since 0.2.0
@@ -129,10 +166,10 @@ export interface AskRequest {
  * @example
  * ```ts
  * import type { Oracle } from "lambdagent"
- * const kinds: ReadonlyArray<Oracle.Request["kind"]> = ["llm", "tool", "memory-read", "memory-write", "par", "ask"]
+ * const kinds: ReadonlyArray<Oracle.Request["kind"]> = ["llm", "tool", "memory-read", "memory-write", "par", "ask", "channels", "send", "receive"]
  * ```
  */
-export type Request = LlmRequest | ToolRequest | MemoryRequest | ParRequest | AskRequest
+export type Request = LlmRequest | ToolRequest | MemoryRequest | ParRequest | AskRequest | ChannelsRequest | ChannelRequest
 
 /**
  * A short description of a request, for messages: `an LLM call (writer)`, `a call of tool "search"`.
@@ -158,6 +195,12 @@ export const describe = (request: Request): string => {
       return "parallel branches"
     case "ask":
       return `a question to a person (${JSON.stringify(request.question)})`
+    case "channels":
+      return "a channels scope"
+    case "send":
+      return `a send on channel ${JSON.stringify(request.channel)}`
+    case "receive":
+      return `a receive on channel ${JSON.stringify(request.channel)}`
   }
 }
 

@@ -97,6 +97,7 @@ export type { ModelSettings } from "./forms/llm.ts"
 export type { Merge } from "./forms/par.ts"
 export type { Fallback } from "./forms/guard.ts"
 export type { Scheduler } from "./forms/groupchat.ts"
+export type { ChannelDeclaration } from "./forms/channels.ts"
 
 /**
  * A term of the language. Pure forms first, then the agent forms, each a first-class node so
@@ -189,6 +190,7 @@ export { react } from "./forms/react.ts"
 export { defaultKeywords, groupChat } from "./forms/groupchat.ts"
 export { handoff, handoffOf } from "./forms/handoff.ts"
 export { ask } from "./forms/ask.ts"
+export { channels, receive, send } from "./forms/channels.ts"
 
 const binaryBuilder = (op: BinaryOp) => (left: Term, right: Term): Term => binary(op, left, right)
 

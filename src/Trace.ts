@@ -32,7 +32,7 @@ export type TraceLevel = "off" | "agent" | "beta"
  * const k: Trace.EventKind = "llm"
  * ```
  */
-export type EventKind = "beta" | "llm" | "tool" | "route" | "loop" | "guard" | "memory" | "par" | "react" | "continue" | "groupchat" | "handoff" | "ask"
+export type EventKind = "beta" | "llm" | "tool" | "route" | "loop" | "guard" | "memory" | "par" | "react" | "continue" | "groupchat" | "handoff" | "ask" | "send" | "receive"
 
 /**
  * One recorded event. `step` is the evaluator's step counter when it happened; `input`/`output`

@@ -62,7 +62,12 @@ const samples: { readonly [K in Term.Tag]: ReadonlyArray<Term.Of<K>> } = {
     Term.handoff({ select: think, registry: [["a", think], ["b", Term.tool("t")]], maxDepth: 2 }),
     Term.handoff({ select: think, registry: [["only", think]], fallback: Term.tool("t"), maxDepth: 0 })
   ] as Array<Term.Of<"Handoff">>,
-  Ask: [Term.ask("Approve?"), Term.ask("")] as Array<Term.Of<"Ask">>
+  Ask: [Term.ask("Approve?"), Term.ask("")] as Array<Term.Of<"Ask">>,
+  Channels: [
+    Term.channels([{ name: "c", capacity: 0 }, { name: "d", capacity: 3 }], Term.par([Term.compose([think, Term.send("c")]), Term.receive("c")]))
+  ] as Array<Term.Of<"Channels">>,
+  Send: [Term.send("c")] as Array<Term.Of<"Send">>,
+  Receive: [Term.receive("c")] as Array<Term.Of<"Receive">>
 }
 
 /** The JSON at `path` below `json`. */

@@ -687,7 +687,7 @@ describe("inputs and determinism", () => {
   const examples = readdirSync("examples/agents").filter((f) => f.endsWith(".yml")).sort()
 
   it("has an example of every kind", () => {
-    expect(examples).toEqual(["approval.yml", "assistant.yml", "calculator.yml", "chain.yml", "guard.yml", "memory.yml", "parallel.yml", "react.yml", "review-chat.yml", "router.yml", "sandboxed.yml", "simple.yml", "support-desk.yml", "team.yml"])
+    expect(examples).toEqual(["approval.yml", "assistant.yml", "calculator.yml", "chain.yml", "guard.yml", "memory.yml", "parallel.yml", "pipeline.yml", "react.yml", "review-chat.yml", "router.yml", "sandboxed.yml", "simple.yml", "support-desk.yml", "team.yml"])
   })
 
   it.each(examples)("compiles %s to the same bytes every time, and the term parses back to itself", (file) => {

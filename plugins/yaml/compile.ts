@@ -12,6 +12,8 @@
  * | `memory` | `memory` (wraps everything: core → guard → memory) |
  * | `rag` | a `rag_retrieve` tool (agentic react) or a `rag_retrieve_context` stage first |
  * | `sharedMemory` | a `shared_memory_context` stage first, `shared_*` tools for react agents, a `shared_publish` call after each agent |
+ * | `receive` / `send` | a `receive` stage before the agent / a `send` stage after it (outermost) |
+ * | `channels` | a `channels` scope around the whole term |
  *
  * Tools are references by name; {@link CompiledAgent.tools} says where each comes from (an MCP
  * server, a CLI agent, a builtin, …) so that a runtime can provide them. The same file always
@@ -429,6 +431,7 @@ export const semanticIssues = (
     }
   }
   sandboxIssues(file, add)
+  channelIssues(file, add)
   const shared = file.sharedMemory
   if (shared !== undefined && shared.enabled !== false && shared.strategy === "custom" && shared.customStore === undefined && overrides.sharedMemoryStore === undefined) {
     add("L036", ["sharedMemory", "strategy"], "sharedMemory strategy custom needs customStore (or a shared memory store passed in the overrides)", "customStore", "missing")
@@ -439,6 +442,27 @@ export const semanticIssues = (
     }
   }
   return out
+}
+
+/** L046: a send or receive naming a channel `channels:` does not declare; L047: a name declared twice. */
+const channelIssues = (file: AgentFile, add: (rule: string, path: FieldPath, message: string, expected: string, actual: string) => void): void => {
+  const declared = new Map<string, number>()
+  file.channels?.forEach((c, i) => {
+    const first = declared.get(c.name)
+    if (first === undefined) declared.set(c.name, i)
+    else add("L047", ["channels", i, "name"], `channel ${JSON.stringify(c.name)} is declared twice (first at channels[${first}])`, "a unique channel name", c.name)
+  })
+  const list = [...declared.keys()].map((n) => JSON.stringify(n)).join(", ")
+  for (const { agent, path } of agentsOf(file)) {
+    for (const op of ["receive", "send"] as const) {
+      const channel = agent[op]
+      if (channel === undefined || declared.has(channel)) continue
+      const message = file.channels === undefined
+        ? `${op} names channel ${JSON.stringify(channel)}, but the file has no channels: block`
+        : `${op} names channel ${JSON.stringify(channel)}, which channels: does not declare (it declares ${list})`
+      add("L046", [...path, op], message, "a channel of channels:", channel)
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -805,7 +829,22 @@ class Compiler {
       this.memory.push(requirement)
       core = this.mark(Term.memory({ agent: core, size: requirement.size, ttl: requirement.ttl, scope: requirement.scope }), [...path, "memory"])
     }
+    if (agent.receive !== undefined) {
+      const receive = this.mark(Term.receive(agent.receive), [...path, "receive"])
+      core = this.mark(Term.compose(core._tag === "Compose" ? [receive, ...core.stages] : [receive, core]), [...path, "receive"])
+    }
+    if (agent.send !== undefined) {
+      const send = this.mark(Term.send(agent.send), [...path, "send"])
+      core = this.mark(Term.compose(core._tag === "Compose" ? [...core.stages, send] : [core, send]), [...path, "send"])
+    }
     return core
+  }
+
+  /** The file's term inside the scope of its `channels:`, when it declares any. */
+  scoped(file: AgentFile, term: Term.Term): Term.Term {
+    const declared = file.channels
+    if (declared === undefined) return term
+    return this.mark(Term.channels(declared.map((c) => ({ name: c.name, capacity: c.capacity ?? 0 })), term), ["channels"])
   }
 
   private step(step: StepConfig, i: number, agent: AgentConfig, path: FieldPath, model: ModelConfig | undefined): Term.Term {
@@ -891,7 +930,7 @@ class Compiler {
     const issues = semanticIssues(sub, { overrides: this.overrides, locate: (p) => source.locate(p) })
     if (issues.length > 0) throw semanticError(issues, source.file)
     const compiler = new Compiler(sub, this.overrides, { baseDir: dirname(file), files: [...this.context.files, file] })
-    const term = compiler.agent(sub, [], undefined, sub.name ?? tool.key, true)
+    const term = compiler.scoped(sub, compiler.agent(sub, [], undefined, sub.name ?? tool.key, true))
     // what the sub-agent needs is needed by the file that calls it
     for (const [name, ref] of compiler.refs) if (!this.refs.has(name)) this.refs.set(name, ref)
     this.memory.push(...compiler.memory)
@@ -1044,7 +1083,7 @@ export const compileChecked = (file: AgentFile, overrides: Overrides, where: { r
 } => {
   const files = where.file !== undefined ? [resolvePath(where.file)] : []
   const compiler = new Compiler(file, overrides, where.baseDir === undefined ? { files } : { baseDir: where.baseDir, files })
-  const term = compiler.agent(file, [], undefined, "agent", true)
+  const term = compiler.scoped(file, compiler.agent(file, [], undefined, "agent", true))
   return {
     term,
     tools: compiler.references(file),

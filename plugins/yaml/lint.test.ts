@@ -5,6 +5,9 @@ import { lintRules, ruleById } from "./rules.ts"
 
 const MODEL = "model: {provider: openai, name: gpt-4o-mini, temperature: 0.3}"
 const SIMPLE = `type: simple\nsystemPrompt: Summarize.\n${MODEL}\n`
+/** A parallel agent whose first branch sends on c and second receives from it; more branches may follow. */
+const PIPE = (channels: string) =>
+  `type: parallel\n${MODEL}\n${channels}\nparallel:\n  agents:\n    - {systemPrompt: A., send: c}\n    - {systemPrompt: B., receive: c}\n`
 const REACT = `type: react\nsystemPrompt: Use tools.\n${MODEL}\nreact: {maxSteps: 10}\nmcp:\n  localTools: [search, terminate]\n`
 const ROUTER = `type: router\n${MODEL}\nrouter:\n  classifier: {prompt: Classify.}\n  routes:\n    code: {systemPrompt: Code.}\n  default: Sorry.\n`
 const CHAIN = `type: chain\n${MODEL}\nchain:\n  steps:\n    - {name: a, prompt: A.}\n    - {name: b, prompt: B.}\n`
@@ -313,6 +316,25 @@ const cases: Readonly<Record<string, Cases>> = {
   L045: {
     fires: [{ yaml: `type: handoff\n${MODEL}\nhandoff:\n  selector: {prompt: Pick.}\n  registry:\n    a: {systemPrompt: "A; else HANDOFF b"}\n    b: {systemPrompt: "B; else HANDOFF: a"}\n`, field: "handoff.registry.a" }],
     quiet: [{ yaml: `type: handoff\n${MODEL}\nhandoff:\n  selector: {prompt: Pick.}\n  registry:\n    a: {systemPrompt: "A; else HANDOFF b"}\n    b: {systemPrompt: B.}\n` }]
+  },
+  L046: {
+    fires: [
+      { yaml: `${PIPE("channels: [{name: c}]")}    - {systemPrompt: D., send: typo}\n`, field: "parallel.agents[2].send" },
+      { yaml: PIPE(""), field: "parallel.agents[0].send" }
+    ],
+    quiet: [{ yaml: PIPE("channels: [{name: c}]") }]
+  },
+  L047: {
+    fires: [{ yaml: PIPE("channels: [{name: c}, {name: c, capacity: 1}]"), field: "channels[1].name" }],
+    quiet: [{ yaml: PIPE("channels: [{name: c}]") }]
+  },
+  L048: {
+    fires: [{ yaml: `${PIPE("channels: [{name: c}, {name: lost}]")}    - {systemPrompt: D., send: lost}\n`, field: "channels[1]" }],
+    quiet: [{ yaml: PIPE("channels: [{name: c}]") }]
+  },
+  L049: {
+    fires: [{ yaml: `${PIPE("channels: [{name: c}, {name: silent}]")}    - {systemPrompt: D., receive: silent}\n`, field: "channels[1]" }],
+    quiet: [{ yaml: PIPE("channels: [{name: c}]") }]
   }
 }
 

@@ -527,6 +527,12 @@ export const lintSource = (source: Source, options: LintOptions = {}): LintResul
     const selected = all.some(({ agent, type }) => type === "skill" && (agent.skill?.tags === undefined || skill.tags?.some((t) => agent.skill!.tags!.includes(t))))
     if (!listed && !selected) f.add("L044", ["skills", i], `skill ${JSON.stringify(skill.name)} is not in any react agent's mcp.localTools and no type: skill agent selects it`)
   })
+  file.channels?.forEach((channel, i) => {
+    const uses = (op: "send" | "receive") => all.some(({ agent }) => agent[op] === channel.name)
+    const name = JSON.stringify(channel.name)
+    if (!uses("receive")) f.add("L048", ["channels", i], `channel ${name} has no receiver: no agent says receive: ${channel.name}`)
+    if (!uses("send")) f.add("L049", ["channels", i], `channel ${name} has no sender: no agent says send: ${channel.name}`)
+  })
   let compiled: ReturnType<typeof compileChecked>
   try {
     // sub-agent files are compiled too: a missing file or a cycle is the file's error

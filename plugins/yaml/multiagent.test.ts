@@ -219,3 +219,47 @@ describe("subAgents and skills", () => {
     expect(() => compileConfig({ type: "skill", skill: { select: "tag", tags: ["cooking"] }, skills })).toThrow(/no skill has a tag among cooking/)
   })
 })
+
+describe("channels", () => {
+  const fromYaml = (text: string) => loadConfig({ text })
+  const pipeline = (channels: string, second = "receive: a\n      send: b") =>
+    `type: parallel\n${channels}parallel:\n  agents:\n    - systemPrompt: A\n      send: a\n    - systemPrompt: B\n      ${second}\n    - systemPrompt: C\n      receive: b\n`
+
+  it("examples/agents/pipeline.yml: the draft and the notes travel writer → reviewer → editor", async () => {
+    const agent = loadConfig("examples/agents/pipeline.yml")
+    expect(agent.term._tag).toBe("Channels")
+    const model = Scripted.respond((req) => `${systemOf(req).split(" ")[0]} [${lastUser(req)}]`)
+    const result = await runWith(agent.term, model, "tides")
+    expect(result.result).toEqual(["Write [tides]", "Review [Write [tides]]", "Apply [Review [Write [tides]]]"])
+    const messages = result.trace.filter((e) => e.kind === "send" || e.kind === "receive").map((e) => `${e.kind} ${e.name}`)
+    expect(messages.sort()).toEqual(["receive drafts", "receive notes", "send drafts", "send notes"])
+  })
+
+  it("channels: becomes a channels scope around the term; receive and send are stages around the agent", () => {
+    const { term } = fromYaml(`${pipeline("channels:\n  - {name: a}\n  - {name: b, capacity: 2}\n")}`)
+    const scope = term as Term.Of<"Channels">
+    expect(scope.declare).toEqual([{ name: "a", capacity: 0 }, { name: "b", capacity: 2 }])
+    const middle = (scope.agent as Term.Of<"Par">).branches[1] as Term.Of<"Compose">
+    expect(middle.stages[0]).toEqual({ _tag: "Receive", channel: "a" })
+    expect(middle.stages[middle.stages.length - 1]).toEqual({ _tag: "Send", channel: "b" })
+  })
+
+  it("a file whose agents all wait ends with a Deadlock naming the channels and branches", async () => {
+    // B waits for C and C for B
+    const { term } = fromYaml(`type: parallel\nchannels: [{name: a}, {name: b}]\nparallel:\n  agents:\n    - {systemPrompt: B, receive: a, send: b}\n    - {systemPrompt: C, receive: b, send: a}\n`)
+    await expect(runWith(term, Scripted.respond(() => "x"), "go")).rejects.toMatchObject({
+      _tag: "EvalError",
+      kind: "Deadlock",
+      message: expect.stringContaining(`branch 0 receives on "a"`)
+    })
+  })
+
+  it("bad channels: an undeclared one, no channels: block, a repeat, a negative capacity, channels: below the top", () => {
+    expect(() => fromYaml(pipeline("channels: [{name: a}]\n"))).toThrow(`receive names channel "b", which channels: does not declare (it declares "a")`)
+    expect(() => fromYaml(pipeline(""))).toThrow(`send names channel "a", but the file has no channels: block`)
+    expect(() => fromYaml(pipeline("channels: [{name: a}, {name: b}, {name: a}]\n"))).toThrow(`channel "a" is declared twice (first at channels[0])`)
+    expect(() => fromYaml(pipeline("channels: [{name: a, capacity: -1}, {name: b}]\n"))).toThrow(SchemaError)
+    expect(() => fromYaml(pipeline("channels: [{name: a, capacity: -1}, {name: b}]\n"))).toThrow(/channels\[0\]\.capacity/)
+    expect(() => fromYaml(`type: parallel\nparallel:\n  agents:\n    - systemPrompt: A\n      channels: [{name: a}]\n`)).toThrow(/only at the top level|top level/)
+  })
+})

@@ -104,7 +104,11 @@ export const lintRules: ReadonlyArray<LintRule> = [
   rule("L042", "warn", "group chat with very many turns", "GroupChatₙ[a₁…aₖ] with n × k above 50 turns: the bound holds, but the worst case is large"),
   rule("L043", "warn", "delegate nothing can reach", "Handoff(select; […, name: a, …]) where neither the selector nor any delegate's HANDOFF names it: a is dead code"),
   rule("L044", "warn", "skill no agent uses", "a skill bound in the registry that no react agent lists and no type: skill agent selects"),
-  rule("L045", "info", "hand-off cycle", "delegates whose prompts hand off to each other: the cycle is cut by the hand-off depth budget")
+  rule("L045", "info", "hand-off cycle", "delegates whose prompts hand off to each other: the cycle is cut by the hand-off depth budget"),
+  rule("L046", "error", "unknown channel", "Send(c) or Receive(c) outside every Channels[…] that declares c: the message fails at run time", true),
+  rule("L047", "error", "channel declared twice", "Channels[c:n, c:m]: one name bound to two channels", true),
+  rule("L048", "warn", "channel with no receiver", "Send(c) in Channels[c:n] with no Receive(c): a send past the capacity waits forever (a Deadlock)"),
+  rule("L049", "warn", "channel with no sender", "Receive(c) in Channels[c:n] with no Send(c): every receive waits forever (a Deadlock)")
 ]
 
 /**

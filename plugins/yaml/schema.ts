@@ -276,7 +276,9 @@ const agentFields = {
   mcp: McpSchema.describe("The tools a react agent may call, and those chain tool steps use.").optional(),
   memory: MemorySchema.describe("Memory(agent, Γ ∪ store): recent exchanges are read into each call; outermost.").optional(),
   guard: GuardSchema.describe("{x : T | P(x)}: validate the agent's output, retry, then fall back; around the core.").optional(),
-  rag: RagSchema.describe("Retrieval: a rag_retrieve tool (agentic react) or context retrieved before every call.").optional()
+  rag: RagSchema.describe("Retrieval: a rag_retrieve tool (agentic react) or context retrieved before every call.").optional(),
+  receive: name.describe("A channel of the file's channels: block: before the agent runs, its input is received from it (the input it was given is ignored; waits for a message).").optional(),
+  send: name.describe("A channel of the file's channels: block: after the agent runs, its answer is sent on it (waits while the channel is full); the answer is still the agent's result.").optional()
 }
 
 /**
@@ -403,6 +405,13 @@ const HandoffSchema = z
     maxDepth: count.describe("Most hand-offs after the first delegation (default 3); one more is a budget error.").optional()
   })
   .meta({ id: "Handoff", title: "Handoff" })
+
+const ChannelSchema = z
+  .strictObject({
+    name: name.describe("The channel's name, as agents' send and receive give it."),
+    capacity: count.describe("How many messages it holds before a sender waits (default 0: a rendezvous, each send waits for a receiver).").optional()
+  })
+  .meta({ id: "Channel", title: "Channel" })
 
 const SubAgentSchema = z
   .strictObject({
@@ -564,7 +573,7 @@ const RuntimeSchema = z
 
 /**
  * A whole agent file: an agent (with `type` required) plus the top-level-only blocks that
- * describe the world around it (`runtime`, `app`, `mcpServers`, `sharedMemory`, `cli`, `a2a`,
+ * describe the world around it (`runtime`, `app`, `mcpServers`, `sharedMemory`, `channels`, `cli`, `a2a`,
  * `checkpoint`, `demo`, `sandbox`).
  *
  * @since 0.1.0
@@ -593,6 +602,7 @@ export const AgentFileSchema = AgentSchema.extend({
     .optional(),
   mcpServers: z.array(McpServerSchema).describe("MCP servers (http or stdio) and the tools used from each.").optional(),
   sharedMemory: SharedMemorySchema.describe("Bindings shared by every agent of the file (and by other processes, with redis or sqlite).").optional(),
+  channels: z.array(ChannelSchema).min(1).describe("Named channels the file's agents pass messages on (send, receive), typically between parallel branches; a run where every agent that can use them waits on one ends with a Deadlock error.").optional(),
   subAgents: z.record(name, SubAgentSchema).describe("Agents called as tools: the top-level react agent gets every one; any react agent gets those its mcp.localTools names.").optional(),
   skills: z.array(SkillSchema).describe("Named reusable agents: react agents call those their mcp.localTools names; a type: skill agent picks one.").optional(),
   cli: z
@@ -755,7 +765,7 @@ export type StepConfig = z.output<typeof StepSchema>
  * console.log(topLevelOnlyKeys.includes("runtime")) // true
  * ```
  */
-export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory", "subAgents", "skills", "cli", "a2a", "checkpoint", "demo", "sandbox"] as const
+export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory", "channels", "subAgents", "skills", "cli", "a2a", "checkpoint", "demo", "sandbox"] as const
 
 /**
  * Keys of the reference format that this compiler deliberately does not support, with why.
@@ -769,7 +779,6 @@ export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory",
  * ```
  */
 export const unsupportedKeys: Readonly<Record<string, string>> = {
-  channels: "channels are configured in code, not in agent files",
   hooks: "hooks are registered in code, not in agent files"
 }
 

@@ -7,6 +7,7 @@
  * and its form to {@link forms}; the type checker holds the two lists to each other.
  */
 import { type Ask, askForm } from "./ask.ts"
+import { type Channels, channelsForm, type Receive, receiveForm, type Send, sendForm } from "./channels.ts"
 import { type Compose, composeForm } from "./compose.ts"
 import { type If, ifForm } from "./conditional.ts"
 import type { EventsOf, Form } from "./Form.ts"
@@ -58,6 +59,9 @@ export type AnyNode =
   | GroupChat
   | Handoff
   | Ask
+  | Channels
+  | Send
+  | Receive
 
 type Registry = { readonly [K in AnyNode["_tag"]]: Form<Extract<AnyNode, { readonly _tag: K }>, string> }
 
@@ -90,7 +94,10 @@ export const forms = {
   React: reactForm,
   GroupChat: groupChatForm,
   Handoff: handoffForm,
-  Ask: askForm
+  Ask: askForm,
+  Channels: channelsForm,
+  Send: sendForm,
+  Receive: receiveForm
 } as const satisfies Registry
 
 type Forms = typeof forms

@@ -101,7 +101,7 @@ export class Parser {
   }
 
   /** An object under `form` with the required keys and no keys besides the optional ones. */
-  fields(node: ParseNode, form: string, value: unknown, required: ReadonlyArray<string>, optional: ReadonlyArray<string> = []): Record<string, unknown> {
+  fields(node: ParseNode, form: string | number, value: unknown, required: ReadonlyArray<string>, optional: ReadonlyArray<string> = []): Record<string, unknown> {
     const shape = `an object with ${required.map((r) => JSON.stringify(r)).join(", ")}${optional.length > 0 ? ` (optional ${optional.map((r) => JSON.stringify(r)).join(", ")})` : ""}`
     if (!isRecord(value)) return this.fail(node, shape, form)
     const at = this.child(node, value, form)

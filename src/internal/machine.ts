@@ -12,6 +12,7 @@ import { getHeapStatistics } from "node:v8"
 import type * as Budget from "../Budget.ts"
 import { BudgetExceeded, type BudgetKind, EvalError } from "../Errors.ts"
 import type { AgentStep } from "../forms/Form.ts"
+import type { ChannelsState } from "../forms/channels.ts"
 import type { ParState } from "../forms/par.ts"
 import type { AgentMachine, OracleRequest } from "../forms/step.ts"
 import * as Term from "../Term.ts"
@@ -308,14 +309,18 @@ export class Machine implements AgentMachine, Meter {
     return m
   }
 
-  /** Branch `index` of the pending `par` request, as its own machine sharing this run's counters. */
-  branch(index: number, input: Value.Value, events: Array<Trace.TraceEvent>): Machine {
+  /**
+   * Branch `index` of the pending `par` request (or the agent of a pending `channels` request), as
+   * its own machine sharing this run's counters. `labelled`: whether its events carry a branch
+   * path of their own (a `par` branch) or this machine's (a `channels` agent).
+   */
+  branch(index: number, input: Value.Value, events: Array<Trace.TraceEvent>, labelled = true): Machine {
     const top = this.sp - W
     const code = this.frames[top + 1] as Code
-    const { fn } = this.frames[top + 4] as ParState
-    const branch = `${this.config.branch === undefined ? "" : this.config.branch + "."}${index}`
+    const { fn } = this.frames[top + 4] as ParState | ChannelsState
     const child = code.items![index]!
-    const m = new Machine({ ...this.config, events, branch }, this.root, child, fn.env as Env | undefined, fn.ctx as Ctx)
+    const config = labelled ? { ...this.config, events, branch: `${this.config.branch === undefined ? "" : this.config.branch + "."}${index}` } : this.config
+    const m = new Machine(config, this.root, child, fn.env as Env | undefined, fn.ctx as Ctx)
     m.pushFrame(K.ApplyTo, child, fn.env as Env | undefined, fn.ctx as Ctx, input)
     return m
   }

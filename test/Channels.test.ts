@@ -1,0 +1,203 @@
+/**
+ * Channels: par branches passing messages (pipeline, fan-in, rendezvous, buffering), deadlocks
+ * ending the run with an error that names the channels and branches, bad channels refused, the
+ * messages traced, budgeted and a run with channels checkpointed and resumed.
+ */
+import { Effect } from "effect"
+import { Checkpoint, createRuntime, type LanguageModel, Scripted, Term, Tools } from "lambdagent"
+import { describe, expect, it } from "vitest"
+
+const x = Term.var("x")
+const agent = (system: string) => Term.llm({ system, conversation: false })
+const chain = (...stages: ReadonlyArray<Term.Term>) => Term.compose(stages)
+
+/** Each agent answers `name(input)`, so a result shows the path a message took. */
+const model: LanguageModel.LanguageModelShape = Scripted.respond((request) => {
+  const last = request.messages[request.messages.length - 1]!.content
+  return `${request.messages[0]!.content}(${last})`
+})
+
+const run = async (term: Term.Term, input: unknown = "go", options: Parameters<ReturnType<typeof createRuntime>["run"]>[2] = {}, tools: NonNullable<Parameters<typeof createRuntime>[0]>["tools"] = []) => {
+  const runtime = createRuntime({ model, tools, trace: "agent" })
+  try {
+    return await runtime.run(term, input, options)
+  } finally {
+    await runtime.close()
+  }
+}
+
+const failure = async (term: Term.Term, input: unknown = "go") => {
+  try {
+    await run(term, input)
+  } catch (error) {
+    return error as { _tag: string; kind?: string; message: string }
+  }
+  throw new Error("the run succeeded")
+}
+
+/** A tool that records the order things happened in. */
+const marker = (log: Array<string>) => Tools.define({ name: "mark", description: "log", run: (s: string) => (log.push(s), s) })
+const mark = (what: string) => chain(Term.lam("_", Term.lit(what)), Term.tool("mark"))
+
+describe("channels", () => {
+  it("pipeline: A → B → C through two rendezvous channels", async () => {
+    const term = Term.channels([{ name: "ab", capacity: 0 }, { name: "bc", capacity: 0 }], Term.par([
+      chain(agent("A"), Term.send("ab")),
+      chain(Term.receive("ab"), agent("B"), Term.send("bc")),
+      chain(Term.receive("bc"), agent("C"))
+    ]))
+    const out = await run(term, "task")
+    expect(out.result).toEqual(["A(task)", "B(A(task))", "C(B(A(task)))"])
+    const messages = out.trace.filter((e) => e.kind === "send" || e.kind === "receive").map((e) => `${e.branch}:${e.kind}:${e.name}`)
+    expect(messages.sort()).toEqual(["0:send:ab", "1:receive:ab", "1:send:bc", "2:receive:bc"])
+    expect(out.trace.find((e) => e.kind === "receive" && e.name === "bc")?.output).toBe("B(A(task))")
+  })
+
+  it("fan-in: many senders, one receiver takes every message", async () => {
+    const receiveAll = Term.lam("x", Term.list([0, 1, 2].map(() => Term.app(Term.receive("in"), x))))
+    const term = Term.channels([{ name: "in", capacity: 0 }], Term.par([
+      chain(agent("w1"), Term.send("in")),
+      chain(agent("w2"), Term.send("in")),
+      chain(agent("w3"), Term.send("in")),
+      receiveAll
+    ]))
+    const out = await run(term, "q")
+    const results = out.result as ReadonlyArray<unknown>
+    expect([...(results[3] as ReadonlyArray<string>)].sort()).toEqual(["w1(q)", "w2(q)", "w3(q)"])
+  })
+
+  it("rendezvous (capacity 0): a send waits until a receiver takes the value", async () => {
+    const log: Array<string> = []
+    const term = (capacity: number) => Term.channels([{ name: "c", capacity }], Term.par([
+      chain(Term.send("c"), mark("sent")),
+      chain(mark("receiving"), Term.receive("c"), mark("received"))
+    ]))
+    await run(term(0), "v", {}, [marker(log)])
+    expect(log.indexOf("receiving")).toBeLessThan(log.indexOf("sent"))
+    log.length = 0
+    // with room in the channel the sender goes on at once
+    await run(term(1), "v", {}, [marker(log)])
+    expect(log.indexOf("sent")).toBeLessThan(log.indexOf("receiving"))
+  })
+
+  it("buffered: a channel of capacity n holds n values in order", async () => {
+    const sendTwice = (capacity: number) =>
+      Term.channels([{ name: "c", capacity }], Term.lam("x", Term.list([
+        Term.app(Term.send("c"), Term.lit(1)),
+        Term.app(Term.send("c"), Term.lit(2)),
+        Term.app(Term.receive("c"), x),
+        Term.app(Term.receive("c"), x)
+      ])))
+    expect((await run(sendTwice(2))).result).toEqual([1, 2, 1, 2])
+    const error = await failure(sendTwice(1))
+    expect(error).toMatchObject({ _tag: "EvalError", kind: "Deadlock" })
+    expect(error.message).toContain(`the run sends on "c"`)
+  })
+
+  it("deadlock: every branch waiting ends the run with the channels and branches named", async () => {
+    const term = Term.channels([{ name: "a", capacity: 0 }, { name: "b", capacity: 0 }], Term.par([
+      chain(Term.receive("a"), Term.send("b")),
+      chain(Term.receive("b"), Term.send("a"))
+    ]))
+    const error = await failure(term)
+    expect(error).toMatchObject({ _tag: "EvalError", kind: "Deadlock" })
+    expect(error.message).toContain(`deadlock on channels "a", "b"`)
+    expect(error.message).toContain(`branch 0 receives on "a"`)
+    expect(error.message).toContain(`branch 1 receives on "b"`)
+  })
+
+  it("a receive with no sender anywhere, outside any par, is a deadlock too", async () => {
+    const error = await failure(Term.channels([{ name: "c", capacity: 0 }], chain(agent("A"), Term.receive("c"))))
+    expect(error).toMatchObject({ kind: "Deadlock" })
+    expect(error.message).toContain(`the run receives on "c"`)
+  })
+
+  it("a branch still working is not a deadlock: the waiting branch gets its message later", async () => {
+    const slow = Tools.define({
+      name: "slow",
+      description: "answers on a later turn",
+      run: (s: string) => new Promise<string>((resolve) => setImmediate(() => resolve(`slow(${s})`)))
+    })
+    const term = Term.channels([{ name: "c", capacity: 0 }], Term.par([Term.receive("c"), chain(Term.tool("slow"), Term.send("c"))]))
+    const out = await run(term, "m", {}, [slow])
+    expect(out.result).toEqual({ pair: ["slow(m)", "slow(m)"] })
+  })
+
+  it("the time budget holds while a branch waits: the branch computing runs out of it", async () => {
+    const spin = Term.loop({ body: Term.lam("n", Term.add(Term.var("n"), Term.lit(1))), max: 1_000_000_000 })
+    const term = Term.channels([{ name: "c", capacity: 0 }], Term.par([Term.receive("c"), chain(Term.lam("_", Term.lit(0)), spin, Term.send("c"))]))
+    await expect(run(term, "go", { budget: { timeMs: 100, steps: Number.MAX_SAFE_INTEGER } })).rejects.toMatchObject({ _tag: "BudgetExceeded", budget: "time" })
+  })
+
+  it("nested scopes: an inner declaration shadows an outer one; outer channels stay reachable", async () => {
+    const term = Term.channels([{ name: "c", capacity: 1 }, { name: "out", capacity: 1 }], chain(
+      Term.lam("_", Term.lit("outer")),
+      Term.send("c"),
+      Term.channels([{ name: "c", capacity: 1 }], chain(Term.lam("_", Term.lit("inner")), Term.send("c"), Term.receive("c"), Term.send("out"))),
+      Term.lam("v", Term.pair(Term.app(Term.receive("c"), Term.var("v")), Term.app(Term.receive("out"), Term.var("v"))))
+    ))
+    expect((await run(term)).result).toEqual({ pair: ["outer", "inner"] })
+  })
+
+  describe("bad channels", () => {
+    it("refuses an empty name, a negative capacity, a repeated name and an empty declaration list", () => {
+      const declare = (declare: unknown) => () => Term.parse({ channels: { declare, agent: { receive: "c" } } })
+      expect(declare([{ name: "c", capacity: -1 }])).toThrow(/capacity/)
+      expect(declare([{ name: "c", capacity: 1.5 }])).toThrow(/an integer ≥ 0/)
+      expect(declare([{ name: "" }])).toThrow(/a channel name/)
+      expect(declare([{ name: "c" }, { name: "c" }])).toThrow(/declared twice/)
+      expect(declare([])).toThrow(/non-empty array/)
+      expect(() => Term.parse({ send: 3 })).toThrow(/a channel name/)
+      try {
+        declare([{ name: "c", capacity: -1 }])()
+      } catch (error) {
+        expect(error).toMatchObject({ _tag: "TermParseError", path: ["channels", "declare", 0, "capacity"] })
+      }
+    })
+
+    it("a send to an undeclared channel is a RuntimeError listing the declared ones", async () => {
+      const error = await failure(Term.channels([{ name: "a", capacity: 1 }], Term.send("typo")))
+      expect(error).toMatchObject({ _tag: "EvalError", kind: "RuntimeError" })
+      expect(error.message).toBe(`unknown channel "typo": the enclosing channels scopes declare "a"`)
+    })
+
+    it("a receive outside any channels scope is a RuntimeError", async () => {
+      const error = await failure(Term.receive("c"))
+      expect(error).toMatchObject({ _tag: "EvalError", kind: "RuntimeError", message: `receive on channel "c" outside any channels scope` })
+    })
+  })
+
+  it("each message counts as a step of the budget", async () => {
+    const pingPong = (n: number) => Term.channels([{ name: "c", capacity: 0 }], Term.par([
+      Term.lam("x", Term.list(Array.from({ length: n }, (_, i) => Term.app(Term.send("c"), Term.lit(i))))),
+      Term.lam("x", Term.list(Array.from({ length: n }, () => Term.app(Term.receive("c"), x))))
+    ]))
+    const used = (await run(pingPong(1))).stats.steps
+    const more = (await run(pingPong(11))).stats.steps
+    // each extra message adds its send, its receive and the list's pure steps
+    expect(more - used).toBeGreaterThanOrEqual(20)
+    await expect(run(pingPong(50), "go", { budget: { steps: used + 20 } })).rejects.toMatchObject({ _tag: "BudgetExceeded", budget: "steps" })
+  })
+
+  it("checkpoints before the scope and after it; a resumed run runs the scope again and ends the same", async () => {
+    const saved: Array<Checkpoint.Checkpoint> = []
+    const term = chain(
+      agent("first"),
+      Term.channels([{ name: "c", capacity: 0 }], Term.par([chain(agent("A"), Term.send("c")), chain(Term.receive("c"), agent("B"))], "concat")),
+      agent("last")
+    )
+    const whole = await run(term, "go", { checkpoint: { save: (c) => Effect.sync(() => void saved.push(c)) } })
+    // at "first", at the channels scope, at "last" — none from inside the scope
+    expect(saved.map((c) => Checkpoint.restore(c).pending?.kind)).toEqual(["llm", "channels", "llm"])
+    for (const checkpoint of saved) {
+      const runtime = createRuntime({ model, trace: "agent" })
+      try {
+        const resumed = await runtime.resume(Checkpoint.parse(JSON.stringify(checkpoint)))
+        expect(resumed.result).toBe(whole.result)
+      } finally {
+        await runtime.close()
+      }
+    }
+    expect(whole.result).toBe("last(A(first(go))\n\nB(A(first(go))))")
+  })
+})
