@@ -133,6 +133,8 @@ export const requestViolation = (request: Oracle.Request, policy: AgentPolicy): 
     case "receive":
       // messages between parts of the term itself: they reach nothing outside it
       return undefined
+    case "ask":
+      return "a question to a person (ask) has no one to answer it on this server"
   }
 }
 
