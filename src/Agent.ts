@@ -20,13 +20,14 @@ import * as z from "zod"
 import type * as Budget from "./Budget.ts"
 import * as Checkpoint from "./Checkpoint.ts"
 import * as Driver from "./Driver.ts"
-import { CheckpointError, EvalError, isLambdaError, type LambdaError, RunPaused } from "./Errors.ts"
+import { CheckpointError, EvalError, isLambdaError, type LambdaError, type ReplayDivergence, type ReplayError, RunPaused } from "./Errors.ts"
 import * as Evaluator from "./Evaluator.ts"
 import { isExit } from "./internal/exits.ts"
 import * as Oracle from "./Oracle.ts"
 import * as LanguageModel from "./LanguageModel.ts"
 import * as MemoryStore from "./MemoryStore.ts"
 import * as Providers from "./providers/resolve.ts"
+import * as Replay from "./Replay.ts"
 import * as Term from "./Term.ts"
 import * as Tools from "./Tools.ts"
 import * as Trace from "./Trace.ts"
@@ -45,7 +46,7 @@ import * as Value from "./Value.ts"
  * const describe = (e: Agent.AgentError) => `${e._tag}: ${e.message}`
  * ```
  */
-export type AgentError = LambdaError | LanguageModel.ProviderError | MemoryStore.MemoryError | CheckpointError | RunPaused
+export type AgentError = LambdaError | LanguageModel.ProviderError | MemoryStore.MemoryError | CheckpointError | RunPaused | ReplayDivergence | ReplayError
 
 /**
  * Something that happens during a run, as streamed by a runtime: a trace event, or a piece of
@@ -181,6 +182,31 @@ export interface RunOptions {
   readonly ask?: (question: string, input: Value.Value) => Effect.Effect<unknown, AgentError>
   /** Resuming a paused run (`RunPaused`): the person's answer to its question. */
   readonly answer?: unknown
+  /** Told of every oracle answer, as an entry of a recording for replay (see `Replay.recorder`). */
+  readonly record?: (entry: Replay.Entry) => void
+  /** Answer the run from a recording instead of the services (see `Replay.player`). */
+  readonly replay?: ReplayOptions
+}
+
+/**
+ * A run replayed from a recording: with `live`, the requests from the first divergence on are
+ * answered by the runtime's services; without, the run fails there with `ReplayDivergence`.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Agent, Replay } from "lambdagent"
+ * const offline = (recording: Replay.Recording): Agent.ReplayOptions => ({ recording })
+ * ```
+ */
+export interface ReplayOptions {
+  /** The recorded answers (`Replay.parse`, `Replay.decode`). */
+  readonly recording: Replay.Recording
+  /** Go on live after the first divergence (default false: fail there). */
+  readonly live?: boolean
+  /** Told of the first divergence. */
+  readonly onDivergence?: (divergence: ReplayDivergence) => void
 }
 
 /**
@@ -446,6 +472,17 @@ const systemWithTools = (term: Term.Of<"Llm">, prepared: Prepared, names: Readon
   return system
 }
 
+/** The conversation an LLM request continues, when its term keeps one (not a ReAct step). */
+const historyOf = (services: Services, request: Oracle.LlmRequest): History | undefined =>
+  request.term.conversation !== false && request.tools === undefined ? services.conversations.get(request.term) : undefined
+
+/** A replayed LLM answer joins its term's conversation, as a live one does. */
+const rememberReplayed = (services: Services, request: Oracle.Request, answer: Value.Value): void => {
+  if (request.kind !== "llm") return
+  const history = historyOf(services, request)
+  if (history !== undefined) remember(history, Value.toText(request.input), Value.toText(answer), request.term.maxHistoryTokens ?? 80_000)
+}
+
 const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.RunState): Effect.Effect<string, AgentError> => {
   const term = request.term
   const settings = term.model ?? {}
@@ -455,8 +492,7 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
   } catch (cause) {
     return Effect.fail(new EvalError({ kind: "OracleError", message: cause instanceof Error ? cause.message : String(cause), steps: run.execution.steps }))
   }
-  const stateful = term.conversation !== false && request.tools === undefined
-  const history = stateful ? services.conversations.get(term) : undefined
+  const history = historyOf(services, request)
   const prepared = preparedOf(term)
   const system = request.tools === undefined ? term.system : systemWithTools(term, prepared, request.tools, services.tools)
   const user = Value.toText(request.input)
@@ -648,6 +684,42 @@ const handlersOf = (services: Services): Driver.Handlers<AgentError, never> => (
   memory: (request, run) => answerMemory(services, request, run)
 })
 
+/** A player of the recording in front of the services' handlers. */
+const playerOf = (live: Driver.Handlers<AgentError, never>, services: Services, replay: ReplayOptions): Replay.Player<AgentError, never> =>
+  Replay.player(replay.recording, {
+    ...(replay.live === true ? { live } : {}),
+    ...(replay.onDivergence !== undefined ? { onDivergence: replay.onDivergence } : {}),
+    onReplayed: (request, answer) => rememberReplayed(services, request, answer)
+  })
+
+/**
+ * A replayed run that ended before the recording did is a divergence too: the run fails with it,
+ * or with `live` is told of it.
+ */
+const checkEnded = (player: Replay.Player<AgentError, never> | undefined, replay: ReplayOptions | undefined, steps: number): Effect.Effect<void, ReplayDivergence> => {
+  const left = player?.leftover(steps)
+  if (left === undefined) return Effect.void
+  if (replay?.live === true) {
+    replay.onDivergence?.(left)
+    return Effect.void
+  }
+  return Effect.fail(left)
+}
+
+type Hooks = Pick<Driver.Handlers<AgentError, never>, "suspended" | "answered">
+
+/** Several recorders' hooks as one: each is told, in order. */
+const hooksOf = (hooks: ReadonlyArray<Required<Hooks>>): Hooks => {
+  if (hooks.length === 0) return {}
+  if (hooks.length === 1) return hooks[0]!
+  return {
+    suspended: (request, run) => Effect.forEach(hooks, (h) => h.suspended(request, run), { discard: true }),
+    answered: (request, value, run) => {
+      for (const h of hooks) h.answered(request, value, run)
+    }
+  }
+}
+
 const randomId = () => Math.random().toString(36).slice(2, 10)
 
 const parseTerm = (term: Term.Term | Term.Json): Term.Term =>
@@ -773,15 +845,26 @@ const runFrom = (
         ...(checkpoint?.everySteps !== undefined ? { everySteps: checkpoint.everySteps } : {}),
         answers
       })
-    const handlers: Driver.Handlers<AgentError, never> = {
+    const live: Driver.Handlers<AgentError, never> = {
       ...handlersOf(services),
-      ...recorder,
       ask: ask !== undefined
         ? (request) => ask(request.question, request.input)
         : (request, run) => Effect.fail(paused(recorder?.latest(), run.execution.requestKey(request), request))
     }
+    const hooks = [
+      ...(recorder === undefined ? [] : [recorder]),
+      ...(options.record === undefined ? [] : [Replay.recorder(options.record)])
+    ]
+    const replay = options.replay
+    const player = replay === undefined ? undefined : playerOf(live, services, replay)
+    const handlers: Driver.Handlers<AgentError, never> = {
+      ...(player?.handlers ?? live),
+      ...hooksOf(hooks),
+      ...(recorder?.sliced !== undefined ? { sliced: recorder.sliced } : {})
+    }
     // the driver holds the run to its time budget
-    return Effect.map(Driver.drive(exec, handlers, drive), (value): RunResult => ({
+    const driven = Effect.flatMap(Driver.drive(exec, handlers, drive), (value) => Effect.as(checkEnded(player, replay, exec.steps), value))
+    return Effect.map(driven, (value): RunResult => ({
       value,
       result: Value.toJson(value),
       trace: exec.events,

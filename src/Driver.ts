@@ -195,19 +195,19 @@ const answer = <E, R>(
       if (usage.llmCalls >= budget.llmCalls) return Effect.fail(exec.exhausted("llmCalls", budget.llmCalls))
       if (usage.tokens >= budget.tokens) return Effect.fail(exec.exhausted("tokens", budget.tokens))
       usage.llmCalls++
-      return recorded !== undefined ? replayed(exec, recorded) : handlers.llm(request, run)
+      return recorded !== undefined ? answerRecorded(exec, recorded) : handlers.llm(request, run)
     case "tool":
       if (isTerminate(request.name)) return Effect.succeed(request.input)
       if (usage.toolCalls >= budget.toolCalls) return Effect.fail(exec.exhausted("toolCalls", budget.toolCalls))
       usage.toolCalls++
-      return recorded !== undefined ? replayed(exec, recorded) : handlers.tool(request, run)
+      return recorded !== undefined ? answerRecorded(exec, recorded) : handlers.tool(request, run)
     case "memory-read":
     case "memory-write":
-      return recorded !== undefined ? replayed(exec, recorded) : handlers.memory(request, run)
+      return recorded !== undefined ? answerRecorded(exec, recorded) : handlers.memory(request, run)
     case "par":
       return branches(exec, request, handlers, options, scope)
     case "ask":
-      if (recorded !== undefined) return replayed(exec, recorded)
+      if (recorded !== undefined) return answerRecorded(exec, recorded)
       if (handlers.ask !== undefined) return handlers.ask(request, run)
       return Effect.fail(new EvalError({ kind: "OracleError", message: `nothing answers ${Oracle.describe(request)}`, steps: exec.steps }))
     case "channels":
@@ -252,8 +252,20 @@ const message = (exec: Evaluator.Execution, request: Oracle.ChannelRequest, scop
   return Effect.map(passed, (value) => (trace(value), value))
 }
 
-/** A recorded answer, with what the original call added to the trace and the token count. */
-const replayed = (exec: Evaluator.Execution, recorded: RecordedAnswer): Effect.Effect<unknown> => {
+/**
+ * Answer a request with a recorded answer: what the original call added to the trace and the
+ * token count is added again, and the answer is the recorded value (a complete effect).
+ *
+ * @since 0.2.0
+ * @category running
+ * @example
+ * ```ts
+ * import { Driver, Evaluator, Term } from "lambdagent"
+ * const exec = Evaluator.startApply(Term.tool("double"), 21)
+ * const answer = Driver.answerRecorded(exec, { value: 42, events: [], tokens: 0 })
+ * ```
+ */
+export const answerRecorded = (exec: Evaluator.Execution, recorded: RecordedAnswer): Effect.Effect<unknown> => {
   for (const event of recorded.events) exec.record(event)
   exec.usage.tokens += recorded.tokens
   return Effect.succeed(recorded.value)

@@ -278,6 +278,77 @@ export class RunPaused extends TaggedError<RunPaused>()("RunPaused", {
 }) {}
 
 /**
+ * Why a recording of oracle answers (a trace file's `replay` section) cannot be read.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Errors } from "lambdagent"
+ * const r: Errors.ReplayReason = "digest"
+ * ```
+ */
+export type ReplayReason = typeof ReplayReason.Type
+
+/**
+ * The reasons of a {@link ReplayError}: `format` (not a recording, truncated or malformed),
+ * `version` (another format version), `digest` (edited or damaged), `answer` (an answer the
+ * recording cannot give back).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import { Errors } from "lambdagent"
+ * Errors.ReplayReason.literals.includes("version") // true
+ * ```
+ */
+export const ReplayReason = Schema.Literals(["format", "version", "digest", "answer"])
+
+/**
+ * A recording that cannot be replayed: the message is one line saying what is wrong with it.
+ *
+ * @since 0.2.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { Errors, Replay } from "lambdagent"
+ * try {
+ *   Replay.decode({ format: "something else" })
+ * } catch (e) {
+ *   if (e instanceof Errors.ReplayError) console.log(e.reason) // "format"
+ * }
+ * ```
+ */
+export class ReplayError extends TaggedError<ReplayError>()("ReplayError", {
+  reason: ReplayReason,
+  message: Schema.String
+}) {}
+
+/**
+ * A replayed run made an oracle request the recording does not have: the first one that differs.
+ * `key` is the request's key, `step` the run's step counter, `form` what was asked (`a call of
+ * tool "search"`), `expected` the recorded request (`null`: the recording has none there) and
+ * `actual` the new one (`null`: the new run ended before it).
+ *
+ * @since 0.2.0
+ * @category errors
+ * @example
+ * ```ts
+ * import { Errors } from "lambdagent"
+ * const e = new Errors.ReplayDivergence({ key: "1", step: 4, form: "an LLM call", expected: null, actual: null, message: "the run diverged" })
+ * ```
+ */
+export class ReplayDivergence extends TaggedError<ReplayDivergence>()("ReplayDivergence", {
+  key: Schema.String,
+  step: Schema.Number,
+  form: Schema.String,
+  expected: Schema.Unknown,
+  actual: Schema.Unknown,
+  message: Schema.String
+}) {}
+
+/**
  * Any error of the term language.
  *
  * @since 0.1.0

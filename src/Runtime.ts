@@ -121,6 +121,10 @@ export interface CallOptions {
   readonly ask?: (question: string, input: Value.Value) => unknown
   /** Resuming a paused run: the answer to the question it asks (`RunPaused.question`). */
   readonly answer?: unknown
+  /** Told of every oracle answer, as an entry of a recording for replay (see `Replay`). */
+  readonly record?: Agent.RunOptions["record"]
+  /** Answer the run from a recording instead of the model, tools and memory (see `Replay`). */
+  readonly replay?: Agent.ReplayOptions
 }
 
 /**
@@ -374,7 +378,9 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
       ...(onEvent !== undefined ? { onEvent } : {}),
       ...(call.checkpoint !== undefined ? { checkpoint: call.checkpoint } : {}),
       ...(call.ask !== undefined ? { ask: askWith(call.ask) } : {}),
-      ...("answer" in call ? { answer: call.answer } : {})
+      ...("answer" in call ? { answer: call.answer } : {}),
+      ...(call.record !== undefined ? { record: call.record } : {}),
+      ...(call.replay !== undefined ? { replay: call.replay } : {})
     }
     const program = "checkpoint" in from
       ? Effect.suspend(() => {

@@ -12,3 +12,4 @@ exitOnUnsupportedNode()
 
 export * from "./LanguageModelKit.ts"
 export * from "./MemoryStoreKit.ts"
+export * from "./ReplayKit.ts"
