@@ -467,9 +467,24 @@ export interface Player<E, R> {
   readonly leftover: (steps: number) => ReplayDivergence | undefined
 }
 
-const short = (json: unknown): string => {
-  const text = json === undefined ? "nothing" : Term.stringify(json)
-  return text.length <= 80 ? text : `${text.slice(0, 80)}…`
+/**
+ * Previews of two texts that differ, each at most `max` characters, both cut from a little
+ * before where they start to differ (a long shared beginning is shown as `…`).
+ *
+ * @since 0.2.0
+ * @category formatting
+ * @example
+ * ```ts
+ * import { Replay } from "lambdagent"
+ * Replay.contrast("You answer in French.", "You answer in German.") // ["You answer in French.", "You answer in German."]
+ * ```
+ */
+export const contrast = (before: string, after: string, max = 60): readonly [string, string] => {
+  let shared = 0
+  while (shared < before.length && shared < after.length && before.charCodeAt(shared) === after.charCodeAt(shared)) shared++
+  const start = shared > max / 2 ? shared - 10 : 0
+  const cut = (text: string) => `${start > 0 ? "…" : ""}${text.slice(start, start + max)}${start + max < text.length ? "…" : ""}`
+  return [cut(before), cut(after)]
 }
 
 /** What a recorded request asked, in `Oracle.describe`'s words. */
@@ -494,8 +509,11 @@ const difference = (expected: unknown, actual: unknown): string => {
   const a = actual as Record<string, unknown>
   if (e.kind !== a.kind) return `: the recording has ${describeRecorded(e)} there`
   for (const key of new Set([...Object.keys(e), ...Object.keys(a)])) {
-    if (Term.stringify(e[key] ?? null) !== Term.stringify(a[key] ?? null)) {
-      return `: ${key} is ${short(a[key])}, recorded ${short(e[key])}`
+    const before = Term.stringify(e[key] ?? null)
+    const now = Term.stringify(a[key] ?? null)
+    if (before !== now) {
+      const [recorded, changed] = contrast(before, now)
+      return `: ${key} is ${changed}, recorded ${recorded}`
     }
   }
   return ""
@@ -509,10 +527,10 @@ const divergenceAt = (key: string, step: number, form: string, expected: unknown
     expected: expected ?? null,
     actual: actual ?? null,
     message: actual === null
-      ? `the run ended at step ${step}; the recording goes on with ${form} (request ${key})`
+      ? `the run ended at step ${step}; the recording goes on with request ${key}, ${form}`
       : expected === null
-      ? `the run diverged at step ${step}: ${form} (request ${key}), which the recording does not have`
-      : `the run diverged at step ${step}: ${form} (request ${key}) differs from the recorded request${difference(expected, actual)}`
+      ? `the run diverged at step ${step}, request ${key}: ${form}, which the recording does not have`
+      : `the run diverged at step ${step}, request ${key}: ${form} differs from the recorded one${difference(expected, actual)}`
   })
 
 /**

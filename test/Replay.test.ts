@@ -149,7 +149,7 @@ describe("Replay", () => {
     const { error } = await replay(Term.tool("t1"), whole.text)
     expect(error).toBeInstanceOf(Errors.ReplayDivergence)
     expect((error as Errors.ReplayDivergence).actual).toBeNull()
-    expect((error as Errors.ReplayDivergence).message).toContain('the recording goes on with a call of tool "t2"')
+    expect((error as Errors.ReplayDivergence).message).toContain('the recording goes on with request 2, a call of tool "t2"')
   })
 
   it("another input diverges at the first request that sees it", async () => {

@@ -9,6 +9,7 @@ import * as offline from "../examples/offline.ts"
 import * as parallel from "../examples/parallel.ts"
 import * as providerPlugin from "../examples/provider-plugin.ts"
 import * as reactTool from "../examples/react-tool.ts"
+import * as replay from "../examples/replay.ts"
 import * as router from "../examples/router.ts"
 import * as simple from "../examples/simple.ts"
 import * as storePlugin from "../examples/store-plugin.ts"
@@ -28,6 +29,14 @@ describe("examples run offline", () => {
       question: "Approve this plan, or say what to change.",
       result: "Carry out the approved plan. → Approved, but add the Vatican.",
       calls: ["Draft a plan.", "Carry out the approved plan."]
+    })
+  })
+  it("offline replay", async () => {
+    expect(await replay.main()).toEqual({
+      recorded: "The answer is 42.",
+      replayed: "The answer is 42.",
+      toolRunsInReplay: 0,
+      divergence: "request 1: an LLM call (think)"
     })
   })
   it("router", async () => {

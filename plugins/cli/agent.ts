@@ -112,6 +112,11 @@ export interface RuntimeSettings {
   readonly localSharedStore?: MemoryStore.MemoryStoreShape
   /** `--sandbox`: a preset for every process-running tool, or `off`; else the config's `sandbox:`. */
   readonly sandbox?: SandboxChoice
+  /**
+   * Every answer comes from a recording (`lambdagent replay`): no memory store but a local one
+   * and no shared memory are opened, so nothing reaches the network.
+   */
+  readonly offline?: boolean
   /** Told, one line each, what remote A2A tasks do while the agent waits for them. */
   readonly progress?: (line: string) => void
 }
@@ -295,13 +300,13 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
       notices.push(...offline.notices)
     }
   }
-  const sharedRequirement = agent.compiled?.sharedMemory
+  const sharedRequirement = settings.offline === true ? undefined : agent.compiled?.sharedMemory
   const shared = sharedRequirement === undefined ? undefined : await openSharedMemory(sharedRequirement, agent.baseDir, {
     ...(settings.localSharedStore !== undefined ? { localStore: settings.localSharedStore } : {}),
     notices
   })
   const memory = agent.compiled?.memory[0]
-  const strategy = memory?.strategy === "redis" || memory?.strategy === "sqlite" ? memory.strategy : "local"
+  const strategy = settings.offline !== true && (memory?.strategy === "redis" || memory?.strategy === "sqlite") ? memory.strategy : "local"
   let referenced: Awaited<ReturnType<typeof referencedTools>>
   let plugins: ReadonlyArray<Plugin.Plugin>
   try {

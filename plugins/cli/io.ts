@@ -16,6 +16,8 @@ export const ExitCode = {
   notFound: 4,
   /** The run paused at an `ask`: its checkpoint waits for `lambdagent resume FILE --answer …`. */
   paused: 5,
+  /** A replay whose run asked what its recording does not have (`lambdagent replay`). */
+  diverged: 6,
   interrupted: 130
 } as const
 

@@ -11,12 +11,13 @@ import { registerYaml } from "./yaml.ts"
 import { registerTrace } from "./trace.ts"
 import { registerTools } from "./tools.ts"
 import { registerRepl } from "./repl.ts"
+import { registerReplay } from "./replay.ts"
 import { loadPlugins } from "./pluginLoader.ts"
 import { runProgram } from "./shell.ts"
 
 export const main = (argv: ReadonlyArray<string>): Promise<void> =>
   runProgram(
     argv,
-    [registerEval, registerRun, registerYaml, registerServe, registerRag, registerMcp, registerTrace, registerRepl, registerTools, registerCheckpoints],
+    [registerEval, registerRun, registerYaml, registerServe, registerRag, registerMcp, registerTrace, registerReplay, registerRepl, registerTools, registerCheckpoints],
     loadPlugins(argv)
   )

@@ -5,7 +5,7 @@ import { writeFile } from "node:fs/promises"
 import { resolve } from "node:path"
 import { type Host, noPlugins, pluginTools } from "./plugins.ts"
 import type { Registration } from "./shell.ts"
-import { Term, type Trace, Value } from "lambdagent"
+import { Replay, Term, type Trace, Value } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
 import { checkpointing, checkpointPlan, reportPause } from "./checkpoints.ts"
 import { CliError, describeError, ExitCode, onInterrupt, readStdin, readTextFile } from "./io.ts"
@@ -87,13 +87,7 @@ export const runCommand = async (config: string, positional: string | undefined,
   const input = await readRunInput(positional, options)
   const plan = checkpointPlan(agent, options.checkpoint)
   // an unwritable checkpoint directory fails here, before the first oracle call
-  const saving = checkpointing(agent, plan, {
-    config: resolve(config),
-    input,
-    tools: options.tool,
-    ...(toolTimeout !== undefined ? { toolTimeout } : {}),
-    ...(options.model !== undefined ? { model: options.model } : {})
-  })
+  const saving = checkpointing(agent, plan, runMetaOf(config, input, options))
   const checkpoint = saving?.call
   const showSteps = (options.trace === true || options.verbose === true) && options.quiet !== true && options.format !== "json"
   let status: Status | undefined
@@ -113,9 +107,16 @@ export const runCommand = async (config: string, positional: string | undefined,
   onInterrupt(() => controller.abort(new CliError("interrupted", ExitCode.interrupted, "Interrupted")))
   status = options.quiet === true || options.format === "json" ? undefined : startStatus(`${agent.name}`)
   const seen: Array<Trace.TraceEvent> = []
+  // a trace file holds every oracle answer too, so `lambdagent replay` can run it again offline
+  const answers: Array<Replay.Entry> = []
+  const recording = () => Replay.make({ term: agent.term, answers, meta: runMetaOf(config, input, options) })
   try {
     const output = await (async () => {
-      const call = { signal: controller.signal, ...(checkpoint !== undefined ? { checkpoint } : {}) }
+      const call = {
+        signal: controller.signal,
+        ...(checkpoint !== undefined ? { checkpoint } : {}),
+        ...(options.traceFile !== undefined ? { record: (entry: Replay.Entry) => void answers.push(entry) } : {})
+      }
       if (status === undefined && options.traceFile === undefined) return runtime.run(agent.term, input, call)
       let result: Awaited<ReturnType<typeof runtime.run>> | undefined
       for await (const event of runtime.stream(agent.term, input, call)) {
@@ -129,13 +130,13 @@ export const runCommand = async (config: string, positional: string | undefined,
     })().catch(async (error: unknown) => {
       // an interrupted or failed run still leaves its partial trace where one was asked for
       if (options.traceFile !== undefined) {
-        await writeFile(options.traceFile, JSON.stringify({ result: null, trace: seen, stats: null, error: describeError(error) }, null, 2) + "\n")
+        await writeTraceFile(options.traceFile, { result: null, trace: seen, stats: null, error: describeError(error), replay: recording() })
       }
       throw error
     }).finally(() => status?.stop()).catch((error: unknown) => reportPause(error, saving, options.format))
     const resultText = Value.toText(output.value)
     const record = { result: output.result, trace: output.trace, stats: output.stats }
-    if (options.traceFile !== undefined) await writeFile(options.traceFile, JSON.stringify(record, null, 2) + "\n")
+    if (options.traceFile !== undefined) await writeTraceFile(options.traceFile, { ...record, replay: recording() })
     if (options.output !== undefined) await writeFile(options.output, resultText + "\n")
     if (options.format === "json") {
       process.stdout.write(Term.stringify(record) + "\n")
@@ -159,6 +160,21 @@ export const runCommand = async (config: string, positional: string | undefined,
   }
 }
 
+/** What a trace file keeps of the run, to run it again (`lambdagent replay`): never its environment, which may hold secrets. */
+export const runMetaOf = (config: string, input: string, options: Pick<RunOptions, "tool" | "toolTimeout" | "model" | "temperature" | "maxSteps">) => ({
+  config: resolve(config),
+  input,
+  tools: options.tool,
+  ...(options.toolTimeout !== undefined ? { toolTimeout: options.toolTimeout } : {}),
+  ...(options.model !== undefined ? { model: options.model } : {}),
+  ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+  ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {})
+})
+
+/** A trace file: `{result, trace, stats, replay}` (and `error` for a run that failed), integers exact. */
+export const writeTraceFile = (path: string, record: Readonly<Record<string, unknown>>): Promise<void> =>
+  writeFile(path, Term.stringify(record) + "\n")
+
 const collect = (value: string, previous: Array<string>) => [...previous, value]
 
 export const registerRun: Registration = (program, run, host) => {
@@ -169,7 +185,7 @@ export const registerRun: Registration = (program, run, host) => {
     .argument("[input]", "the input text, or - to read standard input; after --, an input that starts with - (run CONFIG -- -x)")
     .option("--input <file>", "read the input from a file")
     .option("--trace", "print every step of the run on stderr")
-    .option("--trace-file <file>", "save the result, trace and stats as JSON (for lambdagent trace)")
+    .option("--trace-file <file>", "save the result, trace, stats and every oracle answer as JSON (for lambdagent trace and replay)")
     .option("--max-steps <n>", "override the maxSteps of ReAct agents (a positive integer)", integer("--max-steps", 1))
     .option("--temperature <t>", "override the temperature of every LLM call (0 to 2)", temperature("--temperature"))
     .option("--model <spec>", "send every LLM call to this model (provider:name, e.g. openai:gpt-4o-mini or scripted:echo)")

@@ -2,10 +2,12 @@
  * `lambdagent trace <trace.json> [--step N] [--filter TERM] [--timeline] [--flamegraph out.svg]`.
  */
 import { writeFile } from "node:fs/promises"
+import type { Command } from "commander"
 import type { Registration } from "./shell.ts"
 import type { Trace } from "lambdagent"
 import { CliError, ExitCode, readTextFile } from "./io.ts"
 import { integer, textOrJson } from "./options.ts"
+import { traceDiffCommand } from "./traceDiff.ts"
 
 interface TraceOptions {
   readonly step?: number
@@ -137,7 +139,7 @@ export const traceCommand = async (path: string, options: TraceOptions): Promise
 }
 
 export const registerTrace: Registration = (program, run) => {
-  program
+  const trace = program
     .command("trace")
     .description("show a recorded trace: every step, one step in detail, a timeline or a flame graph")
     .argument("<file>", "a trace file (from run --trace-file, or run --format json output)")
@@ -147,4 +149,15 @@ export const registerTrace: Registration = (program, run) => {
     .option("--flamegraph <out.svg>", "write a flame graph as SVG")
     .option("--format <format>", "text or json", textOrJson, "text")
     .action(async (file: string, options: TraceOptions) => run(() => traceCommand(file, options), () => options.format))
+  trace
+    .command("diff")
+    .description("compare two traces: aligned steps, first divergence, changed prompts and tool calls, token and time deltas")
+    .argument("<a>", "a trace file (from run --trace-file, or run --format json output)")
+    .argument("<b>", "another trace file")
+    .option("--format <format>", "text or json", textOrJson, "text")
+    .action(async (a: string, b: string, options: { format: "text" | "json" }, command: Command) => {
+      // `trace` has a --format of its own, which takes the option when it is given after `diff`
+      const format = options.format === "json" || command.parent?.opts().format === "json" ? "json" : "text"
+      return run(() => traceDiffCommand(a, b, { format }), () => format)
+    })
 }
