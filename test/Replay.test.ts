@@ -102,6 +102,24 @@ describe("Replay", () => {
     }), { numRuns: 150 })
   })
 
+  it("records while checkpointing: both are told of every answer", async () => {
+    const term = Term.compose([Term.llm({ system: "a", conversation: false }), Term.tool("t1"), Term.llm({ system: "b", conversation: false })])
+    const answers: Array<Replay.Entry> = []
+    const checkpoints: Array<string> = []
+    const runtime = createRuntime({ model, tools })
+    const out = await runtime.run(term, "go", {
+      record: (e) => answers.push(e),
+      checkpoint: { save: (c) => Effect.sync(() => void checkpoints.push(JSON.stringify(c))) }
+    })
+    await runtime.close()
+    expect(checkpoints).toHaveLength(3)
+    expect(JSON.parse(checkpoints[2]!).answers).toHaveLength(2)
+    expect(answers.map((a) => a.key)).toEqual(["1", "2", "3"])
+    const replayed = await replay(term, Term.stringify(Replay.make({ term, answers })))
+    expect(replayed.out!.result).toEqual(out.result)
+    expect(observable(replayed.out!.trace)).toEqual(observable(out.trace))
+  })
+
   it("records the full request of every LLM, tool and memory call", async () => {
     const term = Term.memory({ agent: Term.compose([Term.llm({ system: "Summarise.", name: "sum", model: { provider: "scripted", temperature: 0, baseUrl: "http://x" } }), Term.tool("t1")]), size: 3, ttl: 0, scope: "session" })
     const whole = await record(term, "a".repeat(500))
