@@ -57,6 +57,8 @@ describe("usage errors of the lambdagent command", () => {
       [["lint", "examples/agents/simple.yml"], "text or json"],
       [["lambda", "examples/agents/simple.yml"], "human, formal or json"],
       [["trace", "trace.json"], "text or json"],
+      [["trace", "diff", "a.json", "b.json"], "text or json"],
+      [["replay", "trace.json"], "text or json"],
       [["tools", "examples/agents/simple.yml"], "text or json"],
       [["rag", "query", "tea"], "text or json"]
     ]
