@@ -13,7 +13,8 @@ const suites: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   evolve: () => import("./evolve.ts"),
   sandbox: () => import("./sandbox.ts"),
   a2a: () => import("./a2a.ts"),
-  checkpoint: () => import("./checkpoint.ts")
+  checkpoint: () => import("./checkpoint.ts"),
+  replay: () => import("./replay.ts")
 }
 
 const wanted = process.argv.slice(2)

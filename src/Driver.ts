@@ -365,9 +365,12 @@ const loop = <E, R>(
         if (Date.now() > deadline) return Effect.fail(timeUp())
         const live = suspended !== undefined && request.kind !== "send" && request.kind !== "receive" &&
           !(options.recorded?.has(exec.requestKey(request)) ?? false)
-        const answered = live
-          ? Effect.flatMap(suspended(request, run), () => answer(exec, run, request, handlers, options, scope))
-          : answer(exec, run, request, handlers, options, scope)
+        const before = live ? suspended(request, run) : undefined
+        const ready = before === undefined ? undefined : completed(before)
+        // a hook that is already done (it only took a note) keeps a complete answer complete
+        const answered = before === undefined || (ready !== undefined && Exit.isSuccess(ready))
+          ? answer(exec, run, request, handlers, options, scope)
+          : Effect.flatMap(before, () => answer(exec, run, request, handlers, options, scope))
         const done = completed(answered)
         if (done === undefined) {
           // waiting: the time budget interrupts the wait when it runs out. A channel wait needs no

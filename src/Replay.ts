@@ -399,11 +399,12 @@ const isDriven = (request: Oracle.Request): request is Driven => DRIVEN.has(requ
 export const recorder = (onEntry: (entry: Entry) => void): Recorder => {
   const marks = new Map<string, number>()
   return {
-    suspended: (request, run) =>
-      Effect.sync(() => {
-        const exec = run.execution
-        marks.set(exec.requestKey(request), exec.events.length)
-      }),
+    // the note is taken when the driver asks for the hook, just before the call: no effect to run
+    suspended: (request, run) => {
+      const exec = run.execution
+      marks.set(exec.requestKey(request), exec.events.length)
+      return Effect.void
+    },
     answered: (request, value, run) => {
       // the driver answers these itself, in a replay as in the run
       if (isDriven(request) || (request.kind === "tool" && isTerminate(request.name))) return
