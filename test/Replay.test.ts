@@ -120,6 +120,18 @@ describe("Replay", () => {
     expect(observable(replayed.out!.trace)).toEqual(observable(out.trace))
   })
 
+  it("replays a person's answer to an ask form without asking again", async () => {
+    const term = Term.compose([Term.ask("Approve?"), Term.tool("t1")])
+    const answers: Array<Replay.Entry> = []
+    const runtime = createRuntime({ tools })
+    const out = await runtime.run(term, "the plan", { ask: () => "yes, go", record: (e) => answers.push(e) })
+    await runtime.close()
+    expect(answers.map((a) => a.kind)).toEqual(["ask", "tool"])
+    const replayed = await replay(term, Term.stringify(Replay.make({ term, answers })), { input: "the plan" })
+    expect(replayed.error).toBeUndefined()
+    expect(replayed.out!.result).toEqual(out.result)
+  })
+
   it("records the full request of every LLM, tool and memory call", async () => {
     const term = Term.memory({ agent: Term.compose([Term.llm({ system: "Summarise.", name: "sum", model: { provider: "scripted", temperature: 0, baseUrl: "http://x" } }), Term.tool("t1")]), size: 3, ttl: 0, scope: "session" })
     const whole = await record(term, "a".repeat(500))
