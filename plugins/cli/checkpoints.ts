@@ -45,6 +45,9 @@ interface RunMeta {
   /** `--tool NAME=CMD` specs and `--tool-timeout` (environment variables are not kept: they may hold secrets). */
   readonly tools?: ReadonlyArray<string>
   readonly toolTimeout?: number
+  /** `--temperature` and `--max-steps`: they change the term, so the resumed run needs them too. */
+  readonly temperature?: number
+  readonly maxSteps?: number
 }
 
 /**
@@ -120,7 +123,11 @@ const resumeCommand = async (file: string, options: ResumeOptions, host: Host) =
   const checkpoint = CheckpointStore.read(file)
   const meta = metaOf(file, checkpoint)
   const extraTools = shellTools(meta.tools ?? [], meta.toolTimeout !== undefined ? { timeoutMs: meta.toolTimeout * 1000 } : {})
-  const agent = await loadAgent(meta.config, { tools: extraTools })
+  const agent = await loadAgent(meta.config, {
+    tools: extraTools,
+    ...(meta.temperature !== undefined ? { temperature: meta.temperature } : {}),
+    ...(meta.maxSteps !== undefined ? { maxSteps: meta.maxSteps } : {})
+  })
   try {
     Checkpoint.decode(checkpoint, { term: agent.term })
   } catch (error) {

@@ -65,3 +65,20 @@ describe("lambdagent run with an ask step", () => {
     expect(resumed.stderr).toMatch(/--answer given, but the run is not waiting for an answer \(it waits on llm/)
   })
 })
+
+describe("lambdagent resume", () => {
+  it("rebuilds the term with the run's --max-steps and --temperature", async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), "resume-flags-"))
+    try {
+      const args = ["examples/agents/react.yml", "What is 2 + 2?", "--model", "scripted:echo", "--max-steps", "2", "--temperature", "0.5", "--checkpoint", dir, "--quiet"]
+      const run = await runCli(["run", ...args])
+      expect(run.code).toBe(0)
+      const first = (await fs.readdir(dir)).sort()[0]!
+      const resumed = await runCli(["resume", path.join(dir, first)])
+      expect([resumed.code, resumed.stderr]).toEqual([0, ""])
+      expect(resumed.stdout).toBe(run.stdout)
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true })
+    }
+  })
+})
