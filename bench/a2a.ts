@@ -55,9 +55,11 @@ const start = (target: Target): Promise<string> =>
 /** The SDK's client for a server, speaking the given protocol version. */
 const clientFor = async (url: string, version: "1.0" | "0.3"): Promise<Client> => {
   const card = AgentCard.fromJSON(await (await fetch(`${url}.well-known/agent-card.json`, { headers: { "A2A-Version": "1.0" } })).json())
-  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })]
-  }))
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })]
+    })
+  )
   return factory.createFromAgentCard({ ...card, supportedInterfaces: card.supportedInterfaces.filter((i) => i.protocolVersion === version) })
 }
 
@@ -79,7 +81,7 @@ const send = async (client: Client): Promise<void> => {
     configuration: undefined,
     metadata: undefined
   })
-  const parts = "messageId" in result ? result.parts : result.artifacts[0]?.parts ?? []
+  const parts = "messageId" in result ? result.parts : (result.artifacts[0]?.parts ?? [])
   const answer = parts[0]?.content
   if (answer?.$case !== "text" || answer.value !== text) throw new Error(`unexpected answer ${JSON.stringify(result).slice(0, 300)}`)
 }
@@ -112,9 +114,11 @@ const loadOf = (runs: ReadonlyArray<{ readonly times: Array<number>; readonly to
 const concurrent = async (client: Client, calls: number): Promise<{ readonly calls: number; readonly totalMs: number }> => {
   const per = Math.ceil(calls / CONCURRENCY)
   const started = performance.now()
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    for (let i = 0; i < per; i++) await send(client)
-  }))
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      for (let i = 0; i < per; i++) await send(client)
+    })
+  )
   return { calls: per * CONCURRENCY, totalMs: performance.now() - started }
 }
 
@@ -157,7 +161,17 @@ export async function run(): Promise<void> {
         ["server", "cold req/s", "cold p50 ms", "cold p99 ms", "warm req/s", "warm p50 ms", "warm p99 ms", `req/s ×${CONCURRENCY}`, "warm req/s of floor"],
         targets.map((t, i) => {
           const f = figures[i]!
-          return [t.name, fmt(f.cold.perSecond, 0), fmt(f.cold.p50Ms, 3), fmt(f.cold.p99Ms, 3), fmt(f.warm.perSecond, 0), fmt(f.warm.p50Ms, 3), fmt(f.warm.p99Ms, 3), fmt(f.parallel, 0), share(f.warm.perSecond, floor.warm.perSecond)]
+          return [
+            t.name,
+            fmt(f.cold.perSecond, 0),
+            fmt(f.cold.p50Ms, 3),
+            fmt(f.cold.p99Ms, 3),
+            fmt(f.warm.perSecond, 0),
+            fmt(f.warm.p50Ms, 3),
+            fmt(f.warm.p99Ms, 3),
+            fmt(f.parallel, 0),
+            share(f.warm.perSecond, floor.warm.perSecond)
+          ]
         })
       )
     }

@@ -15,7 +15,7 @@ import { createRuntime, Scripted, Term, Tools } from "lambdagent"
 import { fmt, table } from "./harness.ts"
 
 const loopScript = fileURLToPath(new URL("./fixtures/react-loop.mjs", import.meta.url))
-const callText = "{\"tool\":\"add\",\"args\":{\"a\":1,\"b\":2}}"
+const callText = '{"tool":"add","args":{"a":1,"b":2}}'
 const add = Tools.define({
   name: "add",
   description: "Add two numbers.",
@@ -48,7 +48,11 @@ const plainReact = (steps: number) => {
 
 const plainChain = (input: string) => {
   let value = input
-  for (const system of ["extract", "analyze", "draft"]) value = [{ role: "system", content: system }, { role: "user", content: value }].at(-1)!.content
+  for (const system of ["extract", "analyze", "draft"])
+    value = [
+      { role: "system", content: system },
+      { role: "user", content: value }
+    ].at(-1)!.content
   return value
 }
 
@@ -124,11 +128,7 @@ export async function run(): Promise<void> {
   const quiet = createRuntime({ model: Scripted.fixed(callText), tools: [add], trace: "off" })
   const off = await quiet.run(react20, "start")
   const warmOff = await warm(() => quiet.run(react20, "start"), 1000)
-  table(
-    "trace: \"off\"",
-    ["events recorded", "warm µs/step"],
-    [[String(off.trace.length), fmt(perStep(warmOff, STEPS), 2)]]
-  )
+  table('trace: "off"', ["events recorded", "warm µs/step"], [[String(off.trace.length), fmt(perStep(warmOff, STEPS), 2)]])
 
   const slow = createRuntime({ model: Scripted.echo({ latencyMs: 100 }) })
   const branches = Array.from({ length: 10 }, (_, i) => Term.llm({ system: `branch ${i}` }))
@@ -144,18 +144,27 @@ export async function run(): Promise<void> {
   table(
     "par of 10 branches on a model that takes 100 ms per call",
     ["workload", "ms"],
-    [["par, 10 branches (median of 5)", fmt(median(parTimes), 1)], ["the same 10 calls in sequence (compose)", fmt(serial, 1)]]
+    [
+      ["par, 10 branches (median of 5)", fmt(median(parTimes), 1)],
+      ["the same 10 calls in sequence (compose)", fmt(serial, 1)]
+    ]
   )
 
   const rssOf = (mode: "lambdagent" | "plain") => median([0, 1, 2].map(() => child(mode, STEPS, 30).rss / (1024 * 1024)))
-  const floor = median([0, 1, 2].map(() => {
-    const r = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.memoryUsage().rss))"], { encoding: "utf8" })
-    return Number(r.stdout) / (1024 * 1024)
-  }))
+  const floor = median(
+    [0, 1, 2].map(() => {
+      const r = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.memoryUsage().rss))"], { encoding: "utf8" })
+      return Number(r.stdout) / (1024 * 1024)
+    })
+  )
   table(
     "Resident memory of a process after 30 runs of the 20-step loop (median of 3 processes)",
     ["process", "RSS MB"],
-    [["lambdagent", fmt(rssOf("lambdagent"), 0)], ["plain TypeScript (zod only)", fmt(rssOf("plain"), 0)], ["node -e 0", fmt(floor, 0)]]
+    [
+      ["lambdagent", fmt(rssOf("lambdagent"), 0)],
+      ["plain TypeScript (zod only)", fmt(rssOf("plain"), 0)],
+      ["node -e 0", fmt(floor, 0)]
+    ]
   )
   await Promise.all([runtime.close(), chainRuntime.close(), quiet.close(), slow.close()])
   await groupChat()
@@ -172,7 +181,10 @@ const plainChat = (task: string) => {
   for (let turn = 0; turn < CHAT_AGENTS * CHAT_ROUNDS; turn++) {
     const speaker = `agent${turn % CHAT_AGENTS}`
     const input = `[Task]\n${task}\n\n[Conversation]\n${transcript.map((m) => `${m.speaker}: ${m.text}\n`).join("")}\n[You are ${speaker}; it is your turn.]`
-    const text = model([{ role: "system", content: speaker }, { role: "user", content: input }])
+    const text = model([
+      { role: "system", content: speaker },
+      { role: "user", content: input }
+    ])
     transcript.push({ speaker, text })
     if (text.includes("CONSENSUS") || text.includes("DONE")) break
   }
@@ -212,14 +224,16 @@ export async function groupChat(): Promise<void> {
   table(
     `Group chat per turn (${CHAT_AGENTS} agents × ${CHAT_ROUNDS} rounds = ${turns} turns, zero-latency model; cold: first 10 runs of a new runtime in this process; warm: after ≥ 3 s)`,
     ["workload", "cold µs/turn", "warm µs/turn", "plain TS cold", "plain TS warm", "warm ratio"],
-    [[
-      "groupchat, round robin",
-      fmt(mean(coldTimes) / turns, 2),
-      fmt(warmChat / turns, 2),
-      fmt(mean(coldPlainTimes) / turns, 2),
-      fmt(warmPlain / turns, 2),
-      `${fmt(warmChat / warmPlain, 1)}×`
-    ]]
+    [
+      [
+        "groupchat, round robin",
+        fmt(mean(coldTimes) / turns, 2),
+        fmt(warmChat / turns, 2),
+        fmt(mean(coldPlainTimes) / turns, 2),
+        fmt(warmPlain / turns, 2),
+        `${fmt(warmChat / warmPlain, 1)}×`
+      ]
+    ]
   )
   await fresh.close()
 }
@@ -244,7 +258,7 @@ class PlainChannel<A> {
     const sender = this.senders.shift()
     if (this.buffer.length > 0) {
       const value = this.buffer.shift()!
-      if (sender !== undefined) (this.buffer.push(sender.value), sender.resume())
+      if (sender !== undefined) this.buffer.push(sender.value), sender.resume()
       return Promise.resolve(value)
     }
     if (sender !== undefined) return (sender.resume(), Promise.resolve(sender.value))
@@ -269,10 +283,14 @@ const plainHandoff = async (capacity: number) => {
 export async function channelMessages(): Promise<void> {
   const indices = Array.from({ length: MESSAGES }, (_, i) => i)
   const x = Term.var("x")
-  const term = (capacity: number) => Term.channels([{ name: "c", capacity }], Term.par([
-    Term.lam("x", Term.list(indices.map((i) => Term.app(Term.send("c"), Term.lit(i))))),
-    Term.lam("x", Term.list(indices.map(() => Term.app(Term.receive("c"), x))))
-  ]))
+  const term = (capacity: number) =>
+    Term.channels(
+      [{ name: "c", capacity }],
+      Term.par([
+        Term.lam("x", Term.list(indices.map((i) => Term.app(Term.send("c"), Term.lit(i))))),
+        Term.lam("x", Term.list(indices.map(() => Term.app(Term.receive("c"), x))))
+      ])
+    )
   const traced = createRuntime({ model: Scripted.echo(), trace: "agent" })
   const quiet = createRuntime({ model: Scripted.echo(), trace: "off" })
   const rows: Array<Array<string>> = []

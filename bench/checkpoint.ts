@@ -20,14 +20,20 @@ const STEPS = 20
 
 const model = () => {
   let n = 0
-  return Scripted.respond(() => (++n % STEPS === 0 ? "{\"tool\":\"terminate\",\"args\":\"done\"}" : "{\"tool\":\"add\",\"args\":{\"a\":1,\"b\":2}}"))
+  return Scripted.respond(() => (++n % STEPS === 0 ? '{"tool":"terminate","args":"done"}' : '{"tool":"add","args":{"a":1,"b":2}}'))
 }
 
 const deepTerm = (n: number) => {
   const v = Term.var
   const half = Term.lam("x", Term.app(v("f"), Term.lam("y", Term.app(Term.app(v("x"), v("x")), v("y")))))
   const fix = Term.lam("f", Term.app(half, half))
-  const sum = Term.lam("self", Term.lam("k", Term.if(Term.eq(v("k"), Term.lit(0)), Term.app(Term.tool("bottom"), Term.lit(0)), Term.add(v("k"), Term.app(v("self"), Term.sub(v("k"), Term.lit(1)))))))
+  const sum = Term.lam(
+    "self",
+    Term.lam(
+      "k",
+      Term.if(Term.eq(v("k"), Term.lit(0)), Term.app(Term.tool("bottom"), Term.lit(0)), Term.add(v("k"), Term.app(v("self"), Term.sub(v("k"), Term.lit(1)))))
+    )
+  )
   return Term.app(Term.app(fix, sum), Term.lit(n))
 }
 
@@ -47,11 +53,15 @@ export const run = async (): Promise<void> => {
   rmSync(dir, { recursive: true, force: true })
   const over = (m: { medianMs: number }) => `${fmt(((m.medianMs - base.medianMs) / base.medianMs) * 100, 0)}%`
   const perCheckpoint = (m: { medianMs: number }) => fmt(((m.medianMs - base.medianMs) * 1000) / perRun, 0)
-  table(`${STEPS}-step ReAct loop, zero-latency model (${fmt(perRun, 0)} checkpoints a run; warm medians)`, ["run", "ms/run", "overhead", "µs/checkpoint"], [
-    ["no checkpoints (baseline)", fmt(base.medianMs, 2), "", ""],
-    ["checkpoint to memory", fmt(memory.medianMs, 2), over(memory), perCheckpoint(memory)],
-    ["checkpoint to a directory (fsync)", fmt(disk.medianMs, 2), over(disk), perCheckpoint(disk)]
-  ])
+  table(
+    `${STEPS}-step ReAct loop, zero-latency model (${fmt(perRun, 0)} checkpoints a run; warm medians)`,
+    ["run", "ms/run", "overhead", "µs/checkpoint"],
+    [
+      ["no checkpoints (baseline)", fmt(base.medianMs, 2), "", ""],
+      ["checkpoint to memory", fmt(memory.medianMs, 2), over(memory), perCheckpoint(memory)],
+      ["checkpoint to a directory (fsync)", fmt(disk.medianMs, 2), over(disk), perCheckpoint(disk)]
+    ]
+  )
 
   const parsed = JSON.parse(last) as unknown
   const small = Checkpoint.decode(parsed)
@@ -65,8 +75,12 @@ export const run = async (): Promise<void> => {
   const deepCapture = measure(() => Checkpoint.capture(exec, pending), 3, 1)
   const deepText = JSON.stringify(Checkpoint.capture(exec, pending))
   const deepDecode = measure(() => Checkpoint.restore(Checkpoint.parse(deepText)), 3, 1)
-  table("checkpoint size and time (warm medians)", ["machine", "bytes", "capture + encode ms", "decode + restore ms"], [
-    [`${STEPS}-step ReAct, last checkpoint`, String(last.length), fmt(smallEncode.medianMs, 3), fmt(smallDecode.medianMs, 3)],
-    ["100,000 frames deep", String(deepText.length), fmt(deepCapture.medianMs, 0), fmt(deepDecode.medianMs, 0)]
-  ])
+  table(
+    "checkpoint size and time (warm medians)",
+    ["machine", "bytes", "capture + encode ms", "decode + restore ms"],
+    [
+      [`${STEPS}-step ReAct, last checkpoint`, String(last.length), fmt(smallEncode.medianMs, 3), fmt(smallDecode.medianMs, 3)],
+      ["100,000 frames deep", String(deepText.length), fmt(deepCapture.medianMs, 0), fmt(deepDecode.medianMs, 0)]
+    ]
+  )
 }

@@ -16,7 +16,7 @@ const requestsPerSecond = async (url: string, concurrency: number, total: number
   const worker = async () => {
     while (sent < total) {
       sent++
-      const response = await fetch(`${url}/run`, { method: "POST", body: "{\"input\":\"Hello\"}" })
+      const response = await fetch(`${url}/run`, { method: "POST", body: '{"input":"Hello"}' })
       if (response.status !== 200) throw new Error(`POST /run: ${response.status}`)
       await response.arrayBuffer()
     }
@@ -42,11 +42,15 @@ export async function run(): Promise<void> {
   const eight = await requestsPerSecond(server.url, 8, 4000)
   await server.close()
   await runtime.close()
-  table("CLI and HTTP (scripted model)", ["workload", "figure"], [
-    ["lambdagent run simple.yml \"Hello\", wall time (median of 7)", `${fmt(wall[3]!, 1)} ms`],
-    ["POST /run, concurrency 1", `${fmt(one, 0)} req/s`],
-    ["POST /run, concurrency 8", `${fmt(eight, 0)} req/s`]
-  ])
+  table(
+    "CLI and HTTP (scripted model)",
+    ["workload", "figure"],
+    [
+      ['lambdagent run simple.yml "Hello", wall time (median of 7)', `${fmt(wall[3]!, 1)} ms`],
+      ["POST /run, concurrency 1", `${fmt(one, 0)} req/s`],
+      ["POST /run, concurrency 8", `${fmt(eight, 0)} req/s`]
+    ]
+  )
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run()

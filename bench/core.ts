@@ -9,17 +9,10 @@ const pairSum = T.lam("p", T.add(T.fst(T.var("p")), T.snd(T.var("p"))))
 const sumFold = T.lam("xs", T.fold(pairSum, T.lit(0), T.var("xs")))
 const fib = T.lam(
   "n",
-  T.if(
-    T.lt(T.var("n"), T.lit(2)),
-    T.var("n"),
-    T.add(T.app(T.self, T.sub(T.var("n"), T.lit(1))), T.app(T.self, T.sub(T.var("n"), T.lit(2))))
-  )
+  T.if(T.lt(T.var("n"), T.lit(2)), T.var("n"), T.add(T.app(T.self, T.sub(T.var("n"), T.lit(1))), T.app(T.self, T.sub(T.var("n"), T.lit(2)))))
 )
 // Σ over xs of (Σ over ys of y): the inner fold runs |xs|·|ys| times
-const nested = T.lam(
-  "xs",
-  T.fold(T.lam("p", T.fold(pairSum, T.fst(T.var("p")), T.var("xs"))), T.lit(0), T.var("xs"))
-)
+const nested = T.lam("xs", T.fold(T.lam("p", T.fold(pairSum, T.fst(T.var("p")), T.var("xs"))), T.lit(0), T.var("xs")))
 const square = T.lam("x", T.mul(T.var("x"), T.var("x")))
 
 const plainFib = (n: number): number => (n < 2 ? n : plainFib(n - 1) + plainFib(n - 2))

@@ -62,9 +62,13 @@ const appendFold = { lam: "xs", body: { length: { fold: [{ lam: "p", body: { con
 /** A list of pairs, rebuilt item by item: lists and pairs built every step. */
 const pairsFold = {
   lam: "xs",
-  body: { length: { fold: [{ lam: "p", body: { cons: { head: { pair: [{ snd: { var: "p" } }, { snd: { var: "p" } }] }, tail: { fst: { var: "p" } } } } }, [], { var: "xs" }] } }
+  body: {
+    length: {
+      fold: [{ lam: "p", body: { cons: { head: { pair: [{ snd: { var: "p" } }, { snd: { var: "p" } }] }, tail: { fst: { var: "p" } } } } }, [], { var: "xs" }]
+    }
+  }
 }
-const deepAdd = (depth: number) => `${"{\"add\":[".repeat(depth)}1${",1]}".repeat(depth)}`
+const deepAdd = (depth: number) => `${'{"add":['.repeat(depth)}1${",1]}".repeat(depth)}`
 
 interface Workload {
   readonly name: string

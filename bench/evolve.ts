@@ -47,7 +47,11 @@ export async function run(): Promise<void> {
     const rows: Array<Array<string>> = []
     const row = (label: string, r: { totalMs: number; firstMs: number; lastMs: number }, count: number) =>
       rows.push([label, fmt(r.totalMs / 1000, 2), fmt((r.totalMs / count) * 1000, 0), fmt(r.firstMs * 1000, 0), fmt(r.lastMs * 1000, 0)])
-    row(`baseline: whole-file save, ${fmt(BASELINE_TOOLS, 0)} tools`, await evolveMany(wholeFileStore(join(dir, "whole.json")), BASELINE_TOOLS, (i) => `t${i}`), BASELINE_TOOLS)
+    row(
+      `baseline: whole-file save, ${fmt(BASELINE_TOOLS, 0)} tools`,
+      await evolveMany(wholeFileStore(join(dir, "whole.json")), BASELINE_TOOLS, (i) => `t${i}`),
+      BASELINE_TOOLS
+    )
     row(`journal: ${fmt(BASELINE_TOOLS, 0)} tools (same run)`, await evolveMany(join(dir, "small.json"), BASELINE_TOOLS, (i) => `t${i}`), BASELINE_TOOLS)
     row(`journal: ${fmt(TOOLS, 0)} tools`, await evolveMany(join(dir, "tools.json"), TOOLS, (i) => `t${i}`), TOOLS)
     row(`journal: ${fmt(VERSIONS, 0)} versions of one tool`, await evolveMany(join(dir, "versions.json"), VERSIONS, () => "square"), VERSIONS)

@@ -24,10 +24,7 @@ const FIB = {
       cond: { lt: [{ var: "n" }, 2] },
       then: { var: "n" },
       else: {
-        add: [
-          { app: { func: { self: true }, arg: { sub: [{ var: "n" }, 1] } } },
-          { app: { func: { self: true }, arg: { sub: [{ var: "n" }, 2] } } }
-        ]
+        add: [{ app: { func: { self: true }, arg: { sub: [{ var: "n" }, 1] } } }, { app: { func: { self: true }, arg: { sub: [{ var: "n" }, 2] } } }]
       }
     }
   }
@@ -107,14 +104,28 @@ const sequential = async (client: Client, tool: string): Promise<Load> => {
 /** Calls/s with several loops calling at once, each on its own client (or sharing one). */
 const concurrent = async (loops: ReadonlyArray<Client>, tool: string): Promise<number> => {
   const per = Math.ceil(CALLS / loops.length)
-  await Promise.all(loops.map(async (c) => { for (let i = 0; i < WARMUP / loops.length; i++) await call(c, tool) }))
+  await Promise.all(
+    loops.map(async (c) => {
+      for (let i = 0; i < WARMUP / loops.length; i++) await call(c, tool)
+    })
+  )
   const start = performance.now()
-  await Promise.all(loops.map(async (c) => { for (let i = 0; i < per; i++) await call(c, tool) }))
+  await Promise.all(
+    loops.map(async (c) => {
+      for (let i = 0; i < per; i++) await call(c, tool)
+    })
+  )
   return (per * loops.length * 1000) / (performance.now() - start)
 }
 
 const loadRows = (transport: string, lambda: Load, floor: Load): Array<Array<string>> => [
-  [`${transport}: lambdagent run {add:[1,2]}`, fmt(lambda.perSecond, 0), fmt(lambda.p50Ms, 3), fmt(lambda.p99Ms, 3), `${fmt(floor.perSecond / lambda.perSecond, 2)}×`],
+  [
+    `${transport}: lambdagent run {add:[1,2]}`,
+    fmt(lambda.perSecond, 0),
+    fmt(lambda.p50Ms, 3),
+    fmt(lambda.p99Ms, 3),
+    `${fmt(floor.perSecond / lambda.perSecond, 2)}×`
+  ],
   [`${transport}: SDK echo (floor)`, fmt(floor.perSecond, 0), fmt(floor.p50Ms, 3), fmt(floor.p99Ms, 3), "1.00×"]
 ]
 
@@ -126,8 +137,14 @@ export async function run(): Promise<void> {
     const stdioEcho = await connectStdio(echo)
     const sl = await sequential(stdioLambda, lambdagent.tool)
     const se = await sequential(stdioEcho, echo.tool)
-    const slConc = await concurrent(Array.from({ length: CONCURRENCY }, () => stdioLambda), lambdagent.tool)
-    const seConc = await concurrent(Array.from({ length: CONCURRENCY }, () => stdioEcho), echo.tool)
+    const slConc = await concurrent(
+      Array.from({ length: CONCURRENCY }, () => stdioLambda),
+      lambdagent.tool
+    )
+    const seConc = await concurrent(
+      Array.from({ length: CONCURRENCY }, () => stdioEcho),
+      echo.tool
+    )
 
     // Streamable HTTP: one server process each, on a free port
     const [lambdaUrl, echoUrl] = await Promise.all([startHttp(lambdagent), startHttp(echo)])

@@ -58,12 +58,7 @@ interface Row {
  * for `durationMs`, so both see the same machine: noise from other processes, checkpoints or a
  * busy Redis falls on both sides alike.
  */
-const interleaved = async (
-  store: Runner,
-  raw: Runner,
-  durationMs: number,
-  batch: number
-): Promise<{ readonly store: number; readonly raw: number }> => {
+const interleaved = async (store: Runner, raw: Runner, durationMs: number, batch: number): Promise<{ readonly store: number; readonly raw: number }> => {
   let storeMs = 0
   let rawMs = 0
   let storeOps = 0
@@ -92,9 +87,11 @@ const interleaved = async (
 const storeRunner = (f: (i: number) => Effect.Effect<unknown, MemoryStore.MemoryError>): Runner => {
   let i = 0
   return (batch) =>
-    Effect.runPromise(Effect.gen(function*() {
-      for (let k = 0; k < batch; k++) yield* f(i++)
-    }))
+    Effect.runPromise(
+      Effect.gen(function* () {
+        for (let k = 0; k < batch; k++) yield* f(i++)
+      })
+    )
 }
 
 const asyncRunner = (f: (i: number) => Promise<unknown>): Runner => {
@@ -121,9 +118,7 @@ const pairsFor = (
   },
   kind: "sync" | "async"
 ): ReadonlyArray<Pair> => {
-  const wrap = kind === "sync"
-    ? syncRunner
-    : (f: (i: number) => unknown) => asyncRunner((i) => Promise.resolve(f(i)))
+  const wrap = kind === "sync" ? syncRunner : (f: (i: number) => unknown) => asyncRunner((i) => Promise.resolve(f(i)))
   return [
     {
       op: "put",
@@ -143,11 +138,7 @@ const pairsFor = (
   ]
 }
 
-const measure = async (
-  backend: string,
-  pairs: ReadonlyArray<Pair>,
-  batch: number
-): Promise<ReadonlyArray<Row>> => {
+const measure = async (backend: string, pairs: ReadonlyArray<Pair>, batch: number): Promise<ReadonlyArray<Row>> => {
   const rows: Array<Row> = []
   for (const pair of pairs) {
     await interleaved(pair.store, pair.raw, 100, batch) // warm up
@@ -158,9 +149,11 @@ const measure = async (
 }
 
 const preload = (store: MemoryStore.MemoryStoreShape) =>
-  Effect.runPromise(Effect.gen(function*() {
-    for (let i = 0; i < MAX; i++) yield* store.put(NS, `pre${i}`, VALUE)
-  }))
+  Effect.runPromise(
+    Effect.gen(function* () {
+      for (let i = 0; i < MAX; i++) yield* store.put(NS, `pre${i}`, VALUE)
+    })
+  )
 
 // ---------------------------------------------------------------------------------------------
 
@@ -171,11 +164,15 @@ const benchLocal = async (): Promise<ReadonlyArray<Row>> => {
   for (let i = 0; i < MAX; i++) raw.put(NS, `pre${i}`, VALUE, 0, Date.now())
   return measure(
     "local",
-    pairsFor(store, {
-      put: (key) => raw.put(NS_PUT, key, VALUE, 0, Date.now()),
-      get: (key) => raw.get(NS, key, Date.now()),
-      list: () => raw.listRecent(NS, LIMIT, Date.now())
-    }, "sync"),
+    pairsFor(
+      store,
+      {
+        put: (key) => raw.put(NS_PUT, key, VALUE, 0, Date.now()),
+        get: (key) => raw.get(NS, key, Date.now()),
+        list: () => raw.listRecent(NS, LIMIT, Date.now())
+      },
+      "sync"
+    ),
     50
   )
 }
@@ -184,24 +181,22 @@ const decodeSqlite = (column: unknown): string =>
   typeof column === "string"
     ? column
     : column instanceof Uint8Array
-    ? Buffer.from(column.buffer, column.byteOffset, column.byteLength).toString("utf8")
-    : String(column)
+      ? Buffer.from(column.buffer, column.byteOffset, column.byteLength).toString("utf8")
+      : String(column)
 
 const benchSqlite = async (): Promise<ReadonlyArray<Row>> => {
   const dir = mkdtempSync(join(tmpdir(), "lambdagent-bench-"))
   const scope = Scope.makeUnsafe()
   try {
-    const store = await Effect.runPromise(
-      Scope.provide(SqliteMemory.make({ path: join(dir, "store.sqlite"), maxEntries: MAX }), scope)
-    )
+    const store = await Effect.runPromise(Scope.provide(SqliteMemory.make({ path: join(dir, "store.sqlite"), maxEntries: MAX }), scope))
     const db = new DatabaseSync(join(dir, "raw.sqlite"))
     db.exec("PRAGMA busy_timeout = 25")
     db.prepare("PRAGMA journal_mode = WAL").get()
     db.exec("PRAGMA synchronous = NORMAL")
     db.exec(SqliteMemory.schema)
-    const q = Object.fromEntries(
-      Object.entries(SqliteMemory.sql).map(([k, v]) => [k, db.prepare(v)])
-    ) as { [K in keyof typeof SqliteMemory.sql]: ReturnType<DatabaseSync["prepare"]> }
+    const q = Object.fromEntries(Object.entries(SqliteMemory.sql).map(([k, v]) => [k, db.prepare(v)])) as {
+      [K in keyof typeof SqliteMemory.sql]: ReturnType<DatabaseSync["prepare"]>
+    }
     const max = MAX
     const write = (ns: string, key: string) => {
       const now = Date.now()
@@ -223,8 +218,7 @@ const benchSqlite = async (): Promise<ReadonlyArray<Row>> => {
       if (q.findExpired.get(NS, key, now) !== undefined) q.deleteExpired.run(NS, key, now)
       return undefined
     }
-    const list = () =>
-      q.listRecent.all(NS, Date.now(), LIMIT).map((row) => [decodeSqlite(row["key"]), decodeSqlite(row["value"])])
+    const list = () => q.listRecent.all(NS, Date.now(), LIMIT).map((row) => [decodeSqlite(row["key"]), decodeSqlite(row["value"])])
     await preload(store)
     for (let i = 0; i < MAX; i++) write(NS, `pre${i}`)
     const rows = await measure("sqlite", pairsFor(store, { put, get, list }, "sync"), 5)
@@ -249,29 +243,19 @@ const benchRedis = async (url: string): Promise<ReadonlyArray<Row>> => {
   })
   try {
     await client.connect()
-    const store = await Effect.runPromise(
-      Scope.provide(RedisMemory.make({ url, keyPrefix: prefix, maxEntries: MAX }), scope)
-    )
+    const store = await Effect.runPromise(Scope.provide(RedisMemory.make({ url, keyPrefix: prefix, maxEntries: MAX }), scope))
     const k = RedisMemory.keys(prefix, NS)
     const kp = RedisMemory.keys(prefix, NS_PUT)
     const s = RedisMemory.scripts
     const decode = (raw: string) => raw.slice(raw.indexOf(":", raw.indexOf(":") + 1) + 1)
     const put = (key: string) =>
-      RedisMemory.evalScript(client, s.put, [kp.valuePrefix + key, kp.lru, kp.log, kp.exp, kp.seq], [
-        kp.valuePrefix,
-        key,
-        VALUE,
-        0,
-        MAX
-      ])
+      RedisMemory.evalScript(client, s.put, [kp.valuePrefix + key, kp.lru, kp.log, kp.exp, kp.seq], [kp.valuePrefix, key, VALUE, 0, MAX])
     const get = async (key: string) => {
       const raw = await RedisMemory.evalScript(client, s.get, [k.valuePrefix + key, k.lru, k.log, k.exp, k.seq], [key])
       return typeof raw === "string" ? decode(raw) : undefined
     }
     const list = async () => {
-      const flat = await RedisMemory.evalScript(client, s.list, [k.lru, k.log, k.exp], [k.valuePrefix, LIMIT]) as Array<
-        string
-      >
+      const flat = (await RedisMemory.evalScript(client, s.list, [k.lru, k.log, k.exp], [k.valuePrefix, LIMIT])) as Array<string>
       const out: Array<[string, string]> = []
       for (let i = 0; i < flat.length; i += 2) out.push([flat[i]!, decode(flat[i + 1]!)])
       return out
@@ -300,17 +284,15 @@ const format = (n: number): string => Math.round(n).toLocaleString("en-US")
  */
 export async function run(): Promise<void> {
   const started = performance.now()
-  const rows: Array<Row> = [...await benchLocal(), ...await benchSqlite()]
-  const url = process.env["LAMBDAGENT_BENCH_REDIS_URL"] ?? process.env["LAMBDAGENT_REDIS_URL"] ??
-    RedisMemory.defaultUrl
+  const rows: Array<Row> = [...(await benchLocal()), ...(await benchSqlite())]
+  const url = process.env["LAMBDAGENT_BENCH_REDIS_URL"] ?? process.env["LAMBDAGENT_REDIS_URL"] ?? RedisMemory.defaultUrl
   const unreachable = await redisUnavailable(url, "set LAMBDAGENT_BENCH_REDIS_URL or start redis-server")
-  if (unreachable === undefined) rows.push(...await benchRedis(url))
+  if (unreachable === undefined) rows.push(...(await benchRedis(url)))
 
   const header = ["store", "op", "store ops/s", "raw ops/s", "store/raw"]
   const lines = rows.map((r) => [r.backend, r.op, format(r.store), format(r.raw), (r.raw / r.store).toFixed(2)])
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)))
-  const show = (cells: ReadonlyArray<string>) =>
-    cells.map((c, i) => i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)).join("  ")
+  const show = (cells: ReadonlyArray<string>) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
   console.log(
     `\nMemory stores: sequential ops, ${MAX} entries max per namespace (puts evict), ${VALUE.length}-byte values, listRecent(${LIMIT}); ` +
       `store and raw timed in alternating batches, ${MEASURE_MS} ms each`

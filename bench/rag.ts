@@ -85,7 +85,6 @@ const syntheticQueries = (chunks: ReadonlyArray<Chunk>, count: number, seed = 7)
 const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
 
-
 /**
  * Warm query latency: after ten warm-up queries, p50 and p99 of `queries` more, and the p50 of
  * the CPU time each took (user + system of this process), which a loaded machine inflates less.
@@ -182,7 +181,18 @@ interface Row {
 }
 
 const printTable = (rows: ReadonlyArray<Row>): void => {
-  const header = ["index / mode", "chunks", "build (s)", "embed (chunks/s)", "file (MB)", "cold first query (ms)", "query p50 (ms)", "query p99 (ms)", "query CPU p50 (ms)", "peak RSS (MB)"]
+  const header = [
+    "index / mode",
+    "chunks",
+    "build (s)",
+    "embed (chunks/s)",
+    "file (MB)",
+    "cold first query (ms)",
+    "query p50 (ms)",
+    "query p99 (ms)",
+    "query CPU p50 (ms)",
+    "peak RSS (MB)"
+  ]
   const f = (x: number | undefined, digits: number) => (x === undefined ? "" : x.toFixed(digits))
   const body = rows.map((r) => [
     r.config,
@@ -221,10 +231,25 @@ const measureSimple = async (dir: string, size: number): Promise<Array<Row>> => 
     rssMb: bm25.peakRssMb
   })
   const build = await inChild({ kind: "build", dir, size, vectors: true })
-  rows.push({ config: "with word vectors (build)", chunks: size, buildS: build.ms / 1000, embedS: build.embedMs! / 1000, mb: build.bytes! / 1e6, rssMb: build.peakRssMb })
+  rows.push({
+    config: "with word vectors (build)",
+    chunks: size,
+    buildS: build.ms / 1000,
+    embedS: build.embedMs! / 1000,
+    mb: build.bytes! / 1e6,
+    rssMb: build.peakRssMb
+  })
   for (const mode of ["bm25", "vector", "hybrid"] as const) {
     const r = await inChild({ kind: "query", dir, size, vectors: true, mode, queries })
-    rows.push({ config: `  ${mode}${mode === "hybrid" ? " (default)" : ""}`, chunks: size, coldMs: r.ms, p50: r.p50!, p99: r.p99!, cpuP50: r.cpuP50!, rssMb: r.peakRssMb })
+    rows.push({
+      config: `  ${mode}${mode === "hybrid" ? " (default)" : ""}`,
+      chunks: size,
+      coldMs: r.ms,
+      p50: r.p50!,
+      p99: r.p99!,
+      cpuP50: r.cpuP50!,
+      rssMb: r.peakRssMb
+    })
   }
   return rows
 }
@@ -254,13 +279,21 @@ const measureChroma = async (server: ChromaServer.RunningChromaServer, size: num
  * ```
  */
 export async function run(): Promise<void> {
-  const sizes = (process.env["RAG_BENCH_SIZES"] ?? "10000,100000").split(",").filter((s) => s !== "").map(Number)
-  const chromaSizes = (process.env["RAG_BENCH_CHROMA_SIZES"] ?? "10000").split(",").filter((s) => s !== "").map(Number)
+  const sizes = (process.env["RAG_BENCH_SIZES"] ?? "10000,100000")
+    .split(",")
+    .filter((s) => s !== "")
+    .map(Number)
+  const chromaSizes = (process.env["RAG_BENCH_CHROMA_SIZES"] ?? "10000")
+    .split(",")
+    .filter((s) => s !== "")
+    .map(Number)
   const backends = (process.env["RAG_BENCH_BACKENDS"] ?? "simple,chroma").split(",")
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "rag-bench-"))
   const rows: Array<Row> = []
   let server: ChromaServer.RunningChromaServer | undefined
-  console.log(`rag benchmark: synthetic chunks of 40 English words; simple: ${sizes.join(", ")}; chroma: ${chromaSizes.join(", ")}; backends ${backends.join(", ")}`)
+  console.log(
+    `rag benchmark: synthetic chunks of 40 English words; simple: ${sizes.join(", ")}; chroma: ${chromaSizes.join(", ")}; backends ${backends.join(", ")}`
+  )
   try {
     if (backends.includes("simple")) for (const size of sizes) rows.push(...(await measureSimple(dir, size)))
     if (backends.includes("chroma") && chromaSizes.length > 0) {

@@ -14,17 +14,21 @@ const STEPS = 20
 
 const model = () => {
   let n = 0
-  return Scripted.respond(() => (++n % STEPS === 0 ? "{\"tool\":\"terminate\",\"args\":\"done\"}" : "{\"tool\":\"add\",\"args\":{\"a\":1,\"b\":2}}"))
+  return Scripted.respond(() => (++n % STEPS === 0 ? '{"tool":"terminate","args":"done"}' : '{"tool":"add","args":{"a":1,"b":2}}'))
 }
 
 export const run = async (): Promise<void> => {
   const live = createRuntime({ model: model(), tools: [add], trace: "agent" })
   let answers: Array<Replay.Entry> = []
   const base = await measureAsync(() => live.run(agent, "go"), 31, 20)
-  const recording = await measureAsync(() => {
-    answers = []
-    return live.run(agent, "go", { record: (entry) => answers.push(entry) })
-  }, 31, 20)
+  const recording = await measureAsync(
+    () => {
+      answers = []
+      return live.run(agent, "go", { record: (entry) => answers.push(entry) })
+    },
+    31,
+    20
+  )
   await live.close()
   const text = Term.stringify(Replay.make({ term: agent, answers }))
   const parsed = Replay.parse(text)
@@ -33,12 +37,18 @@ export const run = async (): Promise<void> => {
   await offline.close()
   const read = measure(() => Replay.parse(text), 31, 10)
   const over = (m: { medianMs: number }) => `${fmt(((m.medianMs - base.medianMs) / base.medianMs) * 100, 0)}%`
-  table(`${STEPS}-step ReAct loop, zero-latency model (${answers.length} answers a run; warm medians)`, ["run", "ms/run", "vs live"], [
-    ["live (baseline)", fmt(base.medianMs, 2), ""],
-    ["live, recording every answer", fmt(recording.medianMs, 2), over(recording)],
-    ["replay of the recording (no model, no tools)", fmt(replay.medianMs, 2), over(replay)]
-  ])
-  table("recording size and read time (warm median)", ["recording", "bytes", "Replay.parse ms"], [
-    [`${STEPS}-step ReAct`, String(text.length), fmt(read.medianMs, 2)]
-  ])
+  table(
+    `${STEPS}-step ReAct loop, zero-latency model (${answers.length} answers a run; warm medians)`,
+    ["run", "ms/run", "vs live"],
+    [
+      ["live (baseline)", fmt(base.medianMs, 2), ""],
+      ["live, recording every answer", fmt(recording.medianMs, 2), over(recording)],
+      ["replay of the recording (no model, no tools)", fmt(replay.medianMs, 2), over(replay)]
+    ]
+  )
+  table(
+    "recording size and read time (warm median)",
+    ["recording", "bytes", "Replay.parse ms"],
+    [[`${STEPS}-step ReAct`, String(text.length), fmt(read.medianMs, 2)]]
+  )
 }

@@ -12,12 +12,16 @@ const cli = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url))
 
 export async function run(): Promise<void> {
   const text = readFileSync(config, "utf8")
-  const compileLint = measure(() => {
-    for (let i = 0; i < 1000; i++) {
-      loadConfig({ text, file: config })
-      lint({ text, file: config })
-    }
-  }, 5, 1)
+  const compileLint = measure(
+    () => {
+      for (let i = 0; i < 1000; i++) {
+        loadConfig({ text, file: config })
+        lint({ text, file: config })
+      }
+    },
+    5,
+    1
+  )
   // interleaved, so the machine's load falls on every command alike
   const commands = {
     floor: ["-e", "0"],
@@ -37,13 +41,20 @@ export async function run(): Promise<void> {
   // a router with many routes: the time per route should not grow with their number
   const routerOf = (n: number) => {
     const names = Array.from({ length: n }, (_, i) => `c${i}`)
-    return `type: router\nrouter:\n  classifier:\n    prompt: pick\n    categories: [${names.join(", ")}]\n  routes:\n` +
-      names.map((c, i) => `    ${c}: Answer ${i}.\n`).join("") + "  default: Sorry.\n"
+    return (
+      `type: router\nrouter:\n  classifier:\n    prompt: pick\n    categories: [${names.join(", ")}]\n  routes:\n` +
+      names.map((c, i) => `    ${c}: Answer ${i}.\n`).join("") +
+      "  default: Sorry.\n"
+    )
   }
   const routers = [2_000, 8_000, 32_000].map((n) => {
     const source = routerOf(n)
     const m = measure(() => loadConfig({ text: source }), 3, 1)
-    return [`compile of a router with ${fmt(n, 0)} routes (${fmt(source.length / 1e6, 2)} MB, median of 3)`, fmt(m.medianMs, 1), fmt((m.medianMs / n) * 1000, 1)]
+    return [
+      `compile of a router with ${fmt(n, 0)} routes (${fmt(source.length / 1e6, 2)} MB, median of 3)`,
+      fmt(m.medianMs, 1),
+      fmt((m.medianMs / n) * 1000, 1)
+    ]
   })
   table(
     "YAML compile + lint (reference Python: ~3.2 ms per compile+lint, ~125 ms per CLI lint)",

@@ -16,9 +16,7 @@ export const concierge = Term.react({
 // The offline model plays a concierge that asks the planner once, then answers with its plan.
 const offline = Scripted.respond((req) => {
   const observed = /Observation: ([^\n]*)/.exec(req.messages.at(-1)!.content)
-  return observed === null
-    ? "{\"tool\": \"planner\", \"args\": \"2 days in Rome\"}"
-    : JSON.stringify({ tool: "terminate", args: `Your plan: ${observed[1]}` })
+  return observed === null ? '{"tool": "planner", "args": "2 days in Rome"}' : JSON.stringify({ tool: "terminate", args: `Your plan: ${observed[1]}` })
 })
 
 export async function main(): Promise<{ answer: string; skills: Array<string> }> {

@@ -12,11 +12,11 @@ export const agent = Term.guard({
   agent: Term.llm({ name: "json-writer", system: "Answer with a JSON object.", conversation: false }),
   validate: startsWithBrace,
   retry: 2,
-  fallback: { value: Term.lit("{\"error\":\"no valid answer\"}") }
+  fallback: { value: Term.lit('{"error":"no valid answer"}') }
 })
 
 export async function main(): Promise<{ result: string; attempts: number }> {
-  const runtime = createRuntime({ model: Scripted.sequence(["Sure! Here it is:", "{\"city\":\"Paris\"}"]) })
+  const runtime = createRuntime({ model: Scripted.sequence(["Sure! Here it is:", '{"city":"Paris"}']) })
   const out = await runtime.run(agent, "Where is the Louvre?")
   await runtime.close()
   return { result: String(out.value), attempts: out.stats.llmCalls }

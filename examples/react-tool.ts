@@ -22,9 +22,7 @@ export const agent = Term.react({
 const offline = Scripted.respond((req) => {
   const state = req.messages.at(-1)!.content
   const observed = /Observation: (.*)$/m.exec(state)
-  return observed === null
-    ? "I should add them. {\"tool\": \"add\", \"args\": {\"a\": 19, \"b\": 23}}"
-    : `{"tool": "terminate", "args": "The answer is ${observed[1]}."}`
+  return observed === null ? 'I should add them. {"tool": "add", "args": {"a": 19, "b": 23}}' : `{"tool": "terminate", "args": "The answer is ${observed[1]}."}`
 })
 
 export async function main(): Promise<{ answer: string; toolCalls: number }> {

@@ -33,8 +33,10 @@ export async function main(): Promise<{ recorded: string; replayed: string; tool
   const again = await offline.run(agent, "What is 19 + 23?", { replay: { recording: Replay.parse(text) } })
 
   // 3. a changed prompt diverges at its first LLM call
-  const divergence = await offline.run(agentWith("Solve arithmetic."), "What is 19 + 23?", { replay: { recording: Replay.parse(text) } })
-    .then(() => "none", (error: unknown) => (error instanceof Errors.ReplayDivergence ? `request ${error.key}: ${error.form}` : String(error)))
+  const divergence = await offline.run(agentWith("Solve arithmetic."), "What is 19 + 23?", { replay: { recording: Replay.parse(text) } }).then(
+    () => "none",
+    (error: unknown) => (error instanceof Errors.ReplayDivergence ? `request ${error.key}: ${error.form}` : String(error))
+  )
   await offline.close()
   return { recorded: String(out.value), replayed: String(again.value), toolRunsInReplay: additions - before, divergence }
 }

@@ -60,9 +60,7 @@ export type AgentError = LambdaError | LanguageModel.ProviderError | MemoryStore
  * const show = (e: Agent.RunEvent) => (e.type === "token" ? e.text : `[${e.event.kind}]`)
  * ```
  */
-export type RunEvent =
-  | { readonly type: "trace"; readonly event: Trace.TraceEvent }
-  | { readonly type: "token"; readonly name: string; readonly text: string }
+export type RunEvent = { readonly type: "trace"; readonly event: Trace.TraceEvent } | { readonly type: "token"; readonly name: string; readonly text: string }
 
 /**
  * One LLM term's conversation: the user and assistant turns after the system prompt.
@@ -369,7 +367,7 @@ const renderToolDocs = (names: ReadonlyArray<string>, tools: Tools.ToolsShape): 
   })
   return [
     "## Tools",
-    "To use a tool, answer with one JSON object: {\"tool\": \"<name>\", \"args\": <arguments>}.",
+    'To use a tool, answer with one JSON object: {"tool": "<name>", "args": <arguments>}.',
     "When you are done, call terminate with your final answer as args.",
     ...lines
   ].join("\n")
@@ -422,11 +420,13 @@ const callModel = (
           }
         })
       ),
-      Effect.map((): LanguageModel.ChatResponse => ({
-        text,
-        ...(usage !== undefined ? { usage } : {}),
-        ...(answeredBy !== undefined ? { model: answeredBy } : {})
-      }))
+      Effect.map(
+        (): LanguageModel.ChatResponse => ({
+          text,
+          ...(usage !== undefined ? { usage } : {}),
+          ...(answeredBy !== undefined ? { model: answeredBy } : {})
+        })
+      )
     )
   })
 }
@@ -496,9 +496,7 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
   const prepared = preparedOf(term)
   const system = request.tools === undefined ? term.system : systemWithTools(term, prepared, request.tools, services.tools)
   const user = Value.toText(request.input)
-  const messages = request.transcript !== undefined
-    ? [{ role: "system" as const, content: system }, ...request.transcript]
-    : messagesOf(system, history, user)
+  const messages = request.transcript !== undefined ? [{ role: "system" as const, content: system }, ...request.transcript] : messagesOf(system, history, user)
   const chat: LanguageModel.ChatRequest = prepared.options === undefined ? { messages } : { messages, ...prepared.options }
   const name = term.name ?? "llm"
   const started = tracing(run) ? now() : 0
@@ -524,8 +522,7 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
   return services.sink.spans ? call.pipe(Effect.withSpan("lambdagent.llm", { attributes: { name, provider: model.name } })) : call
 }
 
-const toolFailure = (error: Tools.ToolError): string =>
-  error.reason === "Timeout" ? error.message : `[TOOL_ERROR] ${error.tool}: ${error.message}`
+const toolFailure = (error: Tools.ToolError): string => (error.reason === "Timeout" ? error.message : `[TOOL_ERROR] ${error.tool}: ${error.message}`)
 
 /** The observation of a tool call that failed synchronously. */
 const failureOf = (exit: Exit.Exit<unknown, Tools.ToolError>): string => {
@@ -536,7 +533,12 @@ const failureOf = (exit: Exit.Exit<unknown, Tools.ToolError>): string => {
 const answerTool = (services: Services, request: Oracle.ToolRequest, run: Driver.RunState): Effect.Effect<unknown, AgentError> => {
   const tool = services.tools.get(request.name)
   if (tool === undefined) {
-    const message = `unknown tool ${JSON.stringify(request.name)}; available: ${services.tools.list().map((t) => t.name).join(", ") || "none"}`
+    const message = `unknown tool ${JSON.stringify(request.name)}; available: ${
+      services.tools
+        .list()
+        .map((t) => t.name)
+        .join(", ") || "none"
+    }`
     return request.observe
       ? Effect.succeed(`[TOOL_ERROR] ${message}`)
       : Effect.fail(new EvalError({ kind: "OracleError", message, steps: run.execution.steps }))
@@ -558,12 +560,15 @@ const answerTool = (services: Services, request: Oracle.ToolRequest, run: Driver
   }
   const invoked = Tools.invoke(definition, request.args !== undefined ? request.args : Value.toJson(request.input))
   const done = isExit(invoked) ? (invoked as Exit.Exit<unknown, Tools.ToolError>) : undefined
-  const call: Effect.Effect<unknown, never> = done !== undefined
-    ? Exit.isSuccess(done) ? (observe(done.value), done as unknown as Effect.Effect<unknown>) : Effect.succeed(observe(failureOf(done)))
-    : invoked.pipe(
-      Effect.catchTag("ToolError", (error) => Effect.succeed<unknown>(toolFailure(error))),
-      Effect.map(observe)
-    )
+  const call: Effect.Effect<unknown, never> =
+    done !== undefined
+      ? Exit.isSuccess(done)
+        ? (observe(done.value), done as unknown as Effect.Effect<unknown>)
+        : Effect.succeed(observe(failureOf(done)))
+      : invoked.pipe(
+          Effect.catchTag("ToolError", (error) => Effect.succeed<unknown>(toolFailure(error))),
+          Effect.map(observe)
+        )
   return services.sink.spans ? call.pipe(Effect.withSpan("lambdagent.tool", { attributes: { name: request.name } })) : call
 }
 
@@ -651,7 +656,7 @@ const askingTerms = new WeakMap<Term.Term, boolean>()
 /** Whether a term has an `ask` form (remembered per term: a server runs the same term often). */
 const asks = (term: Term.Term): boolean => {
   let known = askingTerms.get(term)
-  if (known === undefined) askingTerms.set(term, known = Term.capabilities(term).ask)
+  if (known === undefined) askingTerms.set(term, (known = Term.capabilities(term).ask))
   return known
 }
 
@@ -672,9 +677,10 @@ const paused = (latest: Checkpoint.Checkpoint | undefined, key: string, request:
 /** The answer given to a paused run's question, as the run records it. */
 const answerOf = (exec: Evaluator.Execution, asking: Checkpoint.Asking, answer: unknown): Checkpoint.Answer => {
   const value = Oracle.toValue(answer)
-  const events: ReadonlyArray<Trace.TraceEvent> = exec.traceLevel === "off"
-    ? []
-    : [{ step: exec.steps, kind: "ask", name: asking.question, input: Trace.preview(asking.input), output: Trace.preview(Value.toText(value)) }]
+  const events: ReadonlyArray<Trace.TraceEvent> =
+    exec.traceLevel === "off"
+      ? []
+      : [{ step: exec.steps, kind: "ask", name: asking.question, input: Trace.preview(asking.input), output: Trace.preview(Value.toText(value)) }]
   return { key: asking.key, kind: "ask", value, events, tokens: 0 }
 }
 
@@ -696,7 +702,11 @@ const playerOf = (live: Driver.Handlers<AgentError, never>, services: Services, 
  * A replayed run that ended before the recording did is a divergence too: the run fails with it,
  * or with `live` is told of it.
  */
-const checkEnded = (player: Replay.Player<AgentError, never> | undefined, replay: ReplayOptions | undefined, steps: number): Effect.Effect<void, ReplayDivergence> => {
+const checkEnded = (
+  player: Replay.Player<AgentError, never> | undefined,
+  replay: ReplayOptions | undefined,
+  steps: number
+): Effect.Effect<void, ReplayDivergence> => {
   const left = player?.leftover(steps)
   if (left === undefined) return Effect.void
   if (replay?.live === true) {
@@ -747,11 +757,7 @@ const parseTerm = (term: Term.Term | Term.Json): Term.Term =>
  * console.log(result.value) // "hello"
  * ```
  */
-export const run = (
-  term: Term.Term | Term.Json,
-  input: unknown,
-  options: RunOptions = {}
-): Effect.Effect<RunResult, AgentError, LanguageModel.LanguageModel> =>
+export const run = (term: Term.Term | Term.Json, input: unknown, options: RunOptions = {}): Effect.Effect<RunResult, AgentError, LanguageModel.LanguageModel> =>
   runFrom({ term, input }, options)
 
 /**
@@ -801,11 +807,11 @@ const runFrom = (
       trace: options.trace ?? "agent",
       ...(listening
         ? {
-          onEvent: (event: Trace.TraceEvent) => {
-            if (sink !== TraceSink.none) sink.record({ ...event, runId })
-            onEvent?.({ type: "trace", event })
+            onEvent: (event: Trace.TraceEvent) => {
+              if (sink !== TraceSink.none) sink.record({ ...event, runId })
+              onEvent?.({ type: "trace", event })
+            }
           }
-        }
         : {})
     }
     let exec: Evaluator.Execution
@@ -825,9 +831,10 @@ const runFrom = (
           ...(restored.pending !== undefined ? { first: { _tag: "Suspended", request: restored.pending } } : {})
         }
       } else {
-        exec = options.normalizeInput === true
-          ? Evaluator.startRun(parseTerm(from.term), from.input, evaluation)
-          : Evaluator.startApply(parseTerm(from.term), Oracle.toValue(from.input), evaluation)
+        exec =
+          options.normalizeInput === true
+            ? Evaluator.startRun(parseTerm(from.term), from.input, evaluation)
+            : Evaluator.startApply(parseTerm(from.term), Oracle.toValue(from.input), evaluation)
       }
     } catch (error) {
       if (isLambdaError(error) || error instanceof CheckpointError) return Effect.fail(error)
@@ -837,24 +844,23 @@ const runFrom = (
     const ask = options.ask
     // a run that may pause keeps a checkpoint before each call, to hand over when it does
     const pausable = ask === undefined && asks(exec.machine.root)
-    const recorder = checkpoint === undefined && !pausable
-      ? undefined
-      : Checkpoint.recorder(exec, {
-        save: checkpoint?.save ?? (() => Effect.void),
-        ...(checkpoint?.meta !== undefined ? { meta: checkpoint.meta } : {}),
-        ...(checkpoint?.everySteps !== undefined ? { everySteps: checkpoint.everySteps } : {}),
-        answers
-      })
+    const recorder =
+      checkpoint === undefined && !pausable
+        ? undefined
+        : Checkpoint.recorder(exec, {
+            save: checkpoint?.save ?? (() => Effect.void),
+            ...(checkpoint?.meta !== undefined ? { meta: checkpoint.meta } : {}),
+            ...(checkpoint?.everySteps !== undefined ? { everySteps: checkpoint.everySteps } : {}),
+            answers
+          })
     const live: Driver.Handlers<AgentError, never> = {
       ...handlersOf(services),
-      ask: ask !== undefined
-        ? (request) => ask(request.question, request.input)
-        : (request, run) => Effect.fail(paused(recorder?.latest(), run.execution.requestKey(request), request))
+      ask:
+        ask !== undefined
+          ? (request) => ask(request.question, request.input)
+          : (request, run) => Effect.fail(paused(recorder?.latest(), run.execution.requestKey(request), request))
     }
-    const hooks = [
-      ...(recorder === undefined ? [] : [recorder]),
-      ...(options.record === undefined ? [] : [Replay.recorder(options.record)])
-    ]
+    const hooks = [...(recorder === undefined ? [] : [recorder]), ...(options.record === undefined ? [] : [Replay.recorder(options.record)])]
     const replay = options.replay
     const player = replay === undefined ? undefined : playerOf(live, services, replay)
     const handlers: Driver.Handlers<AgentError, never> = {
@@ -864,16 +870,19 @@ const runFrom = (
     }
     // the driver holds the run to its time budget
     const driven = Effect.flatMap(Driver.drive(exec, handlers, drive), (value) => Effect.as(checkEnded(player, replay, exec.steps), value))
-    return Effect.map(driven, (value): RunResult => ({
-      value,
-      result: Value.toJson(value),
-      trace: exec.events,
-      stats: {
-        steps: exec.steps,
-        llmCalls: exec.usage.llmCalls,
-        toolCalls: exec.usage.toolCalls,
-        tokens: exec.usage.tokens,
-        durationMs: now() - started
-      }
-    }))
+    return Effect.map(
+      driven,
+      (value): RunResult => ({
+        value,
+        result: Value.toJson(value),
+        trace: exec.events,
+        stats: {
+          steps: exec.steps,
+          llmCalls: exec.usage.llmCalls,
+          toolCalls: exec.usage.toolCalls,
+          tokens: exec.usage.tokens,
+          durationMs: now() - started
+        }
+      })
+    )
   })

@@ -8,17 +8,7 @@
  * @since 0.2.0
  * @module
  */
-import {
-  applied,
-  type Bounds,
-  type CapabilityBuilder,
-  type Cost,
-  type CostContext,
-  max,
-  plus,
-  times,
-  ZERO
-} from "./forms/analysis.ts"
+import { applied, type Bounds, type CapabilityBuilder, type Cost, type CostContext, max, plus, times, ZERO } from "./forms/analysis.ts"
 import { type AnyNode, formOf } from "./forms/index.ts"
 import { foldTree } from "./internal/tree.ts"
 

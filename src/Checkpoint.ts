@@ -91,13 +91,15 @@ export const CheckpointSchema = Schema.Struct({
   /** The machine and its pending request (`graph.roots[0]`). */
   graph: Graph,
   /** Every oracle answer recorded so far, by request key. */
-  answers: Schema.Array(Schema.Struct({
-    key: Schema.String,
-    kind: Schema.String,
-    tokens: Count,
-    events: Schema.Array(Schema.Unknown),
-    value: Graph
-  })),
+  answers: Schema.Array(
+    Schema.Struct({
+      key: Schema.String,
+      kind: Schema.String,
+      tokens: Count,
+      events: Schema.Array(Schema.Unknown),
+      value: Graph
+    })
+  ),
   /** What the host wants to keep with the run (the CLI keeps its config and input here). */
   meta: Schema.Record(Schema.String, Schema.Unknown),
   /** A paused run's question: the `ask` request (by key) waiting for a person's answer. */
@@ -398,9 +400,16 @@ export interface RestoreOptions {
 const isMachineState = (v: unknown): v is MachineState => {
   if (typeof v !== "object" || v === null) return false
   const s = v as Record<string, unknown>
-  return Array.isArray(s.frames) && typeof s.mode === "string" && ["eval", "return", "apply"].includes(s.mode) &&
-    (s.code === undefined || isCode(s.code)) && isEnv(s.env) && isCtx(s.ctx) && typeof s.requests === "number" &&
+  return (
+    Array.isArray(s.frames) &&
+    typeof s.mode === "string" &&
+    ["eval", "return", "apply"].includes(s.mode) &&
+    (s.code === undefined || isCode(s.code)) &&
+    isEnv(s.env) &&
+    isCtx(s.ctx) &&
+    typeof s.requests === "number" &&
     framesFit(s.frames, isCode)
+  )
 }
 
 /**

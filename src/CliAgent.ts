@@ -93,7 +93,13 @@ export const make = (name: string, options: Options): Tools.ToolDefinition<strin
         else {
           const out = result.stdout.trim()
           if (options.format === "json") return decodeJson(out)
-          if (options.format === "jsonl") return decodeJson(out.split("\n").filter((l) => l.trim() !== "").at(-1) ?? "")
+          if (options.format === "jsonl")
+            return decodeJson(
+              out
+                .split("\n")
+                .filter((l) => l.trim() !== "")
+                .at(-1) ?? ""
+            )
           return out
         }
       }

@@ -154,8 +154,7 @@ const nextTurn: Effect.Effect<void> = Effect.callback<void>((resume) => {
 })
 
 /** The result of an effect that is already complete (an `Exit`), else `undefined`. */
-const completed = <A, E>(effect: Effect.Effect<A, E, any>): Exit.Exit<A, E> | undefined =>
-  isExit(effect) ? (effect as Exit.Exit<A, E>) : undefined
+const completed = <A, E>(effect: Effect.Effect<A, E, any>): Exit.Exit<A, E> | undefined => (isExit(effect) ? (effect as Exit.Exit<A, E>) : undefined)
 
 type Step = Evaluator.SliceStep | { readonly _tag: "Failed"; readonly error: LambdaError }
 
@@ -223,7 +222,13 @@ const message = (exec: Evaluator.Execution, request: Oracle.ChannelRequest, scop
   const usage = exec.usage
   if (++usage.steps > exec.budget.steps) return Effect.fail(exec.exhausted("steps", exec.budget.steps, `step budget of ${exec.budget.steps} exhausted`))
   if (scope === undefined) {
-    return Effect.fail(new EvalError({ kind: "RuntimeError", message: `${request.kind} on channel ${JSON.stringify(request.channel)} outside any channels scope`, steps: usage.steps }))
+    return Effect.fail(
+      new EvalError({
+        kind: "RuntimeError",
+        message: `${request.kind} on channel ${JSON.stringify(request.channel)} outside any channels scope`,
+        steps: usage.steps
+      })
+    )
   }
   const who = exec.branchPath === undefined ? "the run" : `branch ${exec.branchPath}`
   const started = performance.now()
@@ -281,14 +286,15 @@ const branches = <E, R>(
   const started = performance.now()
   const runs = request.term.branches.map((_, i) => exec.branch(request, i))
   const fork: Fork | undefined = scope?.hub.fork(runs.length)
-  const run = fork === undefined
-    ? (branch: Evaluator.Execution) => loop(branch, handlers, options, undefined, undefined)
-    : (branch: Evaluator.Execution) =>
-      Effect.map(loop(branch, handlers, options, undefined, scope), (value) => {
-        scope!.hub.branchDone(fork, exec.steps)
-        return value
-      })
-  return Effect.forEach(runs, run, { concurrency: fork === undefined ? options.concurrency ?? "unbounded" : "unbounded" }).pipe(
+  const run =
+    fork === undefined
+      ? (branch: Evaluator.Execution) => loop(branch, handlers, options, undefined, undefined)
+      : (branch: Evaluator.Execution) =>
+          Effect.map(loop(branch, handlers, options, undefined, scope), (value) => {
+            scope!.hub.branchDone(fork, exec.steps)
+            return value
+          })
+  return Effect.forEach(runs, run, { concurrency: fork === undefined ? (options.concurrency ?? "unbounded") : "unbounded" }).pipe(
     Effect.map((results) => {
       // branch events join the run's trace in branch order, whatever order they finished in
       for (const branch of runs) exec.events.push(...branch.events)
@@ -321,11 +327,8 @@ const branches = <E, R>(
  * console.log(value) // 42
  * ```
  */
-export const drive = <E, R>(
-  exec: Evaluator.Execution,
-  handlers: Handlers<E, R>,
-  options: DriveOptions = {}
-): Effect.Effect<Value.Value, E | LambdaError, R> => loop(exec, handlers, options, options.first, undefined)
+export const drive = <E, R>(exec: Evaluator.Execution, handlers: Handlers<E, R>, options: DriveOptions = {}): Effect.Effect<Value.Value, E | LambdaError, R> =>
+  loop(exec, handlers, options, options.first, undefined)
 
 const loop = <E, R>(
   exec: Evaluator.Execution,
@@ -363,22 +366,24 @@ const loop = <E, R>(
         }
         const request = step.request
         if (Date.now() > deadline) return Effect.fail(timeUp())
-        const live = suspended !== undefined && request.kind !== "send" && request.kind !== "receive" &&
-          !(options.recorded?.has(exec.requestKey(request)) ?? false)
+        const live =
+          suspended !== undefined && request.kind !== "send" && request.kind !== "receive" && !(options.recorded?.has(exec.requestKey(request)) ?? false)
         const before = live ? suspended(request, run) : undefined
         const ready = before === undefined ? undefined : completed(before)
         // a hook that is already done (it only took a note) keeps a complete answer complete
-        const answered = before === undefined || (ready !== undefined && Exit.isSuccess(ready))
-          ? answer(exec, run, request, handlers, options, scope)
-          : Effect.flatMap(before, () => answer(exec, run, request, handlers, options, scope))
+        const answered =
+          before === undefined || (ready !== undefined && Exit.isSuccess(ready))
+            ? answer(exec, run, request, handlers, options, scope)
+            : Effect.flatMap(before, () => answer(exec, run, request, handlers, options, scope))
         const done = completed(answered)
         if (done === undefined) {
           // waiting: the time budget interrupts the wait when it runs out. A channel wait needs no
           // timer of its own: only another branch of the run can end it, and that branch is under
           // the budget (when none is left, the wait is a deadlock, reported at once)
-          const waiting = deadline === Infinity || request.kind === "send" || request.kind === "receive"
-            ? answered
-            : Effect.timeoutOrElse(answered, { duration: Math.max(0, deadline - Date.now()), orElse: () => Effect.fail(timeUp()) })
+          const waiting =
+            deadline === Infinity || request.kind === "send" || request.kind === "receive"
+              ? answered
+              : Effect.timeoutOrElse(answered, { duration: Math.max(0, deadline - Date.now()), orElse: () => Effect.fail(timeUp()) })
           return Effect.flatMap(waiting, (output) => go(attempt(() => exec.slice(slice, valueOf(request, output)))))
         }
         if (Exit.isFailure(done)) return done as unknown as Effect.Effect<never, E | LambdaError>

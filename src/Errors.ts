@@ -26,16 +26,17 @@ const Brand: unique symbol = Symbol.for("lambdagent/Error") as never
  * Errors.isLambdagentError(new QuotaExceeded({ message: "too many" })) // true
  * ```
  */
-export const TaggedError = <Self>() =>
-<const Tag extends string, const Fields extends Schema.Struct.Fields>(tag: Tag, fields: Fields) => {
-  const Base = Schema.TaggedError<Self>()(tag, fields)
-  class Branded extends (Base as unknown as new(...args: ReadonlyArray<any>) => object) {
-    get [Brand](): true {
-      return true
+export const TaggedError =
+  <Self>() =>
+  <const Tag extends string, const Fields extends Schema.Struct.Fields>(tag: Tag, fields: Fields) => {
+    const Base = Schema.TaggedError<Self>()(tag, fields)
+    class Branded extends (Base as unknown as new (...args: ReadonlyArray<any>) => object) {
+      get [Brand](): true {
+        return true
+      }
     }
+    return Branded as unknown as typeof Base
   }
-  return Branded as unknown as typeof Base
-}
 
 /**
  * Whether a value is an error of lambdagent's (core or plugin): an `Error` with a `_tag` and a
@@ -374,8 +375,7 @@ export type LambdaError = TermParseError | EvalError | BudgetExceeded
  * ```
  */
 export const isLambdaError = (u: unknown): u is LambdaError =>
-  typeof u === "object" && u !== null && "_tag" in u &&
-  (u._tag === "TermParseError" || u._tag === "EvalError" || u._tag === "BudgetExceeded")
+  typeof u === "object" && u !== null && "_tag" in u && (u._tag === "TermParseError" || u._tag === "EvalError" || u._tag === "BudgetExceeded")
 
 /**
  * The structured form of an error for JSON output: `{kind, message, path?, steps?}`; a budget
@@ -390,7 +390,9 @@ export const isLambdaError = (u: unknown): u is LambdaError =>
  * // { kind: "TermParseError", message: "bad", path: ["var"] }
  * ```
  */
-export const toJson = (error: LambdaError): {
+export const toJson = (
+  error: LambdaError
+): {
   kind: string
   message: string
   path?: ReadonlyArray<string | number>

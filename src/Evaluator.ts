@@ -108,9 +108,7 @@ export interface Result {
  * const done = (s: Evaluator.Step) => s._tag === "Done"
  * ```
  */
-export type Step =
-  | { readonly _tag: "Done"; readonly value: Value.Value }
-  | { readonly _tag: "Suspended"; readonly request: OracleRequest }
+export type Step = { readonly _tag: "Done"; readonly value: Value.Value } | { readonly _tag: "Suspended"; readonly request: OracleRequest }
 
 /**
  * A step of a time-sliced evaluation ({@link Execution.slice}): a {@link Step}, or `Paused` when
@@ -330,7 +328,9 @@ export const startApply = (code: Term.Term, input: Value.Value, options: RunOpti
 }
 
 const isDatum = (v: unknown): v is Value.Value =>
-  v === null || typeof v === "string" || typeof v === "boolean" ||
+  v === null ||
+  typeof v === "string" ||
+  typeof v === "boolean" ||
   (typeof v === "number" && Number.isSafeInteger(v)) ||
   (typeof v === "bigint" && v >= -(2n ** 63n) && v < 2n ** 63n)
 
@@ -438,8 +438,7 @@ export const evaluateDetailed = (term: Term.Term, options: EvaluateOptions = {})
  * Evaluator.run(square, "7").value // 49 (the string "7" is normalised to 7)
  * ```
  */
-export const run = (code: Term.Term, input: unknown, options: RunOptions = {}): Result =>
-  finish(startRun(code, input, options))
+export const run = (code: Term.Term, input: unknown, options: RunOptions = {}): Result => finish(startRun(code, input, options))
 
 /**
  * Run a named tool from `options.tools` on an input (see {@link run}).
@@ -544,8 +543,8 @@ export const normalizeInput = (input: unknown): unknown =>
   typeof input !== "object" || input === null
     ? normalizeLeaf(input, false)
     : Array.isArray(input) && input.every((v) => v === null || typeof v === "boolean" || (typeof v === "number" && Number.isInteger(v)))
-    ? input
-    : normalizeTree(input)
+      ? input
+      : normalizeTree(input)
 
 const normalizeTree = (input: unknown): unknown =>
   foldTree<{ value: unknown; name: boolean }, unknown>(
@@ -554,8 +553,8 @@ const normalizeTree = (input: unknown): unknown =>
       Array.isArray(value)
         ? value.map((v) => ({ value: v, name: false }))
         : typeof value === "object" && value !== null
-        ? Object.entries(value).map(([k, v]) => ({ value: v, name: NAME_KEYS.has(k) }))
-        : [],
+          ? Object.entries(value).map(([k, v]) => ({ value: v, name: NAME_KEYS.has(k) }))
+          : [],
     ({ name, value }, kids) => {
       if (Array.isArray(value)) return kids
       if (typeof value === "object" && value !== null) {

@@ -88,8 +88,7 @@ const bracketedHost = (host: string): string => (host.includes(":") && !host.sta
  * HostGuard.localUrlHost("::") // "[::1]"
  * ```
  */
-export const localUrlHost = (host: string): string =>
-  host === "0.0.0.0" ? "127.0.0.1" : isWildcardAddress(host) ? "[::1]" : bracketedHost(host)
+export const localUrlHost = (host: string): string => (host === "0.0.0.0" ? "127.0.0.1" : isWildcardAddress(host) ? "[::1]" : bracketedHost(host))
 
 /**
  * The `Host`/`Origin` check of a server listening on `bound`. Accepted hosts: `127.0.0.1:PORT`,
@@ -109,7 +108,7 @@ export const localUrlHost = (host: string): string =>
  * check("evil.example:8080", "http://evil.example:8080") // "Forbidden: Host …"
  * ```
  */
-export const hostGuard = (bound: string, policy: HostPolicy): (port: number) => HostCheck => {
+export const hostGuard = (bound: string, policy: HostPolicy): ((port: number) => HostCheck) => {
   const anyHost = policy.allowedHosts?.includes("*") === true
   const anyOrigin = policy.allowedOrigins?.includes("*") === true
   const withPort: Array<string> = []
@@ -140,8 +139,10 @@ export const hostGuard = (bound: string, policy: HostPolicy): (port: number) => 
     const shown = [...exact, ...anyPort].join(", ")
     return (host, origin) => {
       if (!hostAllowed(host ?? "")) {
-        return `Forbidden: Host ${JSON.stringify(host ?? "")} is not allowed; this server answers to ${shown} ` +
+        return (
+          `Forbidden: Host ${JSON.stringify(host ?? "")} is not allowed; this server answers to ${shown} ` +
           "(protection against DNS rebinding; allow more with --allow-host or allowedHosts)"
+        )
       }
       if (origin === undefined || anyOrigin) return undefined
       let url: URL | undefined

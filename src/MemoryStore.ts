@@ -27,10 +27,7 @@ import { LocalMemory } from "./internal/LocalMemory.ts"
  * const scope: MemoryStore.MemoryScope = { kind: "session", id: "abc" }
  * ```
  */
-export type MemoryScope =
-  | { readonly kind: "session"; readonly id: string }
-  | { readonly kind: "user"; readonly id: string }
-  | { readonly kind: "global" }
+export type MemoryScope = { readonly kind: "session"; readonly id: string } | { readonly kind: "user"; readonly id: string } | { readonly kind: "global" }
 
 /**
  * The namespace string of a scope: `session:<id>`, `user:<id>` or `global`.
@@ -43,7 +40,7 @@ export type MemoryScope =
  * MemoryStore.namespace({ kind: "user", id: "ada" }) // "user:ada"
  * ```
  */
-export const namespace = (scope: MemoryScope): string => scope.kind === "global" ? "global" : `${scope.kind}:${scope.id}`
+export const namespace = (scope: MemoryScope): string => (scope.kind === "global" ? "global" : `${scope.kind}:${scope.id}`)
 
 /**
  * One stored entry. Times are milliseconds since the epoch.
@@ -118,8 +115,7 @@ export class MemoryError extends TaggedError<MemoryError>()("MemoryError", {
  * MemoryStore.isMemoryError(e) // true
  * ```
  */
-export const isMemoryError = (u: unknown): u is MemoryError =>
-  typeof u === "object" && u !== null && "_tag" in u && u._tag === "MemoryError"
+export const isMemoryError = (u: unknown): u is MemoryError => typeof u === "object" && u !== null && "_tag" in u && u._tag === "MemoryError"
 
 /**
  * What every memory store implements.
@@ -245,21 +241,22 @@ export const makeLocal = (options: LocalOptions = {}): MemoryStoreShape => {
   }
   const memory = new LocalMemory(maxEntries)
   const fixed = options.clock
-  const withNow: <A>(f: (now: number) => A) => Effect.Effect<A> = fixed === undefined
-    ? (f) => Effect.clockWith((clock) => Effect.succeed(f(clock.currentTimeMillisUnsafe())))
-    : (f) => Effect.sync(() => f(fixed.currentTimeMillisUnsafe()))
+  const withNow: <A>(f: (now: number) => A) => Effect.Effect<A> =
+    fixed === undefined
+      ? (f) => Effect.clockWith((clock) => Effect.succeed(f(clock.currentTimeMillisUnsafe())))
+      : (f) => Effect.sync(() => f(fixed.currentTimeMillisUnsafe()))
   return {
     name: "local",
     get: (ns, key) => withNow((now) => memory.get(ns, key, now)),
-    put: (ns, key, value, putOptions) =>
-      Effect.flatMap(ttlOf(putOptions), (ttlMs) => withNow((now) => memory.put(ns, key, value, ttlMs, now))),
+    put: (ns, key, value, putOptions) => Effect.flatMap(ttlOf(putOptions), (ttlMs) => withNow((now) => memory.put(ns, key, value, ttlMs, now))),
     putIfAbsent: (ns, key, value, putOptions) =>
       Effect.flatMap(ttlOf(putOptions), (ttlMs) =>
         withNow((now) => {
           if (memory.has(ns, key, now)) return false
           memory.put(ns, key, value, ttlMs, now)
           return true
-        })),
+        })
+      ),
     listRecent: (ns, limit) => withNow((now) => memory.listRecent(ns, Math.floor(limit), now)),
     clear: (ns) => Effect.sync(() => memory.clear(ns))
   }
@@ -278,5 +275,4 @@ export const makeLocal = (options: LocalOptions = {}): MemoryStoreShape => {
  * Effect.runPromise(program.pipe(Effect.provide(MemoryStore.layerLocal({ maxEntries: 100 }))))
  * ```
  */
-export const layerLocal = (options: LocalOptions = {}): Layer.Layer<MemoryStore> =>
-  Layer.sync(MemoryStore, () => makeLocal(options))
+export const layerLocal = (options: LocalOptions = {}): Layer.Layer<MemoryStore> => Layer.sync(MemoryStore, () => makeLocal(options))

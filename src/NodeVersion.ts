@@ -39,8 +39,10 @@ const [minimumMajor, minimumMinor] = minimumNodeVersion.split(".").map(Number) a
 export const unsupportedNodeReason = (version: string): string | undefined => {
   const [major = 0, minor = 0] = version.split(".").map(Number)
   if (major > minimumMajor || (major === minimumMajor && minor >= minimumMinor)) return undefined
-  return `lambdagent needs Node.js ${minimumNodeVersion} or newer, and this is Node.js ${version}: ` +
+  return (
+    `lambdagent needs Node.js ${minimumNodeVersion} or newer, and this is Node.js ${version}: ` +
     "older versions read JSON integers above 2^53 inexactly, cannot require() ES modules, and have no node:sqlite without a flag"
+  )
 }
 
 /**

@@ -76,12 +76,12 @@ export interface ToolRequest {
 export type MemoryRequest =
   | { readonly kind: "memory-read"; readonly id: number; readonly term: Term.Of<"Memory">; readonly input: Value.Value }
   | {
-    readonly kind: "memory-write"
-    readonly id: number
-    readonly term: Term.Of<"Memory">
-    readonly input: Value.Value
-    readonly output: Value.Value
-  }
+      readonly kind: "memory-write"
+      readonly id: number
+      readonly term: Term.Of<"Memory">
+      readonly input: Value.Value
+      readonly output: Value.Value
+    }
 
 /**
  * Run a `par` node's branches on `input`; the answer is the list of their results, in branch
@@ -223,7 +223,7 @@ export const describe = (request: Request): string => {
  */
 export const toValue = (answer: unknown): Value.Value =>
   Array.isArray(answer)
-    ? foldTree<unknown, Value.Value>(answer, childrenOfArray, (node, kids) => Array.isArray(node) ? Value.fromArray(kids) : leafValue(node))
+    ? foldTree<unknown, Value.Value>(answer, childrenOfArray, (node, kids) => (Array.isArray(node) ? Value.fromArray(kids) : leafValue(node)))
     : leafValue(answer)
 
 // nested arrays are folded without recursion, so an answer nested any depth is a value
@@ -245,9 +245,13 @@ const leafValue = (answer: unknown): Value.Value => {
       return String(answer)
   }
   if (
-    answer instanceof Value.List || answer instanceof Value.Pair || answer instanceof Value.Quoted ||
-    answer instanceof Value.Closure || answer instanceof Value.Continuation
-  ) return answer
+    answer instanceof Value.List ||
+    answer instanceof Value.Pair ||
+    answer instanceof Value.Quoted ||
+    answer instanceof Value.Closure ||
+    answer instanceof Value.Continuation
+  )
+    return answer
   try {
     return writeJson(answer)
   } catch {

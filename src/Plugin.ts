@@ -58,10 +58,7 @@ export interface StoreOptions {
  */
 export type StoreFactory = (
   options: StoreOptions
-) =>
-  | MemoryStore.MemoryStoreShape
-  | Promise<MemoryStore.MemoryStoreShape>
-  | Effect.Effect<MemoryStore.MemoryStoreShape, unknown, Scope.Scope>
+) => MemoryStore.MemoryStoreShape | Promise<MemoryStore.MemoryStoreShape> | Effect.Effect<MemoryStore.MemoryStoreShape, unknown, Scope.Scope>
 
 /**
  * A CLI command a plugin adds to `lambdagent`. `run` gets the arguments after the command name

@@ -210,11 +210,14 @@ export const requestOf = (request: Oracle.Request): Term.Json => {
 type JsonNode = Term.Json
 
 const isPairJson = (node: JsonNode): node is { readonly pair: readonly [JsonNode, JsonNode] } =>
-  typeof node === "object" && node !== null && !Array.isArray(node) && Array.isArray((node as { pair?: unknown }).pair) &&
-  (node as { pair: ReadonlyArray<unknown> }).pair.length === 2 && Object.keys(node).length === 1
+  typeof node === "object" &&
+  node !== null &&
+  !Array.isArray(node) &&
+  Array.isArray((node as { pair?: unknown }).pair) &&
+  (node as { pair: ReadonlyArray<unknown> }).pair.length === 2 &&
+  Object.keys(node).length === 1
 
-const answerChildren = (node: JsonNode): ReadonlyArray<JsonNode> =>
-  Array.isArray(node) ? node : isPairJson(node) ? node.pair : []
+const answerChildren = (node: JsonNode): ReadonlyArray<JsonNode> => (Array.isArray(node) ? node : isPairJson(node) ? node.pair : [])
 
 /** The value an entry's answer encodes (`Value.toJson` read back); functions cannot be. */
 const answerValue = (entry: Entry): Value.Value =>
@@ -527,11 +530,12 @@ const divergenceAt = (key: string, step: number, form: string, expected: unknown
     form,
     expected: expected ?? null,
     actual: actual ?? null,
-    message: actual === null
-      ? `the run ended at step ${step}; the recording goes on with request ${key}, ${form}`
-      : expected === null
-      ? `the run diverged at step ${step}, request ${key}: ${form}, which the recording does not have`
-      : `the run diverged at step ${step}, request ${key}: ${form} differs from the recorded one${difference(expected, actual)}`
+    message:
+      actual === null
+        ? `the run ended at step ${step}; the recording goes on with request ${key}, ${form}`
+        : expected === null
+          ? `the run diverged at step ${step}, request ${key}: ${form}, which the recording does not have`
+          : `the run diverged at step ${step}, request ${key}: ${form} differs from the recorded one${difference(expected, actual)}`
   })
 
 /**
@@ -619,12 +623,14 @@ export const player = <E = never, R = never>(recording: Recording, options: Play
  * ```
  */
 export const llmReplies = (recording: Recording): ReadonlyArray<LanguageModel.ChatResponse> =>
-  recording.answers.filter((entry) => entry.kind === "llm").map((entry) => {
-    const event = entry.events.find((e) => e.kind === "llm")
-    const value = answerValue(entry)
-    return {
-      text: Value.toText(value),
-      ...(event?.tokens !== undefined ? { usage: { inputTokens: event.tokens.input, outputTokens: event.tokens.output } } : {}),
-      ...(event?.model !== undefined ? { model: event.model } : {})
-    }
-  })
+  recording.answers
+    .filter((entry) => entry.kind === "llm")
+    .map((entry) => {
+      const event = entry.events.find((e) => e.kind === "llm")
+      const value = answerValue(entry)
+      return {
+        text: Value.toText(value),
+        ...(event?.tokens !== undefined ? { usage: { inputTokens: event.tokens.input, outputTokens: event.tokens.output } } : {}),
+        ...(event?.model !== undefined ? { model: event.model } : {})
+      }
+    })

@@ -221,7 +221,8 @@ const storeLayer = (options: RuntimeOptions, plugins: ReadonlyArray<Plugin.Plugi
   const storeOptions = options.memoryOptions ?? {}
   if (memory === "local") {
     return Layer.sync(MemoryStore.MemoryStore, () =>
-      MemoryStore.makeLocal(storeOptions.maxEntries !== undefined ? { maxEntries: storeOptions.maxEntries } : {}))
+      MemoryStore.makeLocal(storeOptions.maxEntries !== undefined ? { maxEntries: storeOptions.maxEntries } : {})
+    )
   }
   const factory = plugins.map((p) => p.stores?.[memory]).find((f) => f !== undefined)
   if (factory === undefined) {
@@ -232,9 +233,7 @@ const storeLayer = (options: RuntimeOptions, plugins: ReadonlyArray<Plugin.Plugi
     MemoryStore.MemoryStore,
     Effect.suspend(() => {
       const store = factory(storeOptions)
-      return Effect.isEffect(store)
-        ? (store as Effect.Effect<MemoryStore.MemoryStoreShape, unknown, Scope.Scope>)
-        : Effect.promise(async () => store)
+      return Effect.isEffect(store) ? (store as Effect.Effect<MemoryStore.MemoryStoreShape, unknown, Scope.Scope>) : Effect.promise(async () => store)
     })
   )
 }
@@ -355,7 +354,8 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
   const askWith = (ask: NonNullable<CallOptions["ask"]>) => (question: string, input: Value.Value) =>
     Effect.tryPromise({
       try: async () => ask(question, input),
-      catch: (error) => new EvalError({ kind: "OracleError", message: `the ask handler failed: ${error instanceof Error ? error.message : String(error)}`, steps: 0 })
+      catch: (error) =>
+        new EvalError({ kind: "OracleError", message: `the ask handler failed: ${error instanceof Error ? error.message : String(error)}`, steps: 0 })
     })
 
   const runWith = (
@@ -382,16 +382,17 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
       ...(call.record !== undefined ? { record: call.record } : {}),
       ...(call.replay !== undefined ? { replay: call.replay } : {})
     }
-    const program = "checkpoint" in from
-      ? Effect.suspend(() => {
-        try {
-          return Agent.resume(Checkpoint.decode(from.checkpoint), runOptions)
-        } catch (error) {
-          if (error instanceof CheckpointError) return Effect.fail(error)
-          throw error
-        }
-      })
-      : Agent.run(from.term, from.input, runOptions)
+    const program =
+      "checkpoint" in from
+        ? Effect.suspend(() => {
+            try {
+              return Agent.resume(Checkpoint.decode(from.checkpoint), runOptions)
+            } catch (error) {
+              if (error instanceof CheckpointError) return Effect.fail(error)
+              throw error
+            }
+          })
+        : Agent.run(from.term, from.input, runOptions)
     const signal = call.signal
     return runtime.runPromise(program, signal !== undefined ? { signal } : {}).catch((error: unknown) => {
       throw signal?.aborted === true ? signal.reason : pointAt(error, site)
@@ -414,13 +415,15 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
     const running = runWith({ term, input }, { ...call, signal: controller.signal }, site, (event) => {
       queue.push(event)
       wake?.()
-    }).then(
-      (output) => void queue.push({ type: "result", output }),
-      (error: unknown) => void (failure = { error })
-    ).finally(() => {
-      finished = true
-      wake?.()
     })
+      .then(
+        (output) => void queue.push({ type: "result", output }),
+        (error: unknown) => void (failure = { error })
+      )
+      .finally(() => {
+        finished = true
+        wake?.()
+      })
     try {
       for (;;) {
         while (queue.length > 0) yield queue.shift()!

@@ -156,7 +156,8 @@ const positiveIntegers = ["timeout", "memoryMb", "maxOutputBytes", "maxFds"] as 
  */
 export const resolvePolicy = (preset: PresetName = "default", overrides: PolicyOverrides = {}): Policy => {
   const base = (presets as Record<string, Policy | undefined>)[preset]
-  if (base === undefined) throw new InvalidPolicy({ field: "preset", message: `unknown sandbox preset ${JSON.stringify(preset)}: use ${presetNames.join(", ")}` })
+  if (base === undefined)
+    throw new InvalidPolicy({ field: "preset", message: `unknown sandbox preset ${JSON.stringify(preset)}: use ${presetNames.join(", ")}` })
   const defined = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) as Partial<Policy>
   const policy: Policy = { ...base, ...defined }
   for (const field of positiveIntegers) {
@@ -166,7 +167,8 @@ export const resolvePolicy = (preset: PresetName = "default", overrides: PolicyO
     }
   }
   for (const field of ["network", "allowSubprocess"] as const) {
-    if (typeof policy[field] !== "boolean") throw new InvalidPolicy({ field, message: `sandbox ${field} must be true or false, got ${JSON.stringify(policy[field])}` })
+    if (typeof policy[field] !== "boolean")
+      throw new InvalidPolicy({ field, message: `sandbox ${field} must be true or false, got ${JSON.stringify(policy[field])}` })
   }
   if (policy.workDir !== undefined && (typeof policy.workDir !== "string" || policy.workDir === "")) {
     throw new InvalidPolicy({ field: "workDir", message: `sandbox workDir must be a directory path, got ${JSON.stringify(policy.workDir)}` })
@@ -479,8 +481,7 @@ export const wrap = <I>(tool: Tools.ToolDefinition<I>, policy: Policy): Tools.To
  * const tools = Sandbox.wrapAll([ShellTool.make("count", "wc -l"), CliAgent.make("upper", { command: "tr a-z A-Z" })], Sandbox.presets.default)
  * ```
  */
-export const wrapAll = (tools: Iterable<Tools.ToolDefinition>, policy: Policy): Array<Tools.ToolDefinition> =>
-  [...tools].map((tool) => wrap(tool, policy))
+export const wrapAll = (tools: Iterable<Tools.ToolDefinition>, policy: Policy): Array<Tools.ToolDefinition> => [...tools].map((tool) => wrap(tool, policy))
 
 /**
  * Whether a tool runs a process (a shell tool or a CLI agent), so that a policy applies to it.

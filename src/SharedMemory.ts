@@ -112,8 +112,7 @@ export class SharedMemoryError extends TaggedError<SharedMemoryError>()("SharedM
  * SharedMemory.isSharedMemoryError(new SharedMemory.SharedMemoryError({ reason: "Full", key: "k", message: "full" })) // true
  * ```
  */
-export const isSharedMemoryError = (u: unknown): u is SharedMemoryError =>
-  typeof u === "object" && u !== null && "_tag" in u && u._tag === "SharedMemoryError"
+export const isSharedMemoryError = (u: unknown): u is SharedMemoryError => typeof u === "object" && u !== null && "_tag" in u && u._tag === "SharedMemoryError"
 
 /**
  * Shared bindings over a memory store.
@@ -160,9 +159,7 @@ const SEPARATOR = "\u241F"
 
 let versionCounter = 0
 const versionId = (): string =>
-  `${Date.now().toString(36)}.${(versionCounter = (versionCounter + 1) % 1_679_616).toString(36)}.${
-    Math.floor(Math.random() * 2_176_782_336).toString(36)
-  }`
+  `${Date.now().toString(36)}.${((versionCounter = (versionCounter + 1) % 1_679_616)).toString(36)}.${Math.floor(Math.random() * 2_176_782_336).toString(36)}`
 
 /** The version id of a binding's first version when the store can write it atomically (no dots: never a {@link versionId}). */
 const FIRST_VERSION = "first"
@@ -199,10 +196,7 @@ const quoted = (key: string): string => JSON.stringify(key)
  * })
  * ```
  */
-export const make = (
-  store: MemoryStoreShape,
-  options: SharedMemoryOptions = {}
-): Effect.Effect<SharedMemory, MemoryError | SharedMemoryError> => {
+export const make = (store: MemoryStoreShape, options: SharedMemoryOptions = {}): Effect.Effect<SharedMemory, MemoryError | SharedMemoryError> => {
   const ns = options.namespace ?? defaultNamespace
   const appendOnly = options.appendOnly ?? false
   const historyLimit = options.historyLimit ?? defaultMaxEntries
@@ -211,43 +205,36 @@ export const make = (
   }
 
   const recent = (limit: number): Effect.Effect<ReadonlyArray<Version>, MemoryError> =>
-    appendOnly
-      ? Effect.map(store.listRecent(ns, limit), (entries) => entries.map((e) => ({ ...e, key: bindingKey(e.key) })))
-      : store.listRecent(ns, limit)
+    appendOnly ? Effect.map(store.listRecent(ns, limit), (entries) => entries.map((e) => ({ ...e, key: bindingKey(e.key) }))) : store.listRecent(ns, limit)
 
   const history = (key: string): Effect.Effect<ReadonlyArray<Version>, MemoryError> =>
     appendOnly
       ? Effect.map(recent(historyLimit), (versions) => versions.filter((v) => v.key === key).reverse())
-      : Effect.map(store.get(ns, key), (e) => e === undefined ? [] : [e])
+      : Effect.map(store.get(ns, key), (e) => (e === undefined ? [] : [e]))
 
   const get = (key: string): Effect.Effect<string | undefined, MemoryError> =>
-    appendOnly
-      ? Effect.map(recent(historyLimit), (versions) => versions.find((v) => v.key === key)?.value)
-      : Effect.map(store.get(ns, key), (e) => e?.value)
+    appendOnly ? Effect.map(recent(historyLimit), (versions) => versions.find((v) => v.key === key)?.value) : Effect.map(store.get(ns, key), (e) => e?.value)
 
   /** Append-only: add a version after checking the limit, given the newest writes. */
-  const addVersion = (
-    key: string,
-    value: string,
-    versions: ReadonlyArray<Version>
-  ): Effect.Effect<void, MemoryError | SharedMemoryError> =>
+  const addVersion = (key: string, value: string, versions: ReadonlyArray<Version>): Effect.Effect<void, MemoryError | SharedMemoryError> =>
     versions.length >= historyLimit
       ? Effect.fail(
-        new SharedMemoryError({
-          reason: "Full",
-          key,
-          message: `shared memory ${quoted(ns)} is full: it holds ${versions.length} versions (the limit is ${historyLimit}); ` +
-            `append-only memory never drops one, so ${quoted(key)} was not written`
-        })
-      )
+          new SharedMemoryError({
+            reason: "Full",
+            key,
+            message:
+              `shared memory ${quoted(ns)} is full: it holds ${versions.length} versions (the limit is ${historyLimit}); ` +
+              `append-only memory never drops one, so ${quoted(key)} was not written`
+          })
+        )
       : store.put(ns, `${key}${SEPARATOR}${versionId()}`, value)
 
   const alreadyBound = (key: string) =>
     new SharedMemoryError({
       reason: "AppendOnly",
       key,
-      message: `${quoted(key)} is already bound and shared memory ${quoted(ns)} is append-only: ` +
-        `a bound key is never replaced (append a new version instead)`
+      message:
+        `${quoted(key)} is already bound and shared memory ${quoted(ns)} is append-only: ` + `a bound key is never replaced (append a new version instead)`
     })
 
   /**
@@ -259,19 +246,18 @@ export const make = (
     if (store.putIfAbsent === undefined || versions.length >= historyLimit) return addVersion(key, value, versions)
     const first = `${key}${SEPARATOR}${FIRST_VERSION}`
     return Effect.flatMap(store.putIfAbsent(ns, first, value), (wrote) =>
-      wrote
-        ? Effect.void
-        : Effect.flatMap(store.get(ns, first), (winner) => winner?.value === value ? Effect.void : Effect.fail(alreadyBound(key))))
+      wrote ? Effect.void : Effect.flatMap(store.get(ns, first), (winner) => (winner?.value === value ? Effect.void : Effect.fail(alreadyBound(key))))
+    )
   }
 
   const set = (key: string, value: string): Effect.Effect<void, MemoryError | SharedMemoryError> =>
     appendOnly
       ? Effect.flatMap(recent(historyLimit), (versions): Effect.Effect<void, MemoryError | SharedMemoryError> => {
-        const current = versions.find((v) => v.key === key)
-        if (current === undefined) return bind(key, value, versions)
-        if (current.value === value) return Effect.void
-        return Effect.fail(alreadyBound(key))
-      })
+          const current = versions.find((v) => v.key === key)
+          if (current === undefined) return bind(key, value, versions)
+          if (current.value === value) return Effect.void
+          return Effect.fail(alreadyBound(key))
+        })
       : store.put(ns, key, value)
 
   const append = (key: string, value: string): Effect.Effect<void, MemoryError | SharedMemoryError> =>
@@ -288,7 +274,12 @@ export const make = (
   if (initial.length === 0) return Effect.succeed(shared)
   return Effect.as(
     Effect.flatMap(snapshot, (current) =>
-      Effect.forEach(initial.filter(([k]) => !Object.hasOwn(current, k)), ([k, v]) => append(k, v), { discard: true })),
+      Effect.forEach(
+        initial.filter(([k]) => !Object.hasOwn(current, k)),
+        ([k, v]) => append(k, v),
+        { discard: true }
+      )
+    ),
     shared
   )
 }
@@ -337,11 +328,7 @@ export const toolNames = {
  * // "[Shared Memory]\n- goal: a report on lambdas\n\n[Current Input]\nWrite the intro."
  * ```
  */
-export const withContext = (
-  input: string,
-  bindings: Readonly<Record<string, string>>,
-  counts: Readonly<Record<string, number>> = {}
-): string => {
+export const withContext = (input: string, bindings: Readonly<Record<string, string>>, counts: Readonly<Record<string, number>> = {}): string => {
   const keys = Object.keys(bindings).sort()
   if (keys.length === 0) return input
   const lines = keys.map((k) => {
@@ -351,8 +338,7 @@ export const withContext = (
   return `[Shared Memory]\n${lines.join("\n")}\n\n[Current Input]\n${input}`
 }
 
-const asText = (value: unknown): string =>
-  typeof value === "string" ? value : Term.stringify(value as Term.Json)
+const asText = (value: unknown): string => (typeof value === "string" ? value : Term.stringify(value as Term.Json))
 
 const ReadInput = z.union([
   z.string(),
@@ -430,8 +416,8 @@ export const tools = (memory: SharedMemory, options: ToolsOptions = {}): Readonl
     name: toolNames.write,
     kind: "host",
     description: memory.appendOnly
-      ? "Bind a key of the shared memory to a value: {\"key\": k, \"value\": v}. The memory is append-only: a key that is already bound cannot be rebound (use shared_append)."
-      : "Bind a key of the shared memory to a value, replacing any earlier value: {\"key\": k, \"value\": v}.",
+      ? 'Bind a key of the shared memory to a value: {"key": k, "value": v}. The memory is append-only: a key that is already bound cannot be rebound (use shared_append).'
+      : 'Bind a key of the shared memory to a value, replacing any earlier value: {"key": k, "value": v}.',
     input: WriteInput,
     ...where,
     run: ({ key, value }) => Effect.as(memory.set(key, asText(value)), `wrote ${quoted(key)}`)
@@ -440,8 +426,8 @@ export const tools = (memory: SharedMemory, options: ToolsOptions = {}): Readonl
     name: toolNames.append,
     kind: "host",
     description: memory.appendOnly
-      ? "Add a new version of a key of the shared memory, keeping every earlier one: {\"key\": k, \"value\": v}."
-      : "Set a key of the shared memory (it keeps one version per key): {\"key\": k, \"value\": v}.",
+      ? 'Add a new version of a key of the shared memory, keeping every earlier one: {"key": k, "value": v}.'
+      : 'Set a key of the shared memory (it keeps one version per key): {"key": k, "value": v}.',
     input: WriteInput,
     ...where,
     run: ({ key, value }) => Effect.as(memory.append(key, asText(value)), `appended to ${quoted(key)}`)

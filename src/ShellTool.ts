@@ -102,8 +102,7 @@ const DANGEROUS: ReadonlyArray<readonly [rule: string, pattern: RegExp]> = [
  * ShellTool.dangerousRule("dd if=/dev/zero of=/dev/sda") // "raw disk write (dd)"
  * ```
  */
-export const dangerousRule = (command: string): string | undefined =>
-  DANGEROUS.find(([, pattern]) => pattern.test(command))?.[0]
+export const dangerousRule = (command: string): string | undefined => DANGEROUS.find(([, pattern]) => pattern.test(command))?.[0]
 
 /**
  * The environment variable that carries the input to a command with `{}` placeholders; a command
@@ -228,7 +227,9 @@ const checkInput = (input: string): string => {
   }
   const bytes = Buffer.byteLength(input, "utf8")
   if (bytes > MAX_VARIABLE_BYTES) {
-    throw new Error(`the input is ${bytes} bytes, more than the ${MAX_VARIABLE_BYTES} a command argument can hold; a command without {} receives any input on standard input`)
+    throw new Error(
+      `the input is ${bytes} bytes, more than the ${MAX_VARIABLE_BYTES} a command argument can hold; a command without {} receives any input on standard input`
+    )
   }
   return input
 }

@@ -64,20 +64,7 @@ export type BinaryOp =
  * const op: Term.UnaryOp = "head"
  * ```
  */
-export type UnaryOp =
-  | "not"
-  | "head"
-  | "tail"
-  | "isEmpty"
-  | "length"
-  | "fst"
-  | "snd"
-  | "trim"
-  | "trimStart"
-  | "trimEnd"
-  | "lower"
-  | "upper"
-  | "isJson"
+export type UnaryOp = "not" | "head" | "tail" | "isEmpty" | "length" | "fst" | "snd" | "trim" | "trimStart" | "trimEnd" | "lower" | "upper" | "isJson"
 
 /**
  * A literal: integer, string, boolean or null (unit). Integers outside the safe range of a
@@ -192,7 +179,10 @@ export { handoff, handoffOf } from "./forms/handoff.ts"
 export { ask } from "./forms/ask.ts"
 export { channels, receive, send } from "./forms/channels.ts"
 
-const binaryBuilder = (op: BinaryOp) => (left: Term, right: Term): Term => binary(op, left, right)
+const binaryBuilder =
+  (op: BinaryOp) =>
+  (left: Term, right: Term): Term =>
+    binary(op, left, right)
 
 /**
  * Integer addition. @since 0.1.0 @category constructors
@@ -503,7 +493,7 @@ const plan = (p: Parser, node: ParseNode): Term | Plan => {
   if (Array.isArray(json)) return parseArray(p, node)
   const obj = json as Record<string, unknown>
   const keys = Object.keys(obj)
-  if (keys.length === 0) return p.fail(node, "a term object with one form key (e.g. \"var\", \"lam\", \"app\")")
+  if (keys.length === 0) return p.fail(node, 'a term object with one form key (e.g. "var", "lam", "app")')
   let chosen: { readonly form: (typeof forms)[keyof typeof forms]; readonly key: string; rank: number } | undefined
   for (const key of keys) {
     const entry = formByKey.get(key)

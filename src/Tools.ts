@@ -125,9 +125,7 @@ export class ToolError extends TaggedError<ToolError>()("ToolError", {
  * const sq = Tools.define({ name: "square", description: "n²", input: z.number(), run: (n) => n * n })
  * ```
  */
-export const define = <I = string>(
-  tool: Omit<ToolDefinition<I>, "kind"> & { readonly kind?: ToolKind }
-): ToolDefinition<I> => ({ kind: "host", ...tool })
+export const define = <I = string>(tool: Omit<ToolDefinition<I>, "kind"> & { readonly kind?: ToolKind }): ToolDefinition<I> => ({ kind: "host", ...tool })
 
 /**
  * What the tools service offers: look a tool up, list them all.
@@ -227,8 +225,7 @@ const adaptInput = (tool: ToolDefinition, input: unknown): unknown => {
  * const out = await Effect.runPromise(Tools.call(echo, "hi")) // "hi"
  * ```
  */
-export const call = (tool: ToolDefinition, input: unknown): Effect.Effect<unknown, ToolError> =>
-  Effect.suspend(() => invoke(tool, input))
+export const call = (tool: ToolDefinition, input: unknown): Effect.Effect<unknown, ToolError> => Effect.suspend(() => invoke(tool, input))
 
 /**
  * Start a tool call now (unlike {@link call}, which starts when run). A tool that answers
@@ -252,9 +249,7 @@ export const invoke = (tool: ToolDefinition, input: unknown): Effect.Effect<unkn
   if (tool.input !== undefined) {
     const parsed = tool.input.safeParse(adapted)
     if (!parsed.success) {
-      const message = parsed.error.issues
-        .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") + ": " : ""}${issue.message}`)
-        .join("; ")
+      const message = parsed.error.issues.map((issue) => `${issue.path.length > 0 ? issue.path.join(".") + ": " : ""}${issue.message}`).join("; ")
       return Effect.fail(new ToolError({ tool: tool.name, reason: "InvalidInput", message }))
     }
     value = parsed.data
@@ -278,8 +273,7 @@ export const invoke = (tool: ToolDefinition, input: unknown): Effect.Effect<unkn
   return pending.pipe(
     Effect.timeoutOrElse({
       duration: Duration.millis(timeoutMs),
-      orElse: () =>
-        Effect.fail(new ToolError({ tool: tool.name, reason: "Timeout", message: `[TIMEOUT after ${formatSeconds(timeoutMs)}]` }))
+      orElse: () => Effect.fail(new ToolError({ tool: tool.name, reason: "Timeout", message: `[TIMEOUT after ${formatSeconds(timeoutMs)}]` }))
     }),
     Effect.onExit(() => Effect.sync(() => context.end()))
   )
@@ -303,7 +297,6 @@ class CallContext implements ToolContext {
   }
 }
 
-const isPromiseLike = (u: unknown): u is PromiseLike<unknown> =>
-  typeof u === "object" && u !== null && typeof (u as { then?: unknown }).then === "function"
+const isPromiseLike = (u: unknown): u is PromiseLike<unknown> => typeof u === "object" && u !== null && typeof (u as { then?: unknown }).then === "function"
 
 const formatSeconds = (ms: number): string => `${Number.isInteger(ms / 1000) ? ms / 1000 : (ms / 1000).toFixed(1)}s`

@@ -32,7 +32,22 @@ export type TraceLevel = "off" | "agent" | "beta"
  * const k: Trace.EventKind = "llm"
  * ```
  */
-export type EventKind = "beta" | "llm" | "tool" | "route" | "loop" | "guard" | "memory" | "par" | "react" | "continue" | "groupchat" | "handoff" | "ask" | "send" | "receive"
+export type EventKind =
+  | "beta"
+  | "llm"
+  | "tool"
+  | "route"
+  | "loop"
+  | "guard"
+  | "memory"
+  | "par"
+  | "react"
+  | "continue"
+  | "groupchat"
+  | "handoff"
+  | "ask"
+  | "send"
+  | "receive"
 
 /**
  * One recorded event. `step` is the evaluator's step counter when it happened; `input`/`output`
@@ -84,4 +99,4 @@ export const previewLength = 200
  * Trace.preview("x".repeat(500)).length // 201
  * ```
  */
-export const preview = (text: string): string => text.length <= previewLength ? text : text.slice(0, previewLength) + "…"
+export const preview = (text: string): string => (text.length <= previewLength ? text : text.slice(0, previewLength) + "…")

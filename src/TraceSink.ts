@@ -102,8 +102,7 @@ export const layerNone: Layer.Layer<never> = Layer.succeed(TraceSink, none)
  * const layer = TraceSink.layerMemory(events)
  * ```
  */
-export const layerMemory = (events: Array<SinkEvent>): Layer.Layer<never> =>
-  Layer.succeed(TraceSink, { record: (e) => void events.push(e), spans: false })
+export const layerMemory = (events: Array<SinkEvent>): Layer.Layer<never> => Layer.succeed(TraceSink, { record: (e) => void events.push(e), spans: false })
 
 /**
  * A file a JSONL sink could not open or write.
@@ -150,12 +149,14 @@ export const layerJsonl = (path: string): Layer.Layer<never, TraceFileError> =>
       }),
       ({ stream }) => Effect.promise(() => new Promise<void>((resolve) => stream.end(() => resolve())))
     ).pipe(
-      Effect.map((sink): TraceSinkShape => ({
-        record: (e) => {
-          if (!sink.failed) sink.stream.write(JSON.stringify(e) + "\n")
-        },
-        spans: false
-      }))
+      Effect.map(
+        (sink): TraceSinkShape => ({
+          record: (e) => {
+            if (!sink.failed) sink.stream.write(JSON.stringify(e) + "\n")
+          },
+          spans: false
+        })
+      )
     )
   )
 

@@ -34,7 +34,10 @@ describe("agent forms", () => {
     const agent = T.llm({ system: "Be brief.", conversation: false })
     await runtime.run(agent, "one")
     await runtime.run(agent, "two")
-    expect(seen[1]).toEqual([{ role: "system", content: "Be brief." }, { role: "user", content: "two" }])
+    expect(seen[1]).toEqual([
+      { role: "system", content: "Be brief." },
+      { role: "user", content: "two" }
+    ])
     await runtime.close()
   })
 
@@ -77,7 +80,10 @@ describe("agent forms", () => {
 
   it("route: exact label, then the first contained key, then default, else a RouteError listing the routes", async () => {
     const runtime = createRuntime({ model: Scripted.respond((req) => (systemOf(req) === "classify" ? lastUser(req) : `[${systemOf(req)}]`)) })
-    const routes: ReadonlyArray<readonly [string, Term.Term]> = [["code", T.llm({ system: "coder" })], ["math", T.llm({ system: "mathematician" })]]
+    const routes: ReadonlyArray<readonly [string, Term.Term]> = [
+      ["code", T.llm({ system: "coder" })],
+      ["math", T.llm({ system: "mathematician" })]
+    ]
     const router = T.route({ classify: T.llm({ system: "classify" }), routes, default: T.llm({ system: "helper" }) })
     expect((await runtime.run(router, " CODE ")).value).toBe("[coder]")
     expect((await runtime.run(router, "this is about math, clearly")).value).toBe("[mathematician]")
@@ -105,7 +111,7 @@ describe("agent forms", () => {
     const model: LanguageModel.LanguageModelShape = {
       name: "slow",
       chat: (req) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           inFlight++
           peak = Math.max(peak, inFlight)
           yield* Effect.promise(allInFlight)
@@ -133,11 +139,12 @@ describe("agent forms", () => {
     let n = 0
     const runtime = createRuntime({ model: Scripted.respond(() => (++n === 3 ? "a long enough answer" : "short")) })
     const longEnough = T.lam("x", T.gt(T.length(T.var("x")), T.lit(10)))
-    const guarded = (retry: number, fallback: Term.Fallback) => T.guard({ agent: T.llm({ system: "s", conversation: false }), validate: longEnough, retry, fallback })
+    const guarded = (retry: number, fallback: Term.Fallback) =>
+      T.guard({ agent: T.llm({ system: "s", conversation: false }), validate: longEnough, retry, fallback })
     const ok = await runtime.run(guarded(2, "error"), "q")
     expect(ok).toMatchObject({ value: "a long enough answer", stats: { llmCalls: 3 } })
     n = 10
-    expect((await failure(runtime.run(guarded(1, "error"), "q")))).toMatchObject({ _tag: "EvalError", kind: "ValidationError" })
+    expect(await failure(runtime.run(guarded(1, "error"), "q"))).toMatchObject({ _tag: "EvalError", kind: "ValidationError" })
     expect((await runtime.run(guarded(0, "empty"), "q")).value).toBe("")
     expect((await runtime.run(guarded(0, "last"), "q")).value).toBe("short")
     expect((await runtime.run(guarded(0, { value: T.lit("n/a") }), "q")).value).toBe("n/a")
@@ -186,7 +193,7 @@ describe("ReAct", () => {
   const react = (tools: ReadonlyArray<string>, maxSteps = 5) => T.react({ think: T.llm({ system: "Solve it." }), tools, maxSteps })
 
   it("thinks, calls a tool found as JSON, observes, and terminates with the answer", async () => {
-    const { requests, runtime } = reactRuntime(["I will add. {\"tool\": \"add\", \"args\": {\"a\": 2, \"b\": 3}}", "{\"tool\":\"terminate\",\"args\":\"5\"}"])
+    const { requests, runtime } = reactRuntime(['I will add. {"tool": "add", "args": {"a": 2, "b": 3}}', '{"tool":"terminate","args":"5"}'])
     const out = await runtime.run(react(["add", "terminate"]), "2+3?")
     expect(out.value).toBe("5")
     expect(out.stats).toMatchObject({ llmCalls: 2, toolCalls: 1 })
@@ -195,7 +202,7 @@ describe("ReAct", () => {
     // the loop is a conversation: the task, then each thought and its observation, never re-nested
     expect(requests[1]!.messages.slice(1)).toEqual([
       { role: "user", content: "2+3?" },
-      { role: "assistant", content: "I will add. {\"tool\": \"add\", \"args\": {\"a\": 2, \"b\": 3}}" },
+      { role: "assistant", content: 'I will add. {"tool": "add", "args": {"a": 2, "b": 3}}' },
       { role: "user", content: "Observation: 5" }
     ])
     expect(out.trace.map((e) => `${e.kind}:${e.name}`)).toEqual(["llm:llm", "tool:add", "llm:llm", "react:final"])
@@ -213,19 +220,25 @@ describe("ReAct", () => {
   })
 
   it("a failing, slow or unknown tool becomes an observation, never a crashed run", async () => {
-    const boom = Tools.define({ name: "boom", description: "Fails.", run: () => { throw new Error("kaput") } })
+    const boom = Tools.define({
+      name: "boom",
+      description: "Fails.",
+      run: () => {
+        throw new Error("kaput")
+      }
+    })
     const slow = Tools.define({ name: "slow", description: "Slow.", timeoutMs: 50, run: () => new Promise<string>(() => {}) })
-    const { requests, runtime } = reactRuntime(["{\"tool\":\"boom\",\"args\":\"x\"}", "{\"tool\":\"slow\",\"args\":\"x\"}", "{\"tool\":\"nope\",\"args\":\"x\"}", "done"], [boom, slow])
+    const { requests, runtime } = reactRuntime(['{"tool":"boom","args":"x"}', '{"tool":"slow","args":"x"}', '{"tool":"nope","args":"x"}', "done"], [boom, slow])
     const out = await runtime.run(react(["boom", "slow", "terminate"]), "go")
     expect(out.value).toBe("done")
     expect(lastUser(requests[1]!)).toContain("Observation: [TOOL_ERROR] boom: kaput")
     expect(lastUser(requests[2]!)).toContain("Observation: [TIMEOUT after 0.1s]")
-    expect(lastUser(requests[3]!)).toContain("Observation: [TOOL_ERROR] unknown tool \"nope\"; available: boom, slow, terminate")
+    expect(lastUser(requests[3]!)).toContain('Observation: [TOOL_ERROR] unknown tool "nope"; available: boom, slow, terminate')
     await runtime.close()
   })
 
   it("stops after maxSteps with the last state", async () => {
-    const { runtime } = reactRuntime(Array.from({ length: 10 }, () => "{\"tool\":\"add\",\"args\":{\"a\":1,\"b\":1}}"))
+    const { runtime } = reactRuntime(Array.from({ length: 10 }, () => '{"tool":"add","args":{"a":1,"b":1}}'))
     const out = await runtime.run(react(["add"], 3), "loop")
     expect(out.stats).toMatchObject({ llmCalls: 3, toolCalls: 3 })
     expect(String(out.value)).toMatch(/^\[Task\]\nloop\n\n\[Step 1\][\s\S]*\[Step 3\]\nThought: .*\nAction: add\nObservation: 2$/)
@@ -324,12 +337,14 @@ describe("plugins and the Effect API", () => {
   it("plugins contribute tools, providers and stores", async () => {
     const store = MemoryStore.makeLocal()
     const runtime = createRuntime({
-      plugins: [{
-        name: "demo",
-        tools: [add],
-        providers: { offline: (settings) => Scripted.fixed(`model ${settings.name}`) },
-        stores: { demo: () => store }
-      }],
+      plugins: [
+        {
+          name: "demo",
+          tools: [add],
+          providers: { offline: (settings) => Scripted.fixed(`model ${settings.name}`) },
+          stores: { demo: () => store }
+        }
+      ],
       memory: "demo"
     })
     expect((await runtime.run(T.llm({ system: "s", model: { provider: "offline", name: "m1" } }), "x")).value).toBe("model m1")
@@ -341,11 +356,7 @@ describe("plugins and the Effect API", () => {
   })
 
   it("Agent.run is the same thing as an Effect with swappable layers", async () => {
-    const layer = Layer.mergeAll(
-      Layer.succeed(LanguageModel.LanguageModel, Scripted.fixed("from a layer")),
-      Tools.layer([add]),
-      MemoryStore.layerLocal()
-    )
+    const layer = Layer.mergeAll(Layer.succeed(LanguageModel.LanguageModel, Scripted.fixed("from a layer")), Tools.layer([add]), MemoryStore.layerLocal())
     const result = await Effect.runPromise(Agent.run(T.llm({ system: "s" }), "x").pipe(Effect.provide(layer)))
     expect(result.value).toBe("from a layer")
     const failed = await Effect.runPromise(Effect.flip(Agent.run(T.app(T.lit(1), T.lit(2)), null).pipe(Effect.provide(layer))))
@@ -356,7 +367,17 @@ describe("plugins and the Effect API", () => {
     const llm = T.llm({ system: "x" })
     expect(Term.bounds(T.compose([llm, T.tool("search"), llm]))).toEqual({ llmCalls: 2, toolCalls: 1 })
     expect(Term.bounds(T.loop({ body: T.compose([llm, T.tool("t")]), max: 10 }))).toEqual({ llmCalls: 10, toolCalls: 10 })
-    expect(Term.bounds(T.route({ classify: llm, routes: [["a", llm], ["b", T.compose([llm, llm])]] }))).toEqual({ llmCalls: 3, toolCalls: 0 })
+    expect(
+      Term.bounds(
+        T.route({
+          classify: llm,
+          routes: [
+            ["a", llm],
+            ["b", T.compose([llm, llm])]
+          ]
+        })
+      )
+    ).toEqual({ llmCalls: 3, toolCalls: 0 })
     expect(Term.bounds(T.guard({ agent: llm, validate: T.lam("x", T.lit(true)), retry: 2, fallback: "error" }))).toEqual({ llmCalls: 3, toolCalls: 0 })
     expect(Term.bounds(T.par([llm, llm, T.tool("t")]))).toEqual({ llmCalls: 2, toolCalls: 1 })
     expect(Term.bounds(T.memory({ agent: llm, size: 1, ttl: 0, scope: "user" }))).toEqual({ llmCalls: 1, toolCalls: 0 })
@@ -376,7 +397,7 @@ describe("OpenTelemetry-style spans", () => {
       }
     })
     const layer = Layer.mergeAll(
-      Layer.succeed(LanguageModel.LanguageModel, Scripted.fixed("{\"tool\":\"add\",\"args\":{\"a\":1,\"b\":2}}")),
+      Layer.succeed(LanguageModel.LanguageModel, Scripted.fixed('{"tool":"add","args":{"a":1,"b":2}}')),
       Tools.layer([add]),
       TraceSink.layerSpans
     )

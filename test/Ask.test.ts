@@ -20,7 +20,10 @@ const countingModel = () => {
 }
 
 const pausedBy = async (promise: Promise<unknown>): Promise<Errors.RunPaused> => {
-  const error = await promise.then(() => undefined, (e: unknown) => e)
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e
+  )
   expect(error).toBeInstanceOf(Errors.RunPaused)
   return error as Errors.RunPaused
 }
@@ -39,7 +42,7 @@ describe("ask", () => {
     const term = Term.parse({ ask: "Approve?" })
     expect(term).toEqual(Term.ask("Approve?"))
     expect(Term.encode(term)).toEqual({ ask: "Approve?" })
-    expect(Term.pretty(term)).toBe("Ask(\"Approve?\")")
+    expect(Term.pretty(term)).toBe('Ask("Approve?")')
     expect(Term.capabilities(approval).ask).toBe(true)
     expect(Term.capabilities(Term.llm({ system: "x" })).ask).toBe(false)
     expect(Term.bounds(approval)).toEqual({ llmCalls: 2, toolCalls: 0 })
@@ -51,7 +54,7 @@ describe("ask", () => {
     const paused = await pausedBy(createRuntime({ model: first.model }).run(approval, "Rome"))
     expect(paused.question).toBe("Approve this plan?")
     expect(paused.input).toBe("draft: Rome")
-    expect(paused.message).toBe("the run is waiting for an answer to \"Approve this plan?\"")
+    expect(paused.message).toBe('the run is waiting for an answer to "Approve this plan?"')
     expect(first.calls).toEqual(["draft"])
 
     const later = countingModel()
@@ -82,10 +85,10 @@ describe("ask", () => {
   })
 
   it("pauses inside a par branch; the other branch's answered calls are not made again", async () => {
-    const term = Term.par([
-      Term.compose([Term.llm({ system: "left", conversation: false }), Term.ask("ok?")]),
-      Term.llm({ system: "right", conversation: false })
-    ], "concat")
+    const term = Term.par(
+      [Term.compose([Term.llm({ system: "left", conversation: false }), Term.ask("ok?")]), Term.llm({ system: "right", conversation: false })],
+      "concat"
+    )
     const first = countingModel()
     const paused = await pausedBy(createRuntime({ model: first.model }).run(term, "x"))
     expect(paused.question).toBe("ok?")
@@ -125,7 +128,9 @@ describe("ask", () => {
     const exit = await Effect.runPromiseExit(Driver.drive(exec, handlers))
     expect(exit._tag).toBe("Failure")
     expect(String(exit)).toContain('nothing answers a question to a person ("anyone?")')
-    const answered = await Effect.runPromise(Driver.drive(Evaluator.startApply(Term.ask("anyone?"), "x"), { ...handlers, ask: (r) => Effect.succeed(`re: ${r.question}`) }))
+    const answered = await Effect.runPromise(
+      Driver.drive(Evaluator.startApply(Term.ask("anyone?"), "x"), { ...handlers, ask: (r) => Effect.succeed(`re: ${r.question}`) })
+    )
     expect(answered).toBe("re: anyone?")
   })
 

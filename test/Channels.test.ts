@@ -17,7 +17,12 @@ const model: LanguageModel.LanguageModelShape = Scripted.respond((request) => {
   return `${request.messages[0]!.content}(${last})`
 })
 
-const run = async (term: Term.Term, input: unknown = "go", options: Parameters<ReturnType<typeof createRuntime>["run"]>[2] = {}, tools: NonNullable<Parameters<typeof createRuntime>[0]>["tools"] = []) => {
+const run = async (
+  term: Term.Term,
+  input: unknown = "go",
+  options: Parameters<ReturnType<typeof createRuntime>["run"]>[2] = {},
+  tools: NonNullable<Parameters<typeof createRuntime>[0]>["tools"] = []
+) => {
   const runtime = createRuntime({ model, tools, trace: "agent" })
   try {
     return await runtime.run(term, input, options)
@@ -41,11 +46,13 @@ const mark = (what: string) => chain(Term.lam("_", Term.lit(what)), Term.tool("m
 
 describe("channels", () => {
   it("pipeline: A → B → C through two rendezvous channels", async () => {
-    const term = Term.channels([{ name: "ab", capacity: 0 }, { name: "bc", capacity: 0 }], Term.par([
-      chain(agent("A"), Term.send("ab")),
-      chain(Term.receive("ab"), agent("B"), Term.send("bc")),
-      chain(Term.receive("bc"), agent("C"))
-    ]))
+    const term = Term.channels(
+      [
+        { name: "ab", capacity: 0 },
+        { name: "bc", capacity: 0 }
+      ],
+      Term.par([chain(agent("A"), Term.send("ab")), chain(Term.receive("ab"), agent("B"), Term.send("bc")), chain(Term.receive("bc"), agent("C"))])
+    )
     const out = await run(term, "task")
     expect(out.result).toEqual(["A(task)", "B(A(task))", "C(B(A(task)))"])
     const messages = out.trace.filter((e) => e.kind === "send" || e.kind === "receive").map((e) => `${e.branch}:${e.kind}:${e.name}`)
@@ -55,12 +62,10 @@ describe("channels", () => {
 
   it("fan-in: many senders, one receiver takes every message", async () => {
     const receiveAll = Term.lam("x", Term.list([0, 1, 2].map(() => Term.app(Term.receive("in"), x))))
-    const term = Term.channels([{ name: "in", capacity: 0 }], Term.par([
-      chain(agent("w1"), Term.send("in")),
-      chain(agent("w2"), Term.send("in")),
-      chain(agent("w3"), Term.send("in")),
-      receiveAll
-    ]))
+    const term = Term.channels(
+      [{ name: "in", capacity: 0 }],
+      Term.par([chain(agent("w1"), Term.send("in")), chain(agent("w2"), Term.send("in")), chain(agent("w3"), Term.send("in")), receiveAll])
+    )
     const out = await run(term, "q")
     const results = out.result as ReadonlyArray<unknown>
     expect([...(results[3] as ReadonlyArray<string>)].sort()).toEqual(["w1(q)", "w2(q)", "w3(q)"])
@@ -68,10 +73,8 @@ describe("channels", () => {
 
   it("rendezvous (capacity 0): a send waits until a receiver takes the value", async () => {
     const log: Array<string> = []
-    const term = (capacity: number) => Term.channels([{ name: "c", capacity }], Term.par([
-      chain(Term.send("c"), mark("sent")),
-      chain(mark("receiving"), Term.receive("c"), mark("received"))
-    ]))
+    const term = (capacity: number) =>
+      Term.channels([{ name: "c", capacity }], Term.par([chain(Term.send("c"), mark("sent")), chain(mark("receiving"), Term.receive("c"), mark("received"))]))
     await run(term(0), "v", {}, [marker(log)])
     expect(log.indexOf("receiving")).toBeLessThan(log.indexOf("sent"))
     log.length = 0
@@ -82,12 +85,18 @@ describe("channels", () => {
 
   it("buffered: a channel of capacity n holds n values in order", async () => {
     const sendTwice = (capacity: number) =>
-      Term.channels([{ name: "c", capacity }], Term.lam("x", Term.list([
-        Term.app(Term.send("c"), Term.lit(1)),
-        Term.app(Term.send("c"), Term.lit(2)),
-        Term.app(Term.receive("c"), x),
-        Term.app(Term.receive("c"), x)
-      ])))
+      Term.channels(
+        [{ name: "c", capacity }],
+        Term.lam(
+          "x",
+          Term.list([
+            Term.app(Term.send("c"), Term.lit(1)),
+            Term.app(Term.send("c"), Term.lit(2)),
+            Term.app(Term.receive("c"), x),
+            Term.app(Term.receive("c"), x)
+          ])
+        )
+      )
     expect((await run(sendTwice(2))).result).toEqual([1, 2, 1, 2])
     const error = await failure(sendTwice(1))
     expect(error).toMatchObject({ _tag: "EvalError", kind: "Deadlock" })
@@ -95,10 +104,13 @@ describe("channels", () => {
   })
 
   it("deadlock: every branch waiting ends the run with the channels and branches named", async () => {
-    const term = Term.channels([{ name: "a", capacity: 0 }, { name: "b", capacity: 0 }], Term.par([
-      chain(Term.receive("a"), Term.send("b")),
-      chain(Term.receive("b"), Term.send("a"))
-    ]))
+    const term = Term.channels(
+      [
+        { name: "a", capacity: 0 },
+        { name: "b", capacity: 0 }
+      ],
+      Term.par([chain(Term.receive("a"), Term.send("b")), chain(Term.receive("b"), Term.send("a"))])
+    )
     const error = await failure(term)
     expect(error).toMatchObject({ _tag: "EvalError", kind: "Deadlock" })
     expect(error.message).toContain(`deadlock on channels "a", "b"`)
@@ -130,12 +142,18 @@ describe("channels", () => {
   })
 
   it("nested scopes: an inner declaration shadows an outer one; outer channels stay reachable", async () => {
-    const term = Term.channels([{ name: "c", capacity: 1 }, { name: "out", capacity: 1 }], chain(
-      Term.lam("_", Term.lit("outer")),
-      Term.send("c"),
-      Term.channels([{ name: "c", capacity: 1 }], chain(Term.lam("_", Term.lit("inner")), Term.send("c"), Term.receive("c"), Term.send("out"))),
-      Term.lam("v", Term.pair(Term.app(Term.receive("c"), Term.var("v")), Term.app(Term.receive("out"), Term.var("v"))))
-    ))
+    const term = Term.channels(
+      [
+        { name: "c", capacity: 1 },
+        { name: "out", capacity: 1 }
+      ],
+      chain(
+        Term.lam("_", Term.lit("outer")),
+        Term.send("c"),
+        Term.channels([{ name: "c", capacity: 1 }], chain(Term.lam("_", Term.lit("inner")), Term.send("c"), Term.receive("c"), Term.send("out"))),
+        Term.lam("v", Term.pair(Term.app(Term.receive("c"), Term.var("v")), Term.app(Term.receive("out"), Term.var("v"))))
+      )
+    )
     expect((await run(term)).result).toEqual({ pair: ["outer", "inner"] })
   })
 
@@ -168,10 +186,14 @@ describe("channels", () => {
   })
 
   it("each message counts as a step of the budget", async () => {
-    const pingPong = (n: number) => Term.channels([{ name: "c", capacity: 0 }], Term.par([
-      Term.lam("x", Term.list(Array.from({ length: n }, (_, i) => Term.app(Term.send("c"), Term.lit(i))))),
-      Term.lam("x", Term.list(Array.from({ length: n }, () => Term.app(Term.receive("c"), x))))
-    ]))
+    const pingPong = (n: number) =>
+      Term.channels(
+        [{ name: "c", capacity: 0 }],
+        Term.par([
+          Term.lam("x", Term.list(Array.from({ length: n }, (_, i) => Term.app(Term.send("c"), Term.lit(i))))),
+          Term.lam("x", Term.list(Array.from({ length: n }, () => Term.app(Term.receive("c"), x))))
+        ])
+      )
     const used = (await run(pingPong(1))).stats.steps
     const more = (await run(pingPong(11))).stats.steps
     // each extra message adds its send, its receive and the list's pure steps

@@ -19,7 +19,16 @@ const { agent } = fc.letrec<{ agent: Term.Term }>((tie) => {
       fc.constantFrom("t1", "t2", "terminate").map(Term.tool),
       fc.array(a(), { minLength: 1, maxLength: 3 }).map(Term.compose),
       fc.tuple(a(), fc.nat(3), fc.boolean()).map(([body, max, test]) => Term.loop({ body, max, ...(test ? { until: short } : {}) })),
-      fc.tuple(a(), a(), a()).map(([classify, first, second]) => Term.route({ classify, routes: [["a", first], ["b", second]], default: first })),
+      fc.tuple(a(), a(), a()).map(([classify, first, second]) =>
+        Term.route({
+          classify,
+          routes: [
+            ["a", first],
+            ["b", second]
+          ],
+          default: first
+        })
+      ),
       fc.tuple(fc.array(a(), { minLength: 1, maxLength: 3 }), fc.constantFrom<Term.Merge>("tuple", "concat")).map(([bs, merge]) => Term.par(bs, merge)),
       fc.tuple(a(), fc.nat(2)).map(([inner, retry]) => Term.guard({ agent: inner, validate: short, retry, fallback: "last" })),
       fc.integer({ min: 1, max: 3 }).map((maxSteps) => Term.react({ think: Term.llm({ system: "think" }), tools: ["t1", "terminate"], maxSteps })),
@@ -35,7 +44,7 @@ const model: LanguageModel.LanguageModelShape = Scripted.respond((request) => {
   const text = JSON.stringify(request.messages)
   let h = 0
   for (let i = 0; i < text.length; i++) h = (h * 31 + text.charCodeAt(i)) >>> 0
-  return ["a", "b", "{\"tool\":\"t1\",\"args\":\"q\"}", "done", "a much longer answer than twelve"][h % 5]!
+  return ["a", "b", '{"tool":"t1","args":"q"}', "done", "a much longer answer than twelve"][h % 5]!
 })
 
 const tools = [
@@ -78,26 +87,33 @@ const resumeFrom = async (text: string) => {
 
 describe("Checkpoint", () => {
   it("resuming from any checkpoint of a random run ends as the uninterrupted run", async () => {
-    await fc.assert(fc.asyncProperty(agent, fc.double({ min: 0, max: 1, noNaN: true }), async (term, at) => {
-      const whole = await runKeeping(term)
-      fc.pre(whole.saved.length > 0)
-      const text = whole.saved[Math.min(whole.saved.length - 1, Math.floor(at * whole.saved.length))]!
-      const resumed = await resumeFrom(text)
-      if ("error" in whole) {
-        expect(resumed).toMatchObject({ error: whole.error })
-        return
-      }
-      expect("out" in resumed && resumed.out.result).toEqual(whole.out!.result)
-      const out = (resumed as { out: typeof whole.out }).out!
-      expect(observable(out.trace)).toEqual(observable(whole.out!.trace))
-      expect(out.stats.steps).toBe(whole.out!.stats.steps)
-      expect(out.stats.llmCalls).toBe(whole.out!.stats.llmCalls)
-      expect(out.stats.toolCalls).toBe(whole.out!.stats.toolCalls)
-    }), { numRuns: 150 })
+    await fc.assert(
+      fc.asyncProperty(agent, fc.double({ min: 0, max: 1, noNaN: true }), async (term, at) => {
+        const whole = await runKeeping(term)
+        fc.pre(whole.saved.length > 0)
+        const text = whole.saved[Math.min(whole.saved.length - 1, Math.floor(at * whole.saved.length))]!
+        const resumed = await resumeFrom(text)
+        if ("error" in whole) {
+          expect(resumed).toMatchObject({ error: whole.error })
+          return
+        }
+        expect("out" in resumed && resumed.out.result).toEqual(whole.out!.result)
+        const out = (resumed as { out: typeof whole.out }).out!
+        expect(observable(out.trace)).toEqual(observable(whole.out!.trace))
+        expect(out.stats.steps).toBe(whole.out!.stats.steps)
+        expect(out.stats.llmCalls).toBe(whole.out!.stats.llmCalls)
+        expect(out.stats.toolCalls).toBe(whole.out!.stats.toolCalls)
+      }),
+      { numRuns: 150 }
+    )
   })
 
   it("a resumed run does not ask again for answers recorded before the checkpoint", async () => {
-    const term = Term.compose([Term.llm({ system: "a", conversation: false }), Term.llm({ system: "b", conversation: false }), Term.llm({ system: "c", conversation: false })])
+    const term = Term.compose([
+      Term.llm({ system: "a", conversation: false }),
+      Term.llm({ system: "b", conversation: false }),
+      Term.llm({ system: "c", conversation: false })
+    ])
     const whole = await runKeeping(term)
     expect(whole.saved).toHaveLength(3)
     for (const [i, text] of whole.saved.entries()) {
@@ -109,8 +125,24 @@ describe("Checkpoint", () => {
   it("snapshots a machine 100,000 frames deep and resumes it", () => {
     // sum 0..n-1 by non-tail recursion through a tool call at the bottom
     const n = 100_000
-    const fix = Term.lam("f", Term.app(Term.lam("x", Term.app(Term.var("f"), Term.lam("v", Term.app(Term.app(Term.var("x"), Term.var("x")), Term.var("v"))))), Term.lam("x", Term.app(Term.var("f"), Term.lam("v", Term.app(Term.app(Term.var("x"), Term.var("x")), Term.var("v")))))))
-    const sum = Term.lam("self", Term.lam("k", Term.if(Term.eq(Term.var("k"), Term.lit(0)), Term.app(Term.tool("bottom"), Term.lit(0)), Term.add(Term.var("k"), Term.app(Term.var("self"), Term.sub(Term.var("k"), Term.lit(1)))))))
+    const fix = Term.lam(
+      "f",
+      Term.app(
+        Term.lam("x", Term.app(Term.var("f"), Term.lam("v", Term.app(Term.app(Term.var("x"), Term.var("x")), Term.var("v"))))),
+        Term.lam("x", Term.app(Term.var("f"), Term.lam("v", Term.app(Term.app(Term.var("x"), Term.var("x")), Term.var("v")))))
+      )
+    )
+    const sum = Term.lam(
+      "self",
+      Term.lam(
+        "k",
+        Term.if(
+          Term.eq(Term.var("k"), Term.lit(0)),
+          Term.app(Term.tool("bottom"), Term.lit(0)),
+          Term.add(Term.var("k"), Term.app(Term.var("self"), Term.sub(Term.var("k"), Term.lit(1))))
+        )
+      )
+    )
     const term = Term.app(Term.app(fix, sum), Term.lit(n))
     const exec = Evaluator.start(term, { budget: { steps: 100_000_000 } })
     const step = exec.next()
@@ -142,9 +174,9 @@ describe("Checkpoint", () => {
     it("refuses truncated, foreign, edited and other-version checkpoints, and other terms", () => {
       const text = good()
       expect(reason(() => Checkpoint.parse(text.slice(0, text.length / 2)))).toBe("format")
-      expect(reason(() => Checkpoint.parse("{\"hello\":1}"))).toBe("format")
-      expect(reason(() => Checkpoint.parse(text.replace("\"version\":1", "\"version\":2")))).toBe("version")
-      expect(reason(() => Checkpoint.parse(text.replace("\"steps\":", "\"steps\":1")))).toBe("digest")
+      expect(reason(() => Checkpoint.parse('{"hello":1}'))).toBe("format")
+      expect(reason(() => Checkpoint.parse(text.replace('"version":1', '"version":2')))).toBe("version")
+      expect(reason(() => Checkpoint.parse(text.replace('"steps":', '"steps":1')))).toBe("digest")
       expect(reason(() => Checkpoint.parse(text, { term: Term.tool("other") }))).toBe("term")
       expect(Checkpoint.restore(Checkpoint.parse(text)).pending?.kind).toBe("tool")
     })

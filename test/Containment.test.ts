@@ -16,7 +16,12 @@ const expensiveSteps = Term.parse({
       then: {
         app: {
           func: { self: true },
-          arg: { pair: [{ sub: [{ fst: { var: "p" } }, 1] }, { pair: [{ fst: { snd: { var: "p" } } }, { concat: [{ snd: { snd: { var: "p" } } }, { snd: { snd: { var: "p" } } }] }] }] }
+          arg: {
+            pair: [
+              { sub: [{ fst: { var: "p" } }, 1] },
+              { pair: [{ fst: { snd: { var: "p" } } }, { concat: [{ snd: { snd: { var: "p" } } }, { snd: { snd: { var: "p" } } }] }] }
+            ]
+          }
         }
       },
       else: {
@@ -27,12 +32,17 @@ const expensiveSteps = Term.parse({
             app: {
               func: { self: true },
               arg: {
-                pair: [0, {
-                  pair: [
-                    { sub: [{ fst: { snd: { var: "p" } } }, { div: [{ length: { snd: { snd: { var: "p" } } } }, { length: { snd: { snd: { var: "p" } } } }] }] },
-                    { snd: { snd: { var: "p" } } }
-                  ]
-                }]
+                pair: [
+                  0,
+                  {
+                    pair: [
+                      {
+                        sub: [{ fst: { snd: { var: "p" } } }, { div: [{ length: { snd: { snd: { var: "p" } } } }, { length: { snd: { snd: { var: "p" } } } }] }]
+                      },
+                      { snd: { snd: { var: "p" } } }
+                    ]
+                  }
+                ]
               }
             }
           }
@@ -65,7 +75,9 @@ describe("bounded evaluation", () => {
 
   it("the time budget fires when single steps are expensive (string scans are charged by what they touch)", () => {
     // 2^22 characters, then a million length computations over them: minutes of work without the charge
-    const error = failure(() => Evaluator.runTool("scan", { pair: [22, { pair: [1_000_000, "ab"] }] }, { tools: { scan: expensiveSteps }, budget: { timeMs: 300 } }))
+    const error = failure(() =>
+      Evaluator.runTool("scan", { pair: [22, { pair: [1_000_000, "ab"] }] }, { tools: { scan: expensiveSteps }, budget: { timeMs: 300 } })
+    )
     expect(error).toMatchObject({ budget: "time", limit: 300 })
     expect(error.usage).toEqual({ llmCalls: 0, toolCalls: 0, tokens: 0 })
   })
@@ -84,7 +96,12 @@ describe("bounded evaluation", () => {
   })
 
   it("a budget error reports the budget, the counters and the partial trace as JSON", () => {
-    const omega = Term.parse({ app: { func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }, arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } } } })
+    const omega = Term.parse({
+      app: {
+        func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } },
+        arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }
+      }
+    })
     const json = Errors.toJson(failure(() => Evaluator.evaluate(omega, { budget: { steps: 50 }, trace: "beta" })))
     expect(json).toMatchObject({ kind: "BudgetExceeded", budget: "steps", limit: 50, usage: { llmCalls: 0, toolCalls: 0, tokens: 0 } })
     expect(json.steps).toBeGreaterThan(50)

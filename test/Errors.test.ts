@@ -18,8 +18,26 @@ describe("errors", () => {
   const samples: ReadonlyArray<readonly [string, Schema.Codec<any, any>, Error]> = [
     ["TermParseError", Errors.TermParseError, caught(() => Term.parse({ var: 1 })) as Error],
     ["EvalError", Errors.EvalError, caught(() => Evaluator.evaluate(Term.div(Term.lit(1), Term.lit(0)))) as Error],
-    ["BudgetExceeded", Errors.BudgetExceeded, caught(() => Evaluator.evaluate(Term.parse({ app: { func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }, arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } } } }), { budget: { steps: 100 } })) as Error],
-    ["ProviderError", LanguageModel.ProviderError, new LanguageModel.ProviderError({ provider: "openai", reason: "RateLimited", message: "slow down", status: 429, retryAfter: 2 })],
+    [
+      "BudgetExceeded",
+      Errors.BudgetExceeded,
+      caught(() =>
+        Evaluator.evaluate(
+          Term.parse({
+            app: {
+              func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } },
+              arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }
+            }
+          }),
+          { budget: { steps: 100 } }
+        )
+      ) as Error
+    ],
+    [
+      "ProviderError",
+      LanguageModel.ProviderError,
+      new LanguageModel.ProviderError({ provider: "openai", reason: "RateLimited", message: "slow down", status: 429, retryAfter: 2 })
+    ],
     ["ToolError", Tools.ToolError, new Tools.ToolError({ tool: "add", reason: "InvalidInput", message: "a: expected number" })],
     ["MemoryError", MemoryStore.MemoryError, new MemoryStore.MemoryError({ store: "redis", operation: "put", message: "connection refused" })],
     ["SharedMemoryError", SharedMemory.SharedMemoryError, new SharedMemory.SharedMemoryError({ reason: "AppendOnly", key: "k", message: "k is bound" })],
@@ -38,13 +56,15 @@ describe("errors", () => {
     expect(Errors.isLambdagentError(error)).toBe(true)
     const json = JSON.parse(JSON.stringify(Schema.encodeUnknownSync(schema)(error)))
     const decoded = Schema.decodeUnknownSync(schema)(json)
-    expect(decoded).toBeInstanceOf(schema as unknown as abstract new(...args: Array<never>) => unknown)
+    expect(decoded).toBeInstanceOf(schema as unknown as abstract new (...args: Array<never>) => unknown)
     expect(decoded.message).toBe(error.message)
     expect(Errors.isLambdagentError(decoded)).toBe(true)
   })
 
   it("a budget error carries its partial trace across the encoding", () => {
-    const error = caught(() => Evaluator.evaluate(Term.parse({ fold: [{ lam: "p", body: { fst: { var: "p" } } }, 0, [1, 2, 3]] }), { budget: { steps: 5 }, trace: "beta" })) as Errors.BudgetExceeded
+    const error = caught(() =>
+      Evaluator.evaluate(Term.parse({ fold: [{ lam: "p", body: { fst: { var: "p" } } }, 0, [1, 2, 3]] }), { budget: { steps: 5 }, trace: "beta" })
+    ) as Errors.BudgetExceeded
     expect(error.trace?.length).toBeGreaterThan(0)
     const decoded = Schema.decodeUnknownSync(Errors.BudgetExceeded)(JSON.parse(JSON.stringify(Schema.encodeUnknownSync(Errors.BudgetExceeded)(error))))
     expect(decoded.trace).toEqual(error.trace)

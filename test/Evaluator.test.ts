@@ -3,8 +3,7 @@ import { Errors, Evaluator, Term, Value } from "lambdagent"
 
 const T = Term
 const json = (j: unknown) => Term.parse(j)
-const run = (code: unknown, input: unknown, options: Evaluator.RunOptions = {}) =>
-  Value.toJson(Evaluator.run(json(code), input, options).value)
+const run = (code: unknown, input: unknown, options: Evaluator.RunOptions = {}) => Value.toJson(Evaluator.run(json(code), input, options).value)
 const evalJson = (j: unknown, options: Evaluator.EvaluateOptions = {}) => Value.toJson(Evaluator.evaluate(json(j), options))
 const failure = (f: () => unknown): Errors.LambdaError => {
   try {
@@ -26,10 +25,7 @@ const factorialAcc = {
       else: {
         continue: {
           input: {
-            pair: [
-              { sub: [{ fst: { var: "n_acc" } }, 1] },
-              { mul: [{ fst: { var: "n_acc" } }, { snd: { var: "n_acc" } }] }
-            ]
+            pair: [{ sub: [{ fst: { var: "n_acc" } }, 1] }, { mul: [{ fst: { var: "n_acc" } }, { snd: { var: "n_acc" } }] }]
           }
         }
       }
@@ -79,11 +75,7 @@ const isOdd = {
 }
 const fib = T.lam(
   "n",
-  T.if(
-    T.lt(T.var("n"), T.lit(2)),
-    T.var("n"),
-    T.add(T.app(T.self, T.sub(T.var("n"), T.lit(1))), T.app(T.self, T.sub(T.var("n"), T.lit(2))))
-  )
+  T.if(T.lt(T.var("n"), T.lit(2)), T.var("n"), T.add(T.app(T.self, T.sub(T.var("n"), T.lit(1))), T.app(T.self, T.sub(T.var("n"), T.lit(2)))))
 )
 const sumFold = T.lam("xs", T.fold(T.lam("p", T.add(T.fst(T.var("p")), T.snd(T.var("p")))), T.lit(0), T.var("xs")))
 
@@ -124,7 +116,14 @@ describe("pure forms", () => {
     expect(evalJson({ lt: [1, 2] })).toBe(true)
     expect(evalJson({ gte: [2, 2] })).toBe(true)
     expect(evalJson({ gt: ["b", "a"] })).toBe(true)
-    expect(evalJson({ eq: [[1, [2]], [1, [2]]] })).toBe(true)
+    expect(
+      evalJson({
+        eq: [
+          [1, [2]],
+          [1, [2]]
+        ]
+      })
+    ).toBe(true)
     expect(evalJson({ eq: [{ pair: [1, "a"] }, { pair: [1, "b"] }] })).toBe(false)
     expect(evalJson({ eq: ["x", 1] })).toBe(false)
     expect(evalJson({ and: [false, { div: [1, 0] }] })).toBe(false)
@@ -159,12 +158,12 @@ describe("pure forms", () => {
   it("string primitives: contains, startsWith, endsWith, trim, lower, upper, isJson", () => {
     expect(evalJson({ contains: ["an error here", "error"] })).toBe(true)
     expect(evalJson({ contains: [[1, [2]], [2]] })).toBe(true)
-    expect(evalJson({ startsWith: ["{\"a\":1}", "{"] })).toBe(true)
+    expect(evalJson({ startsWith: ['{"a":1}', "{"] })).toBe(true)
     expect(evalJson({ endsWith: ["done.", "!"] })).toBe(false)
     expect(evalJson({ trim: "  x " })).toBe("x")
     expect(evalJson({ lower: "ÀB" })).toBe("àb")
     expect(evalJson({ upper: "ab" })).toBe("AB")
-    expect(evalJson({ isJson: "{\"ok\":true}" })).toBe(true)
+    expect(evalJson({ isJson: '{"ok":true}' })).toBe(true)
     expect(evalJson({ isJson: "{oops" })).toBe(false)
     expect(failure(() => evalJson({ trim: 1 }))).toMatchObject({ kind: "TypeError", message: "trim expects a string, got integer" })
     expect(failure(() => evalJson({ startsWith: [1, "a"] }))).toMatchObject({ kind: "TypeError" })
@@ -220,7 +219,9 @@ describe("tools: self, code_of, eval, continue", () => {
   it("self-recursion: factorial and fib(25) under the default budget", () => {
     const factorial = json({
       lam: "n",
-      body: { if: { cond: { lte: [{ var: "n" }, 1] }, then: 1, else: { mul: [{ var: "n" }, { app: { func: { self: true }, arg: { sub: [{ var: "n" }, 1] } } }] } } }
+      body: {
+        if: { cond: { lte: [{ var: "n" }, 1] }, then: 1, else: { mul: [{ var: "n" }, { app: { func: { self: true }, arg: { sub: [{ var: "n" }, 1] } } }] } }
+      }
     })
     expect(Evaluator.runTool("f", 20, { tools: { f: factorial } }).value).toBe(2432902008176640000n)
     expect(Evaluator.runTool("fib", 25, { tools: { fib } }).value).toBe(75025)
@@ -288,8 +289,8 @@ describe("tools: self, code_of, eval, continue", () => {
 describe("input normalisation", () => {
   it("follows the documented rules", () => {
     expect(Evaluator.normalizeInput("42")).toBe(42)
-    expect(Evaluator.normalizeInput("\"42\"")).toBe(42)
-    expect(Evaluator.normalizeInput("[1,\"2\"]")).toEqual([1, 2])
+    expect(Evaluator.normalizeInput('"42"')).toBe(42)
+    expect(Evaluator.normalizeInput('[1,"2"]')).toEqual([1, 2])
     expect(Evaluator.normalizeInput("007")).toBe(7)
     expect(Evaluator.normalizeInput("0x1F")).toBe(31)
     expect(Evaluator.normalizeInput("0o17")).toBe(15)
@@ -304,7 +305,7 @@ describe("input normalisation", () => {
   })
 
   it("string inputs can carry code", () => {
-    expect(run({ lam: "x", body: { var: "x" } }, "{\"add\":[1,2]}")).toBe(3)
+    expect(run({ lam: "x", body: { var: "x" } }, '{"add":[1,2]}')).toBe(3)
     expect(run({ lam: "x", body: { var: "x" } }, "plain text")).toBe("plain text")
   })
 
@@ -341,7 +342,9 @@ describe("limits", () => {
   })
 
   it("budget errors carry the steps used", () => {
-    const e = failure(() => Evaluator.evaluate(T.app(T.lam("x", T.app(T.var("x"), T.var("x"))), T.lam("x", T.app(T.var("x"), T.var("x")))), { budget: { steps: 1000 } }))
+    const e = failure(() =>
+      Evaluator.evaluate(T.app(T.lam("x", T.app(T.var("x"), T.var("x"))), T.lam("x", T.app(T.var("x"), T.var("x")))), { budget: { steps: 1000 } })
+    )
     expect(e).toMatchObject({ _tag: "BudgetExceeded", budget: "steps", limit: 1000 })
     expect((e as Errors.BudgetExceeded).steps).toBeGreaterThan(1000)
     expect((e as Errors.BudgetExceeded).steps).toBeLessThan(1010)
@@ -350,13 +353,15 @@ describe("limits", () => {
   })
 
   it("the wall-time budget stops long computations", () => {
-    const e = failure(() => Evaluator.evaluate(T.app(T.lam("x", T.app(T.var("x"), T.var("x"))), T.lam("x", T.app(T.var("x"), T.var("x")))), { budget: { steps: 1e12, timeMs: 50 } }))
+    const e = failure(() =>
+      Evaluator.evaluate(T.app(T.lam("x", T.app(T.var("x"), T.var("x"))), T.lam("x", T.app(T.var("x"), T.var("x")))), { budget: { steps: 1e12, timeMs: 50 } })
+    )
     expect(e).toMatchObject({ budget: "time" })
   })
 
   it("a term nested 1,000,000 deep ends in a result or a clear error", () => {
     const depth = 1_000_000
-    const term = Term.parseText("{\"add\":[1,".repeat(depth) + "0" + "]}".repeat(depth))
+    const term = Term.parseText('{"add":[1,'.repeat(depth) + "0" + "]}".repeat(depth))
     expect(Evaluator.evaluate(term, { budget: { depth: 2_000_000 } })).toBe(depth)
     expect(failure(() => Evaluator.evaluate(term, { budget: { depth: 500_000 } }))).toMatchObject({ _tag: "BudgetExceeded", budget: "depth" })
   }, 180_000)
@@ -416,7 +421,7 @@ describe("oracles", () => {
   it("pure evaluation of a term that needs an oracle is a clear error", () => {
     expect(failure(() => Evaluator.evaluate(T.app(T.tool("search"), T.lit("q"))))).toMatchObject({
       kind: "OracleError",
-      message: expect.stringContaining("tool \"search\"")
+      message: expect.stringContaining('tool "search"')
     })
   })
 })

@@ -31,7 +31,11 @@ const turnsOf = (trace: ReadonlyArray<{ kind: string; name: string; output?: str
   trace.filter((e) => e.kind === "groupchat" && e.name !== "end" && e.name !== "scheduler").map((e) => `${e.name}:${e.output}`)
 
 describe("groupchat", () => {
-  const three = [["alice", speaker("alice")], ["bob", speaker("bob")], ["carol", speaker("carol")]] as const
+  const three = [
+    ["alice", speaker("alice")],
+    ["bob", speaker("bob")],
+    ["carol", speaker("carol")]
+  ] as const
 
   it("round robin: each agent speaks in turn on the shared transcript, and a keyword ends the chat", async () => {
     const seen: Array<{ system: string; input: string }> = []
@@ -132,9 +136,21 @@ describe("groupchat", () => {
     expect(Term.pretty(term)).toMatch(/^GroupChat₁₀\[alice: alice:?LLM|^GroupChat₁₀\[alice: LLM/)
     expect(Term.parse(Term.encode(term))).toEqual(term)
     expect(() => Term.parse({ groupchat: { agents: [], maxRounds: 1, scheduler: "round_robin", keywords: [] } })).toThrow(/agents: expected a non-empty array/)
-    expect(() => Term.parse({ groupchat: { agents: [{ name: "a", agent: { llm: { system: "a" } } }, { name: "a", agent: { llm: { system: "b" } } }], maxRounds: 1, scheduler: "round_robin", keywords: [] } }))
-      .toThrow(/\$\.groupchat\.agents\[1\]\.name: expected a non-empty name no other agent/)
-    expect(() => Term.parse({ groupchat: { agents: [{ name: "a", agent: { llm: { system: "a" } } }], maxRounds: 1, scheduler: "fifo", keywords: [] } }))
-      .toThrow(/scheduler: expected "round_robin", \{"random": seed\} or \{"llm": agent\}/)
+    expect(() =>
+      Term.parse({
+        groupchat: {
+          agents: [
+            { name: "a", agent: { llm: { system: "a" } } },
+            { name: "a", agent: { llm: { system: "b" } } }
+          ],
+          maxRounds: 1,
+          scheduler: "round_robin",
+          keywords: []
+        }
+      })
+    ).toThrow(/\$\.groupchat\.agents\[1\]\.name: expected a non-empty name no other agent/)
+    expect(() =>
+      Term.parse({ groupchat: { agents: [{ name: "a", agent: { llm: { system: "a" } } }], maxRounds: 1, scheduler: "fifo", keywords: [] } })
+    ).toThrow(/scheduler: expected "round_robin", \{"random": seed\} or \{"llm": agent\}/)
   })
 })

@@ -18,7 +18,7 @@ describe("MemoryStore.namespace", () => {
 
 describe("MemoryStore.makeLocal", () => {
   it.effect("expiry follows the fiber's Clock (TestClock)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = MemoryStore.makeLocal()
       const ns = MemoryStore.namespace({ kind: "session", id: "ttl" })
       yield* store.put(ns, "k", "v", { ttlMs: 60_000 })
@@ -30,10 +30,11 @@ describe("MemoryStore.makeLocal", () => {
       yield* TestClock.adjust("1 millis")
       assert.isUndefined(yield* store.get(ns, "k"))
       assert.deepStrictEqual(yield* store.listRecent(ns, 10), [])
-    }))
+    })
+  )
 
   it.effect("createdAt is the Clock's time of the last write", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = MemoryStore.makeLocal()
       yield* TestClock.setTime(1_000_000)
       yield* store.put("global", "k", "a")
@@ -41,17 +42,19 @@ describe("MemoryStore.makeLocal", () => {
       yield* store.put("global", "k", "b")
       const entry = yield* store.get("global", "k")
       assert.deepStrictEqual(entry, { key: "k", value: "b", createdAt: 1_005_000 })
-    }))
+    })
+  )
 
   it.effect("a fixed clock option overrides the fiber's Clock", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { advance, clock } = manualClock(10_000)
       const store = MemoryStore.makeLocal({ clock })
       yield* store.put("global", "k", "v", { ttlMs: 100 })
       assert.strictEqual((yield* store.get("global", "k"))?.createdAt, 10_000)
       advance(100)
       assert.isUndefined(yield* store.get("global", "k"))
-    }))
+    })
+  )
 
   it("expired entries in namespaces nobody reads again are swept by later writes", () => {
     const memory = new LocalMemory(10)
@@ -70,11 +73,20 @@ describe("MemoryStore.makeLocal", () => {
     memory.put("ns", "b", "2", 100, 0)
     memory.put("ns", "c", "3", 0, 0)
     memory.put("ns", "d", "4", 0, 200) // b has expired: it goes, a stays
-    assert.deepStrictEqual(memory.listRecent("ns", 10, 200).map((e) => e.key), ["d", "c", "a"])
+    assert.deepStrictEqual(
+      memory.listRecent("ns", 10, 200).map((e) => e.key),
+      ["d", "c", "a"]
+    )
     memory.put("ns", "a", "1b", 0, 300) // overwrite moves a to the front
-    assert.deepStrictEqual(memory.listRecent("ns", 2, 300).map((e) => e.key), ["a", "d"])
+    assert.deepStrictEqual(
+      memory.listRecent("ns", 2, 300).map((e) => e.key),
+      ["a", "d"]
+    )
     memory.put("ns", "e", "5", 0, 400) // c is least recently used now
-    assert.deepStrictEqual(memory.listRecent("ns", 10, 400).map((e) => e.key), ["e", "a", "d"])
+    assert.deepStrictEqual(
+      memory.listRecent("ns", 10, 400).map((e) => e.key),
+      ["e", "a", "d"]
+    )
   })
 
   it("rejects a maxEntries that is not a positive integer", () => {
@@ -83,12 +95,13 @@ describe("MemoryStore.makeLocal", () => {
   })
 
   it.effect("layerLocal provides the MemoryStore service", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = yield* MemoryStore.MemoryStore
       assert.strictEqual(store.name, "local")
       yield* store.put("user:ada", "lang", "en")
       assert.strictEqual((yield* store.get("user:ada", "lang"))?.value, "en")
-    }).pipe(Effect.provide(MemoryStore.layerLocal({ maxEntries: 10 }))))
+    }).pipe(Effect.provide(MemoryStore.layerLocal({ maxEntries: 10 })))
+  )
 
   it("isMemoryError recognises the error by tag", () => {
     const e = new MemoryStore.MemoryError({ store: "local", operation: "get", message: "boom" })

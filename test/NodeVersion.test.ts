@@ -40,14 +40,23 @@ describe.skipIf(oldNode === undefined)("on an unsupported Node.js", () => {
   const expected = () => `${unsupportedNodeReason(oldNode!.version)}\n`
 
   it("the CLI prints one line and exits with 1, whatever the command", () => {
-    for (const args of [["version"], ["eval", "{\"add\":[9007199254740993,0]}"], ["lint", "examples/agents"]]) {
+    for (const args of [["version"], ["eval", '{"add":[9007199254740993,0]}'], ["lint", "examples/agents"]]) {
       const r = spawnSync(oldNode!.path, [join(root, "dist/cli/main.js"), ...args], { cwd: root, encoding: "utf8" })
       expect({ args, status: r.status, stdout: r.stdout, stderr: r.stderr }).toEqual({ args, status: 1, stdout: "", stderr: expected() })
     }
   })
 
   it("importing the core or any plugin prints one line and exits with 1", () => {
-    for (const specifier of ["lambdagent", "lambdagent/testing", "lambdagent/yaml", "lambdagent/mcp", "lambdagent/http", "lambdagent/redis", "lambdagent/sqlite", "lambdagent/rag"]) {
+    for (const specifier of [
+      "lambdagent",
+      "lambdagent/testing",
+      "lambdagent/yaml",
+      "lambdagent/mcp",
+      "lambdagent/http",
+      "lambdagent/redis",
+      "lambdagent/sqlite",
+      "lambdagent/rag"
+    ]) {
       const r = spawnSync(oldNode!.path, ["--input-type=module", "-e", `import ${JSON.stringify(specifier)}`], { cwd: root, encoding: "utf8" })
       expect({ specifier, status: r.status, stderr: r.stderr }).toEqual({ specifier, status: 1, stderr: expected() })
     }

@@ -22,7 +22,16 @@ const { agent } = fc.letrec<{ agent: Term.Term }>((tie) => {
       fc.constantFrom("t1", "t2", "terminate").map(Term.tool),
       fc.array(a(), { minLength: 1, maxLength: 3 }).map(Term.compose),
       fc.tuple(a(), fc.nat(3), fc.boolean()).map(([body, max, test]) => Term.loop({ body, max, ...(test ? { until: short } : {}) })),
-      fc.tuple(a(), a(), a()).map(([classify, first, second]) => Term.route({ classify, routes: [["a", first], ["b", second]], default: first })),
+      fc.tuple(a(), a(), a()).map(([classify, first, second]) =>
+        Term.route({
+          classify,
+          routes: [
+            ["a", first],
+            ["b", second]
+          ],
+          default: first
+        })
+      ),
       fc.tuple(fc.array(a(), { minLength: 1, maxLength: 3 }), fc.constantFrom<Term.Merge>("tuple", "concat")).map(([bs, merge]) => Term.par(bs, merge)),
       fc.tuple(a(), fc.nat(2)).map(([inner, retry]) => Term.guard({ agent: inner, validate: short, retry, fallback: "last" })),
       fc.integer({ min: 1, max: 3 }).map((maxSteps) => Term.react({ think: Term.llm({ system: "think" }), tools: ["t1", "terminate"], maxSteps })),
@@ -37,7 +46,7 @@ const model: LanguageModel.LanguageModelShape = Scripted.respond((request) => {
   const text = JSON.stringify(request.messages)
   let h = 0
   for (let i = 0; i < text.length; i++) h = (h * 31 + text.charCodeAt(i)) >>> 0
-  return ["a", "b", "{\"tool\":\"t1\",\"args\":\"q\"}", "done", "a much longer answer than twelve"][h % 5]!
+  return ["a", "b", '{"tool":"t1","args":"q"}', "done", "a much longer answer than twelve"][h % 5]!
 })
 
 const tools = [
@@ -83,23 +92,26 @@ const replay = async (term: Term.Term, text: string, options: { live?: LanguageM
 
 describe("Replay", () => {
   it("replaying a random run's recording with no model, tools or store ends as the recorded run", async () => {
-    await fc.assert(fc.asyncProperty(agent, async (term) => {
-      const whole = await record(term)
-      const replayed = await replay(term, whole.text)
-      if ("error" in whole) {
-        expect((replayed.error as Error | undefined)?.message).toBe(whole.error)
-        return
-      }
-      expect(replayed.error).toBeUndefined()
-      const out = replayed.out!
-      expect(out.result).toEqual(whole.out!.result)
-      expect(observable(out.trace)).toEqual(observable(whole.out!.trace))
-      expect(out.stats.steps).toBe(whole.out!.stats.steps)
-      expect(out.stats.llmCalls).toBe(whole.out!.stats.llmCalls)
-      expect(out.stats.toolCalls).toBe(whole.out!.stats.toolCalls)
-      expect(out.stats.tokens).toBe(whole.out!.stats.tokens)
-      expect(replayed.divergences).toEqual([])
-    }), { numRuns: 150 })
+    await fc.assert(
+      fc.asyncProperty(agent, async (term) => {
+        const whole = await record(term)
+        const replayed = await replay(term, whole.text)
+        if ("error" in whole) {
+          expect((replayed.error as Error | undefined)?.message).toBe(whole.error)
+          return
+        }
+        expect(replayed.error).toBeUndefined()
+        const out = replayed.out!
+        expect(out.result).toEqual(whole.out!.result)
+        expect(observable(out.trace)).toEqual(observable(whole.out!.trace))
+        expect(out.stats.steps).toBe(whole.out!.stats.steps)
+        expect(out.stats.llmCalls).toBe(whole.out!.stats.llmCalls)
+        expect(out.stats.toolCalls).toBe(whole.out!.stats.toolCalls)
+        expect(out.stats.tokens).toBe(whole.out!.stats.tokens)
+        expect(replayed.divergences).toEqual([])
+      }),
+      { numRuns: 150 }
+    )
   })
 
   it("records while checkpointing: both are told of every answer", async () => {
@@ -133,7 +145,15 @@ describe("Replay", () => {
   })
 
   it("records the full request of every LLM, tool and memory call", async () => {
-    const term = Term.memory({ agent: Term.compose([Term.llm({ system: "Summarise.", name: "sum", model: { provider: "scripted", temperature: 0, baseUrl: "http://x" } }), Term.tool("t1")]), size: 3, ttl: 0, scope: "session" })
+    const term = Term.memory({
+      agent: Term.compose([
+        Term.llm({ system: "Summarise.", name: "sum", model: { provider: "scripted", temperature: 0, baseUrl: "http://x" } }),
+        Term.tool("t1")
+      ]),
+      size: 3,
+      ttl: 0,
+      scope: "session"
+    })
     const whole = await record(term, "a".repeat(500))
     const recording = Replay.parse(whole.text)
     expect(recording.answers.map((a) => a.kind)).toEqual(["memory-read", "llm", "tool", "memory-write"])
@@ -162,9 +182,19 @@ describe("Replay", () => {
   })
 
   it("with live, goes on after the divergence with the model and tools, replaying what came before", async () => {
-    const term = Term.compose([Term.llm({ system: "first", conversation: false }), Term.tool("t1"), Term.llm({ system: "second", conversation: false }), Term.tool("t2")])
+    const term = Term.compose([
+      Term.llm({ system: "first", conversation: false }),
+      Term.tool("t1"),
+      Term.llm({ system: "second", conversation: false }),
+      Term.tool("t2")
+    ])
     const whole = await record(term)
-    const changed = Term.compose([Term.llm({ system: "first", conversation: false }), Term.tool("t1"), Term.llm({ system: "changed", conversation: false }), Term.tool("t2")])
+    const changed = Term.compose([
+      Term.llm({ system: "first", conversation: false }),
+      Term.tool("t1"),
+      Term.llm({ system: "changed", conversation: false }),
+      Term.tool("t2")
+    ])
     let live = 0
     const counted = { ...Scripted.fixed("live answer"), chat: (r: LanguageModel.ChatRequest) => (live++, Scripted.fixed("live answer").chat(r)) }
     const replayed = await replay(changed, whole.text, { live: counted })
@@ -189,7 +219,14 @@ describe("Replay", () => {
   })
 
   it("refuses truncated, edited, foreign and other-version recordings with one-line errors", () => {
-    const text = Term.stringify({ result: 1, trace: [], replay: Replay.make({ term: Term.tool("t1"), answers: [{ key: "1", kind: "tool", request: { kind: "tool", name: "t1", input: "go" }, answer: "t1(2)", tokens: 0, events: [] }] }) })
+    const text = Term.stringify({
+      result: 1,
+      trace: [],
+      replay: Replay.make({
+        term: Term.tool("t1"),
+        answers: [{ key: "1", kind: "tool", request: { kind: "tool", name: "t1", input: "go" }, answer: "t1(2)", tokens: 0, events: [] }]
+      })
+    })
     expect(Replay.parse(text).answers).toHaveLength(1)
     const reason = (t: string) => {
       try {
@@ -212,7 +249,10 @@ describe("Replay", () => {
 
   it("an answer a recording cannot give back is a ReplayError when it is replayed", async () => {
     const closure = { closure: { lam: { param: "x", body: { var: "x" } } } }
-    const recording = Replay.make({ term: Term.tool("t1"), answers: [{ key: "1", kind: "tool", request: { kind: "tool", name: "t1", input: "go" }, answer: closure, tokens: 0, events: [] }] })
+    const recording = Replay.make({
+      term: Term.tool("t1"),
+      answers: [{ key: "1", kind: "tool", request: { kind: "tool", name: "t1", input: "go" }, answer: closure, tokens: 0, events: [] }]
+    })
     const { error } = await replay(Term.tool("t1"), Term.stringify(recording))
     expect(error).toBeInstanceOf(Errors.ReplayError)
     expect((error as Errors.ReplayError).reason).toBe("answer")

@@ -22,7 +22,11 @@ describe("policies", () => {
   })
 
   it("fields override the preset one by one; unset fields keep its values", () => {
-    expect(Sandbox.resolvePolicy("strict", { network: true, memoryMb: 128, timeout: undefined })).toEqual({ ...Sandbox.presets.strict, network: true, memoryMb: 128 })
+    expect(Sandbox.resolvePolicy("strict", { network: true, memoryMb: 128, timeout: undefined })).toEqual({
+      ...Sandbox.presets.strict,
+      network: true,
+      memoryMb: 128
+    })
     expect(Sandbox.resolvePolicy()).toEqual(Sandbox.presets.default)
     expect(Sandbox.processLimit(Sandbox.presets.default)).toBe(16)
     expect(Sandbox.processLimit(Sandbox.presets.permissive)).toBe(256)
@@ -148,7 +152,9 @@ describe.skipIf(!capabilities.available)("enforcement, seen by a ReAct agent", (
 
   it("a memory hog is stopped at its address space: [SANDBOX:memory]", async () => {
     const { after, observation } = await attack("tail /dev/zero", Sandbox.presets.strict)
-    expect(observation).toMatch(/^\[TOOL_ERROR\] run: \[SANDBOX:memory\] the command ran out of memory: it may use 64 MB of address space \(tail: memory exhausted\)/)
+    expect(observation).toMatch(
+      /^\[TOOL_ERROR\] run: \[SANDBOX:memory\] the command ran out of memory: it may use 64 MB of address space \(tail: memory exhausted\)/
+    )
     expect(after).toBe("alive")
   })
 
@@ -182,7 +188,9 @@ describe.skipIf(!capabilities.available)("enforcement, seen by a ReAct agent", (
   it("a write outside the work directory is refused: [SANDBOX:filesystem]", async () => {
     const target = join(outside, "written")
     const { after, observation } = await attack(`echo x > ${target}`, Sandbox.presets.default)
-    expect(observation).toBe(`[TOOL_ERROR] run: [SANDBOX:filesystem] only the work directory ${work} and a private /tmp are writable (sh: 1: cannot create ${target}: Read-only file system)`)
+    expect(observation).toBe(
+      `[TOOL_ERROR] run: [SANDBOX:filesystem] only the work directory ${work} and a private /tmp are writable (sh: 1: cannot create ${target}: Read-only file system)`
+    )
     expect(after).toBe("alive")
     expect(existsSync(target)).toBe(false)
   })
@@ -211,7 +219,10 @@ describe.skipIf(!capabilities.available)("enforcement, seen by a ReAct agent", (
   })
 
   it("too many open files is reported as such: [SANDBOX:files]", async () => {
-    const error = await failure(ShellTool.make("run", "sh", { sandbox: Sandbox.presets.strict, cwd: work }), "exec 3</dev/null 4</dev/null 5</dev/null 6</dev/null 7</dev/null 8</dev/null; echo no")
+    const error = await failure(
+      ShellTool.make("run", "sh", { sandbox: Sandbox.presets.strict, cwd: work }),
+      "exec 3</dev/null 4</dev/null 5</dev/null 6</dev/null 7</dev/null 8</dev/null; echo no"
+    )
     expect(error.message).toMatch(/^\[SANDBOX:files\] the command tried to open more than 8 files at once/)
     expect(Sandbox.violationOf(error)?.kind).toBe("files")
   })
@@ -249,7 +260,9 @@ describe.skipIf(!capabilities.available)("enforcement, seen by a ReAct agent", (
   })
 
   it("a work directory that is not there, or is /, is refused before anything runs", async () => {
-    await expect(Sandbox.run(["/bin/true"], { policy: Sandbox.presets.strict, cwd: join(work, "missing") })).rejects.toThrow(/needs the work directory .*missing, which is not a directory here/)
+    await expect(Sandbox.run(["/bin/true"], { policy: Sandbox.presets.strict, cwd: join(work, "missing") })).rejects.toThrow(
+      /needs the work directory .*missing, which is not a directory here/
+    )
     await expect(Sandbox.run(["/bin/true"], { policy: { ...Sandbox.presets.strict, workDir: "/" } })).rejects.toBeInstanceOf(Sandbox.SandboxUnavailable)
   })
 
@@ -265,14 +278,18 @@ const asRoot = process.getuid?.() === 0
 const sandboxWorker = fileURLToPath(new URL("./fixtures/sandboxWorker.ts", import.meta.url))
 /** Whether user nobody can run this Node on this checkout: not when it sits in a directory only its owner can enter. */
 const nobodyReachesCheckout = (): boolean =>
-  spawnSync(setpriv!, ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, "-e", `require("node:fs").accessSync(${JSON.stringify(sandboxWorker)})`], { stdio: "ignore" }).status === 0
+  spawnSync(
+    setpriv!,
+    ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, "-e", `require("node:fs").accessSync(${JSON.stringify(sandboxWorker)})`],
+    { stdio: "ignore" }
+  ).status === 0
 const nobodyUnavailable = !asRoot
   ? "it runs only as root (it switches to nobody); this run is itself unprivileged"
   : setpriv === undefined
-  ? "setpriv (util-linux) is not installed"
-  : !nobodyReachesCheckout()
-  ? "user nobody cannot run this Node or read this checkout (it sits in a directory only its owner can enter)"
-  : undefined
+    ? "setpriv (util-linux) is not installed"
+    : !nobodyReachesCheckout()
+      ? "user nobody cannot run this Node or read this checkout (it sits in a directory only its owner can enter)"
+      : undefined
 if (nobodyUnavailable !== undefined) console.log(`[skipping the unprivileged-user sandbox test: ${nobodyUnavailable}]`)
 
 describe.skipIf(!capabilities.available || nobodyUnavailable !== undefined)("as an unprivileged user", () => {
@@ -285,8 +302,11 @@ describe.skipIf(!capabilities.available || nobodyUnavailable !== undefined)("as 
       const worker = sandboxWorker
       const tsx = fileURLToPath(new URL("../node_modules/tsx/dist/esm/index.mjs", import.meta.url))
       const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
-        execFile(setpriv!, ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, "--import", tsx, worker, work, outside], { env: { ...process.env, HOME: work } }, (error, stdout, stderr) =>
-          error !== null ? reject(new Error(`${error.message}\n${stderr}`)) : resolve({ stdout, stderr })
+        execFile(
+          setpriv!,
+          ["--reuid=65534", "--regid=65534", "--clear-groups", "--", process.execPath, "--import", tsx, worker, work, outside],
+          { env: { ...process.env, HOME: work } },
+          (error, stdout, stderr) => (error !== null ? reject(new Error(`${error.message}\n${stderr}`)) : resolve({ stdout, stderr }))
         )
       )
       const report = JSON.parse(stdout) as { uid: number; processLimit?: string; missing: Array<string>; outcomes: Record<string, string> }

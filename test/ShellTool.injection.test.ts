@@ -89,8 +89,8 @@ const placements: ReadonlyArray<readonly [template: string, expected: (p: string
   ["true | printf '%s' \"{}\" | cat", (p) => p],
   ["printf '%s|%s' {} '{}'", (p) => `${p}|${p}`],
   ["v={}; printf '%s' \"$v\"", (p) => p],
-  ["sh -c 'printf \"%s\" \"$1\"' sh {}", (p) => p],
-  ["f=$(mktemp -p .) && printf '%s' {} > \"$f\" && cat \"$f\"", (p) => p]
+  ['sh -c \'printf "%s" "$1"\' sh {}', (p) => p],
+  ['f=$(mktemp -p .) && printf \'%s\' {} > "$f" && cat "$f"', (p) => p]
 ]
 
 const call = (tool: Tools.ToolDefinition, input: string) => Effect.runPromise(Tools.call(tool, input))

@@ -18,7 +18,7 @@ describe("ShellTool", () => {
     const dir = mkdtempSync(join(tmpdir(), "lambdagent-shell-"))
     const sh = ShellTool.make("sh", "echo '{}'", { cwd: dir })
     expect(await call(sh, "a; touch ./pwned")).toBe("a; touch ./pwned")
-    const search = ShellTool.make("search", "grep -r \"{}\" src/ || echo none", { cwd: dir })
+    const search = ShellTool.make("search", 'grep -r "{}" src/ || echo none', { cwd: dir })
     expect(await call(search, "$(touch ./pwned)")).toBe("none")
     expect(existsSync(join(dir, "pwned"))).toBe(false)
   })
@@ -33,7 +33,7 @@ describe("ShellTool", () => {
   it.each([
     ["sh -c {}", "code that sh runs"],
     ["sh -c 'echo {}'", "sh -c '… \"$1\" …' sh {}"],
-    ["bash -ec \"grep {} f\"", "code that bash runs"],
+    ['bash -ec "grep {} f"', "code that bash runs"],
     ["python3 -c 'print({})'", "sys.argv[1]"],
     ["node -e 'console.log(\"{}\")'", "process.argv[1]"],
     ["perl -ne 'print if /{}/' f", "$ARGV[0]"],
@@ -128,7 +128,7 @@ describe("ShellTool", () => {
   })
 
   it("parses NAME=COMMAND specs and rejects malformed ones", () => {
-    expect(ShellTool.parseSpec("grep=\"grep -c ERROR log\"")).toEqual({ name: "grep", command: "grep -c ERROR log" })
+    expect(ShellTool.parseSpec('grep="grep -c ERROR log"')).toEqual({ name: "grep", command: "grep -c ERROR log" })
     for (const bad of ["nocommand", "=ls", "bad name=ls", "x="]) expect(() => ShellTool.parseSpec(bad)).toThrow(ShellTool.InvalidToolSpec)
   })
 })
@@ -136,7 +136,10 @@ describe("ShellTool", () => {
 describe("CliAgent", () => {
   it("runs a program over stdin/stdout, text or json", async () => {
     expect(await call(CliAgent.make("upper", { command: "tr a-z A-Z" }), "quiet")).toBe("QUIET")
-    const json = CliAgent.make("json", { command: "node -e 'let s=\"\";process.stdin.on(\"data\",d=>s+=d).on(\"end\",()=>console.log(JSON.stringify({result:s.length})))'", format: "json" })
+    const json = CliAgent.make("json", {
+      command: 'node -e \'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.stringify({result:s.length})))\'',
+      format: "json"
+    })
     expect(await call(json, "four")).toBe("4")
   })
 
@@ -152,7 +155,41 @@ describe("CliAgent", () => {
 })
 
 describe("ShellTool.compileCommand on any text", () => {
-  const pieces = ["{}", "'", "\"", "\\", "$", "(", ")", "`", "{", "}", "$(", "${", "$((", "))", ";", "|", "&", "<<", "EOF", "\n", "#", " ", "sh", "-c", "echo", "x", "=", "[[", "]]", "find", "-exec", "xargs", "-I"]
+  const pieces = [
+    "{}",
+    "'",
+    '"',
+    "\\",
+    "$",
+    "(",
+    ")",
+    "`",
+    "{",
+    "}",
+    "$(",
+    "${",
+    "$((",
+    "))",
+    ";",
+    "|",
+    "&",
+    "<<",
+    "EOF",
+    "\n",
+    "#",
+    " ",
+    "sh",
+    "-c",
+    "echo",
+    "x",
+    "=",
+    "[[",
+    "]]",
+    "find",
+    "-exec",
+    "xargs",
+    "-I"
+  ]
   it("answers with a program or a refusal, never an exception", () => {
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 24 }), (parts) => {

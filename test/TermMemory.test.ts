@@ -41,7 +41,10 @@ describe.skipIf(!existsSync("/proc/self/clear_refs"))("memory for a large term, 
 
   // measured alone: compiled 16× (wide) and 23× (deep), run 19× and 36×; before, 127× to 195×.
   // A loaded machine's garbage collector lags behind and adds a few times the text to these
-  for (const [shape, n, value] of [["wide", 300_000, [299_999, 300_000]], ["deep", 1_000_000, [1_000_001]]] as const) {
+  for (const [shape, n, value] of [
+    ["wide", 300_000, [299_999, 300_000]],
+    ["deep", 1_000_000, [1_000_001]]
+  ] as const) {
     it(`compiling and running the ${shape} term adds its code and the machine's frames, not an object per node`, { timeout: 300_000 }, async () => {
       const compiled = await measure(shape, n, "compile")
       expect(compiled.ratio).toBeLessThanOrEqual(40)

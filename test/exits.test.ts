@@ -12,7 +12,7 @@ describe("the driver's effect guards", () => {
       Effect.fail("no"),
       Effect.sync(() => 1),
       Effect.promise(() => Promise.resolve(1)),
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         return yield* Effect.succeed(1)
       }),
       null,

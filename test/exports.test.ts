@@ -7,7 +7,9 @@ const root = fileURLToPath(new URL("..", import.meta.url))
 
 describe("package surface", () => {
   it("the root barrel exports every public core module", () => {
-    const modules = readdirSync(`${root}/src`).filter((f) => /^[A-Z]\w*\.ts$/.test(f)).map((f) => f.replace(/\.ts$/, ""))
+    const modules = readdirSync(`${root}/src`)
+      .filter((f) => /^[A-Z]\w*\.ts$/.test(f))
+      .map((f) => f.replace(/\.ts$/, ""))
     for (const name of modules) expect(Object.keys(lambdagent), name).toContain(name)
   })
 

@@ -28,12 +28,23 @@ const samples: { readonly [K in Term.Tag]: ReadonlyArray<Term.Of<K>> } = {
   CodeOf: [Term.codeOf("square"), Term.codeOf("self")] as Array<Term.Of<"CodeOf">>,
   Self: [Term.self] as Array<Term.Of<"Self">>,
   Continue: [Term.continue(Term.sub(x, Term.lit(1)))] as Array<Term.Of<"Continue">>,
-  Llm: [think, Term.llm({ system: "s", name: "n", model: { provider: "openai", name: "m", temperature: 0 }, conversation: false, maxHistoryTokens: 10 })] as Array<Term.Of<"Llm">>,
+  Llm: [
+    think,
+    Term.llm({ system: "s", name: "n", model: { provider: "openai", name: "m", temperature: 0 }, conversation: false, maxHistoryTokens: 10 })
+  ] as Array<Term.Of<"Llm">>,
   Tool: [Term.tool("search"), Term.tool("terminate")] as Array<Term.Of<"Tool">>,
   Compose: [Term.compose([think, Term.tool("t")])] as Array<Term.Of<"Compose">>,
-  Loop: [Term.loop({ body: think, max: 3 }), Term.loop({ body: think, max: 2, until: Term.lam("r", Term.lit(true)), failOnExhaustion: true })] as Array<Term.Of<"Loop">>,
+  Loop: [Term.loop({ body: think, max: 3 }), Term.loop({ body: think, max: 2, until: Term.lam("r", Term.lit(true)), failOnExhaustion: true })] as Array<
+    Term.Of<"Loop">
+  >,
   Route: [
-    Term.route({ classify: think, routes: [["a", think], ["b", Term.tool("t")]] }),
+    Term.route({
+      classify: think,
+      routes: [
+        ["a", think],
+        ["b", Term.tool("t")]
+      ]
+    }),
     Term.route({ classify: think, routes: [["only", think]], default: Term.tool("t") })
   ] as Array<Term.Of<"Route">>,
   Par: [Term.par([think, think]), Term.par([think], "concat"), Term.par([think, think], Term.lam("xs", Term.var("xs")))] as Array<Term.Of<"Par">>,
@@ -47,10 +58,21 @@ const samples: { readonly [K in Term.Tag]: ReadonlyArray<Term.Of<K>> } = {
     Term.react({ think, tools: ["search", "call_helper", "terminate"], maxSteps: 2, agents: [["call_helper", Term.llm({ system: "Help." })]] })
   ] as Array<Term.Of<"React">>,
   GroupChat: [
-    Term.groupChat({ agents: [["a", think], ["b", Term.tool("t")]], maxRounds: 3, scheduler: "round_robin", keywords: ["DONE"] }),
+    Term.groupChat({
+      agents: [
+        ["a", think],
+        ["b", Term.tool("t")]
+      ],
+      maxRounds: 3,
+      scheduler: "round_robin",
+      keywords: ["DONE"]
+    }),
     Term.groupChat({ agents: [["a", think]], maxRounds: 1, scheduler: { random: 7 }, keywords: [], summary: think, maxHistoryTokens: 100 }),
     Term.groupChat({
-      agents: [["a", think], ["b", think]],
+      agents: [
+        ["a", think],
+        ["b", think]
+      ],
       maxRounds: 2,
       scheduler: { llm: Term.llm({ system: "Pick." }) },
       keywords: ["CONSENSUS"],
@@ -59,12 +81,25 @@ const samples: { readonly [K in Term.Tag]: ReadonlyArray<Term.Of<K>> } = {
     })
   ] as Array<Term.Of<"GroupChat">>,
   Handoff: [
-    Term.handoff({ select: think, registry: [["a", think], ["b", Term.tool("t")]], maxDepth: 2 }),
+    Term.handoff({
+      select: think,
+      registry: [
+        ["a", think],
+        ["b", Term.tool("t")]
+      ],
+      maxDepth: 2
+    }),
     Term.handoff({ select: think, registry: [["only", think]], fallback: Term.tool("t"), maxDepth: 0 })
   ] as Array<Term.Of<"Handoff">>,
   Ask: [Term.ask("Approve?"), Term.ask("")] as Array<Term.Of<"Ask">>,
   Channels: [
-    Term.channels([{ name: "c", capacity: 0 }, { name: "d", capacity: 3 }], Term.par([Term.compose([think, Term.send("c")]), Term.receive("c")]))
+    Term.channels(
+      [
+        { name: "c", capacity: 0 },
+        { name: "d", capacity: 3 }
+      ],
+      Term.par([Term.compose([think, Term.send("c")]), Term.receive("c")])
+    )
   ] as Array<Term.Of<"Channels">>,
   Send: [Term.send("c")] as Array<Term.Of<"Send">>,
   Receive: [Term.receive("c")] as Array<Term.Of<"Receive">>

@@ -22,14 +22,22 @@ const { agent } = fc.letrec<{ agent: Term.Term }>((tie) => {
       fc.array(a(), { minLength: 1, maxLength: 3 }).map(Term.compose),
       fc.tuple(a(), fc.nat(3), fc.boolean()).map(([body, max, test]) => Term.loop({ body, max, ...(test ? { until: short } : {}) })),
       fc.tuple(a(), a(), a(), fc.boolean()).map(([classify, first, second, withDefault]) =>
-        Term.route({ classify, routes: [["a", first], ["b", second]], ...(withDefault ? { default: first } : {}) })
+        Term.route({
+          classify,
+          routes: [
+            ["a", first],
+            ["b", second]
+          ],
+          ...(withDefault ? { default: first } : {})
+        })
       ),
       fc.tuple(fc.array(a(), { minLength: 1, maxLength: 3 }), fc.constantFrom<Term.Merge>("tuple", "concat")).map(([bs, merge]) => Term.par(bs, merge)),
-      fc.tuple(a(), fc.nat(2), fc.constantFrom<Term.Fallback>("last", "empty")).map(([inner, retry, fallback]) =>
-        Term.guard({ agent: inner, validate: short, retry, fallback })
-      ),
-      fc.tuple(fc.array(a(), { minLength: 1, maxLength: 3 }), fc.integer({ min: 1, max: 3 }), fc.nat(2), fc.boolean(), fc.option(a(), { nil: undefined })).map(
-        ([speakers, maxRounds, pick, until, summary]) =>
+      fc
+        .tuple(a(), fc.nat(2), fc.constantFrom<Term.Fallback>("last", "empty"))
+        .map(([inner, retry, fallback]) => Term.guard({ agent: inner, validate: short, retry, fallback })),
+      fc
+        .tuple(fc.array(a(), { minLength: 1, maxLength: 3 }), fc.integer({ min: 1, max: 3 }), fc.nat(2), fc.boolean(), fc.option(a(), { nil: undefined }))
+        .map(([speakers, maxRounds, pick, until, summary]) =>
           Term.groupChat({
             agents: speakers.map((s, i) => [`p${i}`, s] as const),
             maxRounds,
@@ -38,13 +46,21 @@ const { agent } = fc.letrec<{ agent: Term.Term }>((tie) => {
             ...(until ? { until: short } : {}),
             ...(summary !== undefined ? { summary } : {})
           })
-      ),
+        ),
       fc.tuple(a(), a(), a(), fc.nat(2), fc.boolean()).map(([select, first, second, maxDepth, withFallback]) =>
-        Term.handoff({ select, registry: [["a", first], ["b", second]], maxDepth, ...(withFallback ? { fallback: second } : {}) })
+        Term.handoff({
+          select,
+          registry: [
+            ["a", first],
+            ["b", second]
+          ],
+          maxDepth,
+          ...(withFallback ? { fallback: second } : {})
+        })
       ),
-      fc.tuple(a(), fc.integer({ min: 1, max: 3 })).map(([helper, maxSteps]) =>
-        Term.react({ think: Term.llm({ system: "think" }), tools: ["t1", "b", "terminate"], maxSteps, agents: [["b", helper]] })
-      ),
+      fc
+        .tuple(a(), fc.integer({ min: 1, max: 3 }))
+        .map(([helper, maxSteps]) => Term.react({ think: Term.llm({ system: "think" }), tools: ["t1", "b", "terminate"], maxSteps, agents: [["b", helper]] })),
       fc.integer({ min: 1, max: 3 }).map((maxSteps) => Term.react({ think: Term.llm({ system: "think" }), tools: ["t1", "terminate"], maxSteps })),
       // higher-order: an agent passed to a function that applies it twice
       a().map((f) => Term.app(Term.lam("f", Term.lam("x", Term.app(Term.var("f"), Term.app(Term.var("f"), x)))), f)),
@@ -57,7 +73,7 @@ const { agent } = fc.letrec<{ agent: Term.Term }>((tie) => {
 
 /** A model whose answers follow `seed`: texts, route labels, ReAct tool calls and final answers. */
 const scripted = (seed: number): LanguageModel.LanguageModelShape => {
-  const replies = ["a", "b", "{\"tool\":\"t1\",\"args\":\"q\"}", "done", "a much longer answer than twelve", "HANDOFF b: go"]
+  const replies = ["a", "b", '{"tool":"t1","args":"q"}', "done", "a much longer answer than twelve", "HANDOFF b: go"]
   let state = seed
   return Scripted.respond(() => {
     state = (state * 1103515245 + 12345) % 2147483648
@@ -97,24 +113,30 @@ const runOn = async (term: Term.Term, seed: number) => {
 
 describe("semantics (properties)", () => {
   it("no run makes more LLM or tool calls than the static bounds say", async () => {
-    await fc.assert(fc.asyncProperty(agent, fc.nat(1000), async (term, seed) => {
-      const bounds = Term.bounds(term)
-      const { calls } = await runOn(term, seed)
-      expect(calls.llm).toBeLessThanOrEqual(bounds.llmCalls)
-      expect(calls.tool).toBeLessThanOrEqual(bounds.toolCalls)
-    }), { numRuns: 300 })
+    await fc.assert(
+      fc.asyncProperty(agent, fc.nat(1000), async (term, seed) => {
+        const bounds = Term.bounds(term)
+        const { calls } = await runOn(term, seed)
+        expect(calls.llm).toBeLessThanOrEqual(bounds.llmCalls)
+        expect(calls.tool).toBeLessThanOrEqual(bounds.toolCalls)
+      }),
+      { numRuns: 300 }
+    )
   })
 
   it("a run is determined by its term, its input and the oracles' answers", async () => {
     const observable = (events: ReadonlyArray<unknown>) => events.map((e) => ({ ...(e as object), durationMs: 0 }))
-    await fc.assert(fc.asyncProperty(agent, fc.nat(1000), async (term, seed) => {
-      const first = await runOn(term, seed)
-      const second = await runOn(term, seed)
-      expect(second.outcome).toEqual(first.outcome)
-      expect(second.steps).toBe(first.steps)
-      expect(second.calls).toEqual(first.calls)
-      expect(observable(second.trace)).toEqual(observable(first.trace))
-    }), { numRuns: 100 })
+    await fc.assert(
+      fc.asyncProperty(agent, fc.nat(1000), async (term, seed) => {
+        const first = await runOn(term, seed)
+        const second = await runOn(term, seed)
+        expect(second.outcome).toEqual(first.outcome)
+        expect(second.steps).toBe(first.steps)
+        expect(second.calls).toEqual(first.calls)
+        expect(observable(second.trace)).toEqual(observable(first.trace))
+      }),
+      { numRuns: 100 }
+    )
   })
 
   /** Pure terms that terminate or run out of steps: self-free arithmetic, lists, folds and loops. */
@@ -126,7 +148,9 @@ describe("semantics (properties)", () => {
         fc.integer({ min: -50, max: 50 }).map(Term.lit),
         fc.tuple(fc.constantFrom<Term.BinaryOp>("add", "sub", "mul", "eq", "lt"), p(), p()).map(([op, l, r]) => Term.binary(op, l, r)),
         fc.tuple(p(), p(), p()).map(([c, t, e]) => Term.if(Term.lt(c, Term.lit(0)), t, e)),
-        fc.array(p(), { maxLength: 4 }).map((items) => Term.fold(Term.lam("q", Term.add(Term.fst(Term.var("q")), Term.snd(Term.var("q")))), Term.lit(0), Term.list(items))),
+        fc
+          .array(p(), { maxLength: 4 })
+          .map((items) => Term.fold(Term.lam("q", Term.add(Term.fst(Term.var("q")), Term.snd(Term.var("q")))), Term.lit(0), Term.list(items))),
         fc.tuple(p(), fc.nat(30)).map(([body, max]) => Term.app(Term.loop({ body: Term.lam("n", Term.add(Term.var("n"), Term.lit(1))), max }), body)),
         p().map((body) => Term.app(Term.lam("y", Term.mul(Term.var("y"), Term.var("y"))), body))
       )
@@ -145,38 +169,41 @@ describe("semantics (properties)", () => {
   }
 
   it("budgets are monotone: more steps never change an outcome, fewer never rescue a run that ran out", () => {
-    fc.assert(fc.property(pure, fc.integer({ min: 1, max: 400 }), (term, steps) => {
-      const full = evaluated(term)
-      const limited = evaluated(term, steps)
-      if (limited.exhausted) {
-        expect(full.steps).toBeGreaterThan(steps)
-        expect(evaluated(term, Math.max(1, steps - 1)).exhausted).toBe(true)
-      } else {
-        expect(limited.outcome).toEqual(full.outcome)
-        expect(limited.steps).toBe(full.steps)
-      }
-    }), { numRuns: 500 })
+    fc.assert(
+      fc.property(pure, fc.integer({ min: 1, max: 400 }), (term, steps) => {
+        const full = evaluated(term)
+        const limited = evaluated(term, steps)
+        if (limited.exhausted) {
+          expect(full.steps).toBeGreaterThan(steps)
+          expect(evaluated(term, Math.max(1, steps - 1)).exhausted).toBe(true)
+        } else {
+          expect(limited.outcome).toEqual(full.outcome)
+          expect(limited.steps).toBe(full.steps)
+        }
+      }),
+      { numRuns: 500 }
+    )
   })
 
   it("a par of pure branches equals their results in sequence", async () => {
     const branch = pure.map((body) => Term.lam("z", body))
-    await fc.assert(fc.asyncProperty(fc.array(branch, { minLength: 1, maxLength: 4 }), async (branches) => {
-      const runtime = createRuntime()
-      try {
-        const parallel: Outcome = await runtime.run(Term.par(branches, Term.lam("xs", Term.var("xs"))), 0).then(
-          (r) => ({ value: r.result }),
-          outcomeOf
-        )
-        // in sequence: each branch's outcome; the par fails with the first branch that fails
-        const each = branches.map((b) => evaluated(Term.app(b, Term.lit(0))).outcome)
-        const failed = each.find((o) => "error" in o)
-        const sequence: Outcome = failed ?? { value: each.map((o) => (o as { value: Term.Json }).value) }
-        expect(Object.hasOwn(parallel, "error")).toBe(Object.hasOwn(sequence, "error"))
-        if ("value" in sequence) expect(parallel).toEqual(sequence)
-      } finally {
-        await runtime.close()
-      }
-    }), { numRuns: 100 })
+    await fc.assert(
+      fc.asyncProperty(fc.array(branch, { minLength: 1, maxLength: 4 }), async (branches) => {
+        const runtime = createRuntime()
+        try {
+          const parallel: Outcome = await runtime.run(Term.par(branches, Term.lam("xs", Term.var("xs"))), 0).then((r) => ({ value: r.result }), outcomeOf)
+          // in sequence: each branch's outcome; the par fails with the first branch that fails
+          const each = branches.map((b) => evaluated(Term.app(b, Term.lit(0))).outcome)
+          const failed = each.find((o) => "error" in o)
+          const sequence: Outcome = failed ?? { value: each.map((o) => (o as { value: Term.Json }).value) }
+          expect(Object.hasOwn(parallel, "error")).toBe(Object.hasOwn(sequence, "error"))
+          if ("value" in sequence) expect(parallel).toEqual(sequence)
+        } finally {
+          await runtime.close()
+        }
+      }),
+      { numRuns: 100 }
+    )
   })
 
   it("an oracle's answer becomes the same value in an agent run and on the MCP server", async () => {
@@ -190,23 +217,28 @@ describe("semantics (properties)", () => {
       fc.array(fc.oneof(fc.integer(), fc.string(), fc.double())),
       fc.dictionary(fc.string(), fc.integer())
     )
-    await fc.assert(fc.asyncProperty(answers, async (answer) => {
-      const runtime = createRuntime({ tools: [Tools.define({ name: "host", description: "h", run: () => answer })] })
-      try {
-        const viaAgent = (await runtime.run(Term.tool("host"), "q")).value
-        const viaServer = (await execute({
-          code: Term.tool("host"),
-          input: "q",
-          tools: new Map(),
-          budget: {},
-          policy: { tools: ["host"] },
-          oracle: () => answer
-        })).value
-        expect(Value.toJson(viaServer)).toEqual(Value.toJson(viaAgent))
-        expect(Value.toJson(viaAgent)).toEqual(Value.toJson(Oracle.toValue(answer)))
-      } finally {
-        await runtime.close()
-      }
-    }), { numRuns: 200 })
+    await fc.assert(
+      fc.asyncProperty(answers, async (answer) => {
+        const runtime = createRuntime({ tools: [Tools.define({ name: "host", description: "h", run: () => answer })] })
+        try {
+          const viaAgent = (await runtime.run(Term.tool("host"), "q")).value
+          const viaServer = (
+            await execute({
+              code: Term.tool("host"),
+              input: "q",
+              tools: new Map(),
+              budget: {},
+              policy: { tools: ["host"] },
+              oracle: () => answer
+            })
+          ).value
+          expect(Value.toJson(viaServer)).toEqual(Value.toJson(viaAgent))
+          expect(Value.toJson(viaAgent)).toEqual(Value.toJson(Oracle.toValue(answer)))
+        } finally {
+          await runtime.close()
+        }
+      }),
+      { numRuns: 200 }
+    )
   })
 })

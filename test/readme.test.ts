@@ -10,10 +10,14 @@ const shellBlocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1
 
 /** The README's `npx lambdagent …` commands, continuation lines joined, with the comment after each. */
 const commands = shellBlocks.flatMap((block) =>
-  block.replace(/\\\n\s*/g, "").split("\n").filter((line) => line.includes("npx lambdagent")).map((line) => {
-    const hash = line.search(/\s#\s/)
-    return { command: (hash < 0 ? line : line.slice(0, hash)).trim(), comment: hash < 0 ? "" : line.slice(hash).replace(/^\s*#\s*/, "") }
-  })
+  block
+    .replace(/\\\n\s*/g, "")
+    .split("\n")
+    .filter((line) => line.includes("npx lambdagent"))
+    .map((line) => {
+      const hash = line.search(/\s#\s/)
+      return { command: (hash < 0 ? line : line.slice(0, hash)).trim(), comment: hash < 0 ? "" : line.slice(hash).replace(/^\s*#\s*/, "") }
+    })
 )
 
 /** Run a README command with the built CLI standing for `npx lambdagent`. */
@@ -26,11 +30,11 @@ const sh = (command: string) =>
 
 describe("the README", () => {
   it("opens with the two commands of a fresh machine: install and run the calculator, then the tests", () => {
-    expect(shellBlocks[0]).toBe("npm install && npm run lambdagent -- run examples/agents/calculator.yml \"What is 19 + 23?\"\nnpm test\n")
+    expect(shellBlocks[0]).toBe('npm install && npm run lambdagent -- run examples/agents/calculator.yml "What is 19 + 23?"\nnpm test\n')
   })
 
   it("shows the first command's notice and result as the command prints them", () => {
-    const r = sh("npx lambdagent run examples/agents/calculator.yml \"What is 19 + 23?\"")
+    const r = sh('npx lambdagent run examples/agents/calculator.yml "What is 19 + 23?"')
     expect(r.status).toBe(0)
     expect(r.stdout).toBe("42\n")
     const notice = r.stderr.split("\n")[0]!

@@ -64,7 +64,11 @@ export interface CardSpec {
 /** The card key of the bearer security scheme. */
 const BEARER = "bearer"
 
-const skillId = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "") || "agent"
+const skillId = (name: string): string =>
+  name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "") || "agent"
 
 const descriptionOf = (spec: CardSpec): string => spec.description ?? `The lambdagent agent ${spec.name}.`
 
@@ -97,15 +101,13 @@ export const agentCard = (spec: CardSpec): AgentCard => ({
   name: spec.name,
   description: descriptionOf(spec),
   version: spec.version ?? "1.0.0",
-  supportedInterfaces: duplicateInterfacesForLegacy(
-    [{ url: spec.url, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" }],
-    ["JSONRPC"]
-  ),
+  supportedInterfaces: duplicateInterfacesForLegacy([{ url: spec.url, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" }], ["JSONRPC"]),
   provider: undefined,
   capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
-  securitySchemes: spec.bearer === true
-    ? { [BEARER]: { scheme: { $case: "httpAuthSecurityScheme", value: { description: bearerDescription, scheme: "Bearer", bearerFormat: "" } } } }
-    : {},
+  securitySchemes:
+    spec.bearer === true
+      ? { [BEARER]: { scheme: { $case: "httpAuthSecurityScheme", value: { description: bearerDescription, scheme: "Bearer", bearerFormat: "" } } } }
+      : {},
   securityRequirements: spec.bearer === true ? [{ schemes: { [BEARER]: { list: [] } } }] : [],
   defaultInputModes: [...mediaTypes],
   defaultOutputModes: [...mediaTypes],
@@ -155,9 +157,9 @@ export const legacyAgentCardJson = (spec: CardSpec): Record<string, unknown> => 
   supportsAuthenticatedExtendedCard: false,
   ...(spec.bearer === true
     ? {
-      securitySchemes: { [BEARER]: { type: "http", scheme: "Bearer", description: bearerDescription } },
-      security: [{ [BEARER]: [] }]
-    }
+        securitySchemes: { [BEARER]: { type: "http", scheme: "Bearer", description: bearerDescription } },
+        security: [{ [BEARER]: [] }]
+      }
     : {}),
   supportedInterfaces: agentCard(spec).supportedInterfaces.map((i) => ({ ...i }))
 })

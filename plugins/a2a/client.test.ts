@@ -28,23 +28,27 @@ const working = (request: RequestContext, state = TaskState.TASK_STATE_WORKING, 
 })
 
 const finish = (request: RequestContext, bus: Parameters<AgentExecutor["execute"]>[1], state: TaskState, note?: string) =>
-  bus.publish(AgentEvent.statusUpdate({
-    taskId: request.taskId,
-    contextId: request.contextId,
-    status: { state, message: note === undefined ? undefined : message("agent", [textPart(note)], request), timestamp: new Date().toISOString() },
-    metadata: undefined
-  }))
+  bus.publish(
+    AgentEvent.statusUpdate({
+      taskId: request.taskId,
+      contextId: request.contextId,
+      status: { state, message: note === undefined ? undefined : message("agent", [textPart(note)], request), timestamp: new Date().toISOString() },
+      metadata: undefined
+    })
+  )
 
 /** Publish the artifact `answer` holding `text`, then `completed`. */
 const answer = (request: RequestContext, bus: Parameters<AgentExecutor["execute"]>[1], text: string) => {
-  bus.publish(AgentEvent.artifactUpdate({
-    taskId: request.taskId,
-    contextId: request.contextId,
-    artifact: { artifactId: "answer", name: "answer", description: "", parts: [textPart(text)], metadata: undefined, extensions: [] },
-    append: false,
-    lastChunk: true,
-    metadata: undefined
-  }))
+  bus.publish(
+    AgentEvent.artifactUpdate({
+      taskId: request.taskId,
+      contextId: request.contextId,
+      artifact: { artifactId: "answer", name: "answer", description: "", parts: [textPart(text)], metadata: undefined, extensions: [] },
+      append: false,
+      lastChunk: true,
+      metadata: undefined
+    })
+  )
   finish(request, bus, TaskState.TASK_STATE_COMPLETED)
 }
 
@@ -90,7 +94,9 @@ describe("a2aTool against the SDK's reference server", () => {
     const reply: AgentExecutor = {
       execute: async (request, bus) => {
         const given = inputOf(request.userMessage)
-        bus.publish(AgentEvent.message(message("agent", [textPart(`got ${JSON.stringify("input" in given ? given.input : null)}`)], { contextId: request.contextId })))
+        bus.publish(
+          AgentEvent.message(message("agent", [textPart(`got ${JSON.stringify("input" in given ? given.input : null)}`)], { contextId: request.contextId }))
+        )
         bus.finished()
       },
       cancelTask: async () => {}
@@ -168,7 +174,9 @@ describe("a2aTool: faults are typed observations", () => {
       asked++
       res.writeHead(404).end("no card here")
     })
-    expect(await call({ name: "missing", url: missing, retryOnFail: 2 }, "x")).toBe(`[A2A_ERROR: missing: the agent card ${missing}/.well-known/agent-card.json answered HTTP 404]`)
+    expect(await call({ name: "missing", url: missing, retryOnFail: 2 }, "x")).toBe(
+      `[A2A_ERROR: missing: the agent card ${missing}/.well-known/agent-card.json answered HTTP 404]`
+    )
     expect(asked).toBe(1)
 
     const endpoint = await referenceServer(echoExecutor, { name: "echo" })
@@ -182,17 +190,23 @@ describe("a2aTool: faults are typed observations", () => {
     expect(await call({ name: "flaky", url: flaky, retryOnFail: 2 }, "x")).toBe("echo: x")
     expect(tries).toBe(3)
     tries = -10
-    expect(await call({ name: "flaky", url: flaky, retryOnFail: 1 }, "x")).toBe(`[A2A_ERROR: flaky: the agent card ${flaky}/.well-known/agent-card.json answered HTTP 503]`)
+    expect(await call({ name: "flaky", url: flaky, retryOnFail: 1 }, "x")).toBe(
+      `[A2A_ERROR: flaky: the agent card ${flaky}/.well-known/agent-card.json answered HTTP 503]`
+    )
     expect(tries).toBe(-8)
   })
 
   it("a card that is not JSON, not an agent card, or offers no transport this client speaks", async () => {
     const serving = (body: string) => rawServer((_req, res) => void res.writeHead(200, { "content-type": "application/json" }).end(body))
     const html = await serving("<html>hello</html>")
-    expect(await call({ name: "html", url: html }, "x")).toBe(`[A2A_ERROR: html: the agent card at ${html}/.well-known/agent-card.json is not JSON ("<html>hello</html>")]`)
+    expect(await call({ name: "html", url: html }, "x")).toBe(
+      `[A2A_ERROR: html: the agent card at ${html}/.well-known/agent-card.json is not JSON ("<html>hello</html>")]`
+    )
     const nameless = await serving(JSON.stringify({ description: "who am I" }))
     expect(await call({ name: "nameless", url: nameless }, "x")).toMatch(/^\[A2A_ERROR: nameless: the agent card at .* is not an agent card: name: /)
-    const grpc = await serving(JSON.stringify({ name: "g", supportedInterfaces: [{ url: "http://127.0.0.1:1/", protocolBinding: "GRPC", protocolVersion: "1.0" }] }))
+    const grpc = await serving(
+      JSON.stringify({ name: "g", supportedInterfaces: [{ url: "http://127.0.0.1:1/", protocolBinding: "GRPC", protocolVersion: "1.0" }] })
+    )
     expect(await call({ name: "grpc", url: grpc }, "x")).toMatch(/offers only GRPC; this client speaks JSONRPC and HTTP\+JSON\]$/)
     const endpointless = await serving(JSON.stringify({ name: "e", skills: [] }))
     expect(await call({ name: "e", url: endpointless }, "x")).toMatch(/names no endpoint/)
@@ -201,18 +215,28 @@ describe("a2aTool: faults are typed observations", () => {
   it("a card that lies about its endpoint: nothing listens there, an HTTP error, or something that is not A2A", async () => {
     const port = await closedPort()
     const lying = (endpoint: string) =>
-      rawServer((_req, res) => void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(legacyAgentCardJson({ name: "liar", url: endpoint }))))
+      rawServer(
+        (_req, res) => void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(legacyAgentCardJson({ name: "liar", url: endpoint })))
+      )
     const toNowhere = await lying(`http://127.0.0.1:${port}/`)
-    expect(await call({ name: "liar", url: toNowhere }, "x")).toBe(`[A2A_ERROR: liar: the endpoint http://127.0.0.1:${port}/ (named by the agent card) cannot be reached: ECONNREFUSED]`)
+    expect(await call({ name: "liar", url: toNowhere }, "x")).toBe(
+      `[A2A_ERROR: liar: the endpoint http://127.0.0.1:${port}/ (named by the agent card) cannot be reached: ECONNREFUSED]`
+    )
     const broken = await rawServer((_req, res) => void res.writeHead(500).end("oops"))
-    expect(await call({ name: "liar", url: await lying(`${broken}/`) }, "x")).toMatch(new RegExp(`^\\[A2A_ERROR: liar: the endpoint ${broken}/ answered HTTP 500`))
+    expect(await call({ name: "liar", url: await lying(`${broken}/`) }, "x")).toMatch(
+      new RegExp(`^\\[A2A_ERROR: liar: the endpoint ${broken}/ answered HTTP 500`)
+    )
     const web = await rawServer((_req, res) => void res.writeHead(200, { "content-type": "text/html" }).end("<html>a web page</html>"))
-    expect(await call({ name: "liar", url: await lying(`${web}/`) }, "x")).toMatch(new RegExp(`^\\[A2A_ERROR: liar: the endpoint ${web}/ did not answer as an A2A agent: `))
+    expect(await call({ name: "liar", url: await lying(`${web}/`) }, "x")).toMatch(
+      new RegExp(`^\\[A2A_ERROR: liar: the endpoint ${web}/ did not answer as an A2A agent: `)
+    )
   })
 
   it("a JSON-RPC error from the agent", async () => {
     const server = await start({ agent: Term.llm({ system: "Repeat." }), runtimeOptions: { model: Scripted.echo() } })
-    expect(await call({ name: "echo", url: server.url }, { text: "continue it", taskId: "no-such-task" })).toBe("[A2A_ERROR: echo: the agent refused the request: Task not found: no-such-task]")
+    expect(await call({ name: "echo", url: server.url }, { text: "continue it", taskId: "no-such-task" })).toBe(
+      "[A2A_ERROR: echo: the agent refused the request: Task not found: no-such-task]"
+    )
   })
 
   it("sends its headers with ${VAR} expanded, and says so when a variable is not set", async () => {
@@ -227,10 +251,16 @@ describe("a2aTool: faults are typed observations", () => {
 describe("a2aTool against a lambdagent server", () => {
   it("answers a question of the remote agent, and continues its task with the reply", async () => {
     const model = Scripted.respond((req) => (req.messages.filter((m) => m.role === "user").length === 1 ? "Which city?" : "Day 1: Colosseum"))
-    const remote = await start({ agent: Term.llm({ system: "Plan." }), runtimeOptions: { model }, inputRequired: (out) => (String(out.value).endsWith("?") ? String(out.value) : undefined) })
+    const remote = await start({
+      agent: Term.llm({ system: "Plan." }),
+      runtimeOptions: { model },
+      inputRequired: (out) => (String(out.value).endsWith("?") ? String(out.value) : undefined)
+    })
     const tool = a2aTool({ name: "planner", url: remote.url })
     const question = String(await Effect.runPromise(Tools.call(tool, "plan a trip")))
-    expect(question).toMatch(/^\[A2A_INPUT_REQUIRED: planner: Which city\? \(to answer, call planner with \{"text":"…","taskId":"[\w-]+","contextId":"[\w-]+"\}\)\]$/)
+    expect(question).toMatch(
+      /^\[A2A_INPUT_REQUIRED: planner: Which city\? \(to answer, call planner with \{"text":"…","taskId":"[\w-]+","contextId":"[\w-]+"\}\)\]$/
+    )
     const { contextId, taskId } = JSON.parse(/with (\{.*\})\)\]$/.exec(question)![1]!) as { taskId: string; contextId: string }
     expect(await Effect.runPromise(Tools.call(tool, { text: "Rome", taskId, contextId }))).toBe("Day 1: Colosseum")
   })

@@ -116,7 +116,8 @@ export interface TaskReply {
   readonly contextId?: string
 }
 
-const TaskReplySchema = z.strictObject({ text: z.string(), taskId: z.string().min(1).optional(), contextId: z.string().min(1).optional() })
+const TaskReplySchema = z
+  .strictObject({ text: z.string(), taskId: z.string().min(1).optional(), contextId: z.string().min(1).optional() })
   .refine((r) => r.taskId !== undefined || r.contextId !== undefined)
 
 /** The message a tool input becomes: text as text, a {@link TaskReply} as its text and ids, other JSON as data. */
@@ -146,7 +147,12 @@ const expandHeaders = (agent: string, headers: Readonly<Record<string, string>>,
 }
 
 const stateName = (state: TaskState | undefined): string =>
-  state === undefined ? "unknown" : TaskState[state]?.replace(/^TASK_STATE_/, "").toLowerCase().replace(/_/g, "-") ?? String(state)
+  state === undefined
+    ? "unknown"
+    : (TaskState[state]
+        ?.replace(/^TASK_STATE_/, "")
+        .toLowerCase()
+        .replace(/_/g, "-") ?? String(state))
 
 /** What one attempt learned about the HTTP exchange of its call (the SDK's errors do not carry it). */
 interface Exchange {
@@ -164,7 +170,10 @@ class TaskFollower {
   message: Message | undefined
   private readonly artifacts = new Map<string, Artifact>()
 
-  constructor(private readonly agent: string, private readonly onProgress: ((p: A2AProgress) => void) | undefined) {}
+  constructor(
+    private readonly agent: string,
+    private readonly onProgress: ((p: A2AProgress) => void) | undefined
+  ) {}
 
   get taskId(): string | undefined {
     return this.task?.id
@@ -313,12 +322,14 @@ export const a2aTool = (config: A2AClientConfig, options: A2AToolOptions = {}): 
       throw error
     }
   }
-  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [
-      new JsonRpcTransportFactory({ fetchImpl: observingFetch, legacyCompat: { enabled: true } }),
-      new RestTransportFactory({ fetchImpl: observingFetch, legacyCompat: { enabled: true } })
-    ]
-  }))
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [
+        new JsonRpcTransportFactory({ fetchImpl: observingFetch, legacyCompat: { enabled: true } }),
+        new RestTransportFactory({ fetchImpl: observingFetch, legacyCompat: { enabled: true } })
+      ]
+    })
+  )
   let connection: Promise<{ readonly card: RemoteCard; readonly client: Client }> | undefined
 
   const connect = (headers: Record<string, string>, signal: AbortSignal) => {
@@ -339,12 +350,24 @@ export const a2aTool = (config: A2AClientConfig, options: A2AToolOptions = {}): 
     const where = `the endpoint ${exchange.url ?? endpoint}`
     if (timedOut) return new A2AClientError({ agent, reason: "Timeout", message: `no answer in ${timeoutMs / 1000}s` })
     if (exchange.networkError !== undefined) {
-      return new A2AClientError({ agent, reason: "Unreachable", message: `${where} (named by the agent card) cannot be reached: ${networkDetail(exchange.networkError)}`, cause: error })
+      return new A2AClientError({
+        agent,
+        reason: "Unreachable",
+        message: `${where} (named by the agent card) cannot be reached: ${networkDetail(exchange.networkError)}`,
+        cause: error
+      })
     }
     if (exchange.status !== undefined && exchange.status >= 400) {
-      return new A2AClientError({ agent, reason: "HttpStatus", status: exchange.status, message: `${where} answered HTTP ${exchange.status}${error instanceof A2AError ? `: ${error.message}` : ""}`, cause: error })
+      return new A2AClientError({
+        agent,
+        reason: "HttpStatus",
+        status: exchange.status,
+        message: `${where} answered HTTP ${exchange.status}${error instanceof A2AError ? `: ${error.message}` : ""}`,
+        cause: error
+      })
     }
-    if (error instanceof A2AError) return new A2AClientError({ agent, reason: "Protocol", message: `the agent refused the request: ${error.message}`, cause: error })
+    if (error instanceof A2AError)
+      return new A2AClientError({ agent, reason: "Protocol", message: `the agent refused the request: ${error.message}`, cause: error })
     const detail = error instanceof Error ? error.message : String(error)
     return new A2AClientError({ agent, reason: "Protocol", message: `${where} did not answer as an A2A agent: ${detail.slice(0, 200)}`, cause: error })
   }
@@ -366,9 +389,14 @@ export const a2aTool = (config: A2AClientConfig, options: A2AToolOptions = {}): 
         if (follower.ended) break
       }
       const outcome = follower.outcome()
-      if (outcome === undefined) throw new A2AClientError({ agent, reason: "Protocol", message: `the endpoint ${endpoint} ended the stream without a task or message` })
+      if (outcome === undefined)
+        throw new A2AClientError({ agent, reason: "Protocol", message: `the endpoint ${endpoint} ended the stream without a task or message` })
       if (!follower.ended) {
-        throw new A2AClientError({ agent, reason: "Protocol", message: `the stream ended with the task still ${stateName("task" in outcome ? outcome.task.status?.state : undefined)}` })
+        throw new A2AClientError({
+          agent,
+          reason: "Protocol",
+          message: `the stream ended with the task still ${stateName("task" in outcome ? outcome.task.status?.state : undefined)}`
+        })
       }
       return answerOf(agent, outcome)
     } catch (error) {
@@ -378,7 +406,9 @@ export const a2aTool = (config: A2AClientConfig, options: A2AToolOptions = {}): 
       const taskId = follower.taskId
       if (failure.reason === "Timeout" && client !== undefined && taskId !== undefined && !follower.ended) {
         // do not leave the remote agent working on an answer nobody waits for
-        await client.cancelTask({ tenant: "", id: taskId, metadata: undefined }, { signal: AbortSignal.timeout(2000), serviceParameters: headers }).catch(() => undefined)
+        await client
+          .cancelTask({ tenant: "", id: taskId, metadata: undefined }, { signal: AbortSignal.timeout(2000), serviceParameters: headers })
+          .catch(() => undefined)
       }
       throw failure
     }

@@ -37,7 +37,8 @@ export interface ServeCommandOptions extends ServeOptions, CommandControl {}
  */
 export const defaultCommandPort = 8000
 
-const accessLine = (e: RequestLog): string => `${e.method} ${e.path}${e.rpcMethod !== undefined ? ` ${e.rpcMethod}` : ""} ${e.status} ${Math.round(e.durationMs)} ms`
+const accessLine = (e: RequestLog): string =>
+  `${e.method} ${e.path}${e.rpcMethod !== undefined ? ` ${e.rpcMethod}` : ""} ${e.status} ${Math.round(e.durationMs)} ms`
 
 /**
  * Serve an agent over A2A until SIGTERM or SIGINT (or `signal`), then shut down gracefully.

@@ -54,7 +54,12 @@ const httpUrl = z.string().refine((u) => {
   }
 }, "an http:// or https:// URL")
 
-const skill = z.looseObject({ id: z.string().optional(), name: z.string().optional(), description: z.string().optional(), tags: z.array(z.string()).optional() })
+const skill = z.looseObject({
+  id: z.string().optional(),
+  name: z.string().optional(),
+  description: z.string().optional(),
+  tags: z.array(z.string()).optional()
+})
 
 const CardShape = z.looseObject({
   name: z.string().min(1, "a name"),
@@ -79,8 +84,7 @@ const CardShape = z.looseObject({
  * cardUrlOf("https://agents.example.com/planner/card.json") // unchanged
  * ```
  */
-export const cardUrlOf = (url: string): string =>
-  /\.json$/i.test(new URL(url).pathname) ? url : `${url.replace(/\/+$/, "")}/${AGENT_CARD_PATH}`
+export const cardUrlOf = (url: string): string => (/\.json$/i.test(new URL(url).pathname) ? url : `${url.replace(/\/+$/, "")}/${AGENT_CARD_PATH}`)
 
 /**
  * What a failed `fetch` says: `ECONNREFUSED`, `ENOTFOUND`, … or its message.
@@ -139,7 +143,12 @@ export const readCard = (agent: string, cardUrl: string, json: unknown): RemoteC
     cardUrl,
     name: raw.name,
     description: raw.description ?? "",
-    skills: (raw.skills ?? []).map((s, i) => ({ id: s.id ?? `skill-${i + 1}`, name: s.name ?? s.id ?? `skill ${i + 1}`, description: s.description ?? "", tags: s.tags ?? [] })),
+    skills: (raw.skills ?? []).map((s, i) => ({
+      id: s.id ?? `skill-${i + 1}`,
+      name: s.name ?? s.id ?? `skill ${i + 1}`,
+      description: s.description ?? "",
+      tags: s.tags ?? []
+    })),
     streaming: raw.capabilities?.streaming === true,
     endpoint: spoken.url,
     card

@@ -65,7 +65,8 @@ export class A2AClientError extends Data.TaggedError("A2AClientError")<{
  * ```
  */
 export const isRetryable = (error: A2AClientError): boolean =>
-  error.reason === "Timeout" || error.reason === "Unreachable" ||
+  error.reason === "Timeout" ||
+  error.reason === "Unreachable" ||
   (error.reason === "HttpStatus" && error.status !== undefined && (error.status >= 500 || error.status === 408 || error.status === 429))
 
 /**

@@ -68,7 +68,10 @@ export const sessionOf = (contextId: string): string => `a2a:${contextId}`
  * ```
  */
 export class RunStopped extends Error {
-  constructor(readonly reason: "Canceled" | "Timeout" | "ShuttingDown", message: string) {
+  constructor(
+    readonly reason: "Canceled" | "Timeout" | "ShuttingDown",
+    message: string
+  ) {
     super(message)
     this.name = "RunStopped"
   }
@@ -184,25 +187,38 @@ export class RunExecutor implements AgentExecutor {
     const controller = new AbortController()
     let settle!: () => void
     this.runs.set(taskId, { controller, done: new Promise<void>((resolve) => (settle = resolve)) })
-    const timer = this.options.timeoutMs > 0
-      ? setTimeout(() => controller.abort(new RunStopped("Timeout", `the run took longer than ${this.options.timeoutMs} ms`)), this.options.timeoutMs)
-      : undefined
+    const timer =
+      this.options.timeoutMs > 0
+        ? setTimeout(() => controller.abort(new RunStopped("Timeout", `the run took longer than ${this.options.timeoutMs} ms`)), this.options.timeoutMs)
+        : undefined
     const publish = (event: AgentExecutionEvent) => {
       if (!controller.signal.aborted) bus.publish(event)
     }
     const end = (state: TaskState, text?: string) =>
-      publish(AgentEvent.statusUpdate({ taskId, contextId, status: status(state, text === undefined ? undefined : message("agent", [textPart(text)], ids)), metadata: undefined }))
+      publish(
+        AgentEvent.statusUpdate({
+          taskId,
+          contextId,
+          status: status(state, text === undefined ? undefined : message("agent", [textPart(text)], ids)),
+          metadata: undefined
+        })
+      )
     try {
       const call: Runtime.CallOptions = { signal: controller.signal, session: sessionOf(contextId) }
       const term = this.options.term()
       const streaming = request.context.state.get(streamingStateKey) === true
-      const output = streaming
-        ? await this.stream(term, given.input, call, ids, publish)
-        : await this.options.runtime.run(term, given.input, call)
+      const output = streaming ? await this.stream(term, given.input, call, ids, publish) : await this.options.runtime.run(term, given.input, call)
       const question = this.options.inputRequired?.(output)
       if (question !== undefined) end(TaskState.TASK_STATE_INPUT_REQUIRED, question)
       else {
-        const result: Artifact = { artifactId: "result", name: "result", description: "", parts: resultParts(output.value, output.result), metadata: { [artifactRoleKey]: "result" }, extensions: [] }
+        const result: Artifact = {
+          artifactId: "result",
+          name: "result",
+          description: "",
+          parts: resultParts(output.value, output.result),
+          metadata: { [artifactRoleKey]: "result" },
+          extensions: []
+        }
         publish(AgentEvent.artifactUpdate({ taskId, contextId, artifact: result, append: false, lastChunk: true, metadata: undefined }))
         end(TaskState.TASK_STATE_COMPLETED)
       }
@@ -216,12 +232,17 @@ export class RunExecutor implements AgentExecutor {
       // a stopped run ends as its reason says, whether or not it had finished when it was stopped
       const stopped = controller.signal.reason
       if (controller.signal.aborted && stopped instanceof RunStopped) {
-        bus.publish(AgentEvent.statusUpdate({
-          taskId,
-          contextId,
-          status: status(stopped.reason === "Timeout" ? TaskState.TASK_STATE_FAILED : TaskState.TASK_STATE_CANCELED, message("agent", [textPart(`${stopped.reason}: ${stopped.message}`)], ids)),
-          metadata: undefined
-        }))
+        bus.publish(
+          AgentEvent.statusUpdate({
+            taskId,
+            contextId,
+            status: status(
+              stopped.reason === "Timeout" ? TaskState.TASK_STATE_FAILED : TaskState.TASK_STATE_CANCELED,
+              message("agent", [textPart(`${stopped.reason}: ${stopped.message}`)], ids)
+            ),
+            metadata: undefined
+          })
+        )
       }
       clearTimeout(timer)
       this.runs.delete(taskId)
@@ -257,16 +278,28 @@ export class RunExecutor implements AgentExecutor {
         case "trace": {
           const e = event.event
           const line = `${e.kind} ${e.name}${e.output !== undefined ? ` → ${Trace.preview(e.output)}` : ""}${e.error !== undefined ? ` ✗ ${e.error}` : ""}`
-          publish(AgentEvent.statusUpdate({
-            ...ids,
-            status: status(TaskState.TASK_STATE_WORKING, message("agent", [textPart(line), dataPart(e)], { ...ids, metadata: { [artifactRoleKey]: "trace" } })),
-            metadata: undefined
-          }))
+          publish(
+            AgentEvent.statusUpdate({
+              ...ids,
+              status: status(
+                TaskState.TASK_STATE_WORKING,
+                message("agent", [textPart(line), dataPart(e)], { ...ids, metadata: { [artifactRoleKey]: "trace" } })
+              ),
+              metadata: undefined
+            })
+          )
           break
         }
         case "token": {
           const artifactId = `tokens:${event.name}`
-          const artifact: Artifact = { artifactId, name: `${event.name} (tokens)`, description: "", parts: [textPart(event.text)], metadata: { [artifactRoleKey]: "tokens" }, extensions: [] }
+          const artifact: Artifact = {
+            artifactId,
+            name: `${event.name} (tokens)`,
+            description: "",
+            parts: [textPart(event.text)],
+            metadata: { [artifactRoleKey]: "tokens" },
+            extensions: []
+          }
           publish(AgentEvent.artifactUpdate({ ...ids, artifact, append: started.has(artifactId), lastChunk: false, metadata: undefined }))
           started.add(artifactId)
           break

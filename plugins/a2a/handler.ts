@@ -30,7 +30,11 @@ import { isFinalState } from "./tasks.ts"
  * ```
  */
 export class RunRequestHandler extends DefaultRequestHandler {
-  constructor(card: AgentCard, private readonly tasks: TaskStore, private readonly runs: RunExecutor) {
+  constructor(
+    card: AgentCard,
+    private readonly tasks: TaskStore,
+    private readonly runs: RunExecutor
+  ) {
     super(card, tasks, runs, undefined, undefined, undefined, undefined, undefined, { validateInputModes: true })
   }
 

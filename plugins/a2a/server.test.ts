@@ -39,7 +39,16 @@ const errorOf = async (res: Response) => ((await res.json()) as { error: { code:
 
 /** The server answers a fresh message, so whatever happened before did not break it. */
 const expectServing = async (server: Server, headers: Record<string, string> = {}) => {
-  const res = await rpc(server.url, { jsonrpc: "2.0", id: 99, method: "message/send", params: { message: { kind: "message", messageId: "m-ok", role: "user", parts: [{ kind: "text", text: "still here" }] } } }, { headers })
+  const res = await rpc(
+    server.url,
+    {
+      jsonrpc: "2.0",
+      id: 99,
+      method: "message/send",
+      params: { message: { kind: "message", messageId: "m-ok", role: "user", parts: [{ kind: "text", text: "still here" }] } }
+    },
+    { headers }
+  )
   expect(res.status).toBe(200)
   const body = (await res.json()) as { result: { status: { state: string }; artifacts: Array<{ parts: Array<{ text: string }> }> } }
   expect(body.result.status.state).toBe("completed")
@@ -49,7 +58,7 @@ const expectServing = async (server: Server, headers: Record<string, string> = {
 describe("the agent card", () => {
   it("is the 1.0 card for A2A-Version 1.0 and the 0.3 card otherwise, with the endpoint, skills and modes", async () => {
     const server = await start({ ...echo, description: "Repeats things.", skills: [{ name: "Repeat", tags: ["echo"], examples: ["hello"] }] })
-    const v1 = await (await fetch(server.cardUrl, { headers: { "A2A-Version": "1.0" } })).json() as Record<string, any>
+    const v1 = (await (await fetch(server.cardUrl, { headers: { "A2A-Version": "1.0" } })).json()) as Record<string, any>
     expect(v1).toMatchObject({
       name: "echo",
       description: "Repeats things.",
@@ -64,7 +73,7 @@ describe("the agent card", () => {
     })
     const res = await fetch(server.cardUrl)
     expect(res.headers.get("vary")).toBe("A2A-Version")
-    const v03 = await res.json() as Record<string, any>
+    const v03 = (await res.json()) as Record<string, any>
     expect(v03).toMatchObject({ name: "echo", url: server.url, preferredTransport: "JSONRPC", protocolVersion: "0.3" })
   })
 
@@ -80,7 +89,7 @@ describe("the agent card", () => {
 
   it("has one skill, the agent itself, by default, and announces the bearer token", async () => {
     const server = await start({ ...echo, token: "s3cret" })
-    const card = await (await fetch(server.cardUrl, { headers: { "A2A-Version": "1.0" } })).json() as Record<string, any>
+    const card = (await (await fetch(server.cardUrl, { headers: { "A2A-Version": "1.0" } })).json()) as Record<string, any>
     expect(card.skills).toEqual([{ id: "echo", name: "echo", description: "The lambdagent agent echo." }])
     expect(card.securitySchemes).toEqual({ bearer: { httpAuthSecurityScheme: expect.objectContaining({ scheme: "Bearer" }) } })
     expect(card.securityRequirements).toEqual([{ schemes: { bearer: {} } }])
@@ -110,7 +119,9 @@ describe("the SDK's client, A2A 1.0", () => {
     expect(cases.at(-1)).toBe("statusUpdate")
     const last = events.at(-1)!.payload!
     expect(last.$case === "statusUpdate" && last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
-    const steps = events.flatMap((e) => (e.payload?.$case === "statusUpdate" && e.payload.value.status?.state === TaskState.TASK_STATE_WORKING ? [e.payload.value.status.message!] : []))
+    const steps = events.flatMap((e) =>
+      e.payload?.$case === "statusUpdate" && e.payload.value.status?.state === TaskState.TASK_STATE_WORKING ? [e.payload.value.status.message!] : []
+    )
     expect(steps.map((m) => partsText(m.parts.slice(0, 1)))).toEqual(["llm llm → one two three"])
     expect(steps[0]!.parts[1]!.content).toMatchObject({ $case: "data", value: { kind: "llm", output: "one two three" } })
     const artifacts = events.flatMap((e) => (e.payload?.$case === "artifactUpdate" ? [e.payload.value] : []))
@@ -173,7 +184,10 @@ describe("the SDK's client, A2A 1.0", () => {
   it("rejects a message with a file part, fails a run that fails and one that takes too long", async () => {
     const server = await start({ agent: Term.div(Term.lit(1), Term.lit(0)) })
     const client = await sdkClient(server)
-    const withFile = { ...send(""), message: message("user", [{ content: { $case: "url", value: "https://example.com/a.pdf" }, metadata: undefined, filename: "a.pdf", mediaType: "" }]) }
+    const withFile = {
+      ...send(""),
+      message: message("user", [{ content: { $case: "url", value: "https://example.com/a.pdf" }, metadata: undefined, filename: "a.pdf", mediaType: "" }])
+    }
     const rejected = asTask(await client.sendMessage(withFile))
     expect(rejected.status?.state).toBe(TaskState.TASK_STATE_REJECTED)
     expect(partsText(rejected.status?.message?.parts ?? [])).toContain("file part")
@@ -193,9 +207,17 @@ describe("the SDK's client, A2A 1.0", () => {
     const first = asTask(await client.sendMessage(send("a")))
     await client.sendMessage(send("b", { contextId: first.contextId }))
     await client.sendMessage(send("c"))
-    const listed = await client.listTasks({ tenant: "", contextId: first.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: "", statusTimestampAfter: undefined })
+    const listed = await client.listTasks({
+      tenant: "",
+      contextId: first.contextId,
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageToken: "",
+      statusTimestampAfter: undefined
+    })
     expect(listed.tasks.map((t) => partsText(t.history[0]!.parts))).toEqual(["b", "a"])
-    const returned = asTask(await client.sendMessage({ ...send("later"), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true } }))
+    const returned = asTask(
+      await client.sendMessage({ ...send("later"), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true } })
+    )
     expect(returned.status?.state).toBe(TaskState.TASK_STATE_WORKING)
     const events = await collect(client.resubscribeTask({ tenant: "", id: returned.id }))
     const last = events.at(-1)!.payload!
@@ -206,9 +228,22 @@ describe("the SDK's client, A2A 1.0", () => {
   it("refuses a message for a task in flight, leaving the task alone, and one continuing a finished task", async () => {
     const server = await start(slow)
     const client = await sdkClient(server)
-    const running = asTask(await client.sendMessage({ ...send("x"), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true } }))
-    await expect(client.sendMessage(send("more input", { taskId: running.id, contextId: running.contextId }))).rejects.toThrow(`task ${running.id} is still running; send a new message without a taskId, or cancel the task`)
-    expect(await errorOf(await rpc(server.url, { jsonrpc: "2.0", id: 1, method: "message/send", params: { message: { kind: "message", messageId: "m", role: "user", taskId: running.id, parts: [{ kind: "text", text: "more" }] } } }))).toMatchObject({ code: -32004 })
+    const running = asTask(
+      await client.sendMessage({ ...send("x"), configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true } })
+    )
+    await expect(client.sendMessage(send("more input", { taskId: running.id, contextId: running.contextId }))).rejects.toThrow(
+      `task ${running.id} is still running; send a new message without a taskId, or cancel the task`
+    )
+    expect(
+      await errorOf(
+        await rpc(server.url, {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "message/send",
+          params: { message: { kind: "message", messageId: "m", role: "user", taskId: running.id, parts: [{ kind: "text", text: "more" }] } }
+        })
+      )
+    ).toMatchObject({ code: -32004 })
     expect(server.inFlight).toBe(1)
     const canceled = await client.cancelTask({ tenant: "", id: running.id, metadata: undefined })
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED)
@@ -222,7 +257,11 @@ describe("the SDK's client, A2A 1.0", () => {
       const said = req.messages.filter((m) => m.role === "user").map((m) => m.content)
       return said.length === 1 ? "Which city?" : `A plan for ${said.join(" → ")}`
     })
-    const server = await start({ agent: Term.llm({ system: "Plan trips." }), runtimeOptions: { model }, inputRequired: (out) => (String(out.value).endsWith("?") ? String(out.value) : undefined) })
+    const server = await start({
+      agent: Term.llm({ system: "Plan trips." }),
+      runtimeOptions: { model },
+      inputRequired: (out) => (String(out.value).endsWith("?") ? String(out.value) : undefined)
+    })
     const client = await sdkClient(server)
     const asked = asTask(await client.sendMessage(send("plan a trip")))
     expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED)
@@ -283,11 +322,25 @@ describe("the SDK's client, A2A 0.3 (message/send, message/stream, tasks/get, ta
 
   it("answers the 0.3 wire format to a request without A2A-Version", async () => {
     const server = await start(echo)
-    const res = await rpc(server.url, { jsonrpc: "2.0", id: 1, method: "message/send", params: { message: { kind: "message", messageId: "m1", role: "user", parts: [{ kind: "text", text: "raw" }] } } })
+    const res = await rpc(server.url, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "message/send",
+      params: { message: { kind: "message", messageId: "m1", role: "user", parts: [{ kind: "text", text: "raw" }] } }
+    })
     const body = (await res.json()) as { id: number; result: Record<string, any> }
     expect(body.id).toBe(1)
-    expect(body.result).toMatchObject({ kind: "task", status: { state: "completed" }, artifacts: [{ artifactId: "result", parts: [{ kind: "text", text: "raw" }] }] })
-    const stream = await rpc(server.url, { jsonrpc: "2.0", id: 2, method: "message/stream", params: { message: { kind: "message", messageId: "m2", role: "user", parts: [{ kind: "text", text: "s" }] } } })
+    expect(body.result).toMatchObject({
+      kind: "task",
+      status: { state: "completed" },
+      artifacts: [{ artifactId: "result", parts: [{ kind: "text", text: "raw" }] }]
+    })
+    const stream = await rpc(server.url, {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "message/stream",
+      params: { message: { kind: "message", messageId: "m2", role: "user", parts: [{ kind: "text", text: "s" }] } }
+    })
     expect(stream.headers.get("content-type")).toMatch(/^text\/event-stream/)
     const frames = (await sseData(stream)) as Array<{ id: number; result: { kind: string; final?: boolean; status?: { state: string } } }>
     expect(frames.every((f) => f.id === 2)).toBe(true)
@@ -297,7 +350,6 @@ describe("the SDK's client, A2A 0.3 (message/send, message/stream, tasks/get, ta
 })
 
 describe("bad input gets a clear protocol error, and the server keeps serving", () => {
-
   it("malformed JSON, something that is not JSON-RPC, a batch, an unknown method, JSON nested too deep", async () => {
     const server = await start(echo)
     let res = await rpc(server.url, "{not json", { raw: true })
@@ -314,13 +366,18 @@ describe("bad input gets a clear protocol error, and the server keeps serving", 
     res = await rpc(server.url, deep, { raw: true })
     expect(res.status).toBe(400)
     expect(await errorOf(res)).toMatchObject({ code: -32600, message: "Invalid Request: the JSON is nested deeper than 200 levels" })
-    expect((await errorOf(await rpc(server.url, { jsonrpc: "2.0", id: 1, method: "Explode", params: {} }, { headers: { "A2A-Version": "1.0" } }))).code).toBe(-32601)
+    expect((await errorOf(await rpc(server.url, { jsonrpc: "2.0", id: 1, method: "Explode", params: {} }, { headers: { "A2A-Version": "1.0" } }))).code).toBe(
+      -32601
+    )
     await expectServing(server)
   })
 
   it("an unknown task id, and a cancel of a finished task", async () => {
     const server = await start(echo)
-    expect(await errorOf(await rpc(server.url, { jsonrpc: "2.0", id: 1, method: "tasks/get", params: { id: "no-such-task" } }))).toMatchObject({ code: -32001, message: "Task not found: no-such-task" })
+    expect(await errorOf(await rpc(server.url, { jsonrpc: "2.0", id: 1, method: "tasks/get", params: { id: "no-such-task" } }))).toMatchObject({
+      code: -32001,
+      message: "Task not found: no-such-task"
+    })
     const client = await sdkClient(server)
     await expect(client.getTask({ tenant: "", id: "no-such-task" })).rejects.toThrow(/Task not found: no-such-task/)
     const done = asTask(await client.sendMessage(send("x")))
@@ -331,7 +388,12 @@ describe("bad input gets a clear protocol error, and the server keeps serving", 
 
   it("a 10 MB message, the wrong content type, an unknown protocol version", async () => {
     const server = await start(echo)
-    const huge = { jsonrpc: "2.0", id: 1, method: "message/send", params: { message: { kind: "message", messageId: "m", role: "user", parts: [{ kind: "text", text: "x".repeat(10 * 1024 * 1024) }] } } }
+    const huge = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "message/send",
+      params: { message: { kind: "message", messageId: "m", role: "user", parts: [{ kind: "text", text: "x".repeat(10 * 1024 * 1024) }] } }
+    }
     const res = await rpc(server.url, huge)
     expect(res.status).toBe(413)
     expect(await errorOf(res)).toMatchObject({ code: -32600, message: "Invalid Request: the body is larger than 1048576 bytes" })
@@ -339,7 +401,9 @@ describe("bad input gets a clear protocol error, and the server keeps serving", 
     const text = await rpc(server.url, "hello", { raw: true, headers: { "content-type": "text/plain" } })
     expect(text.status).toBe(415)
     expect((await errorOf(text)).code).toBe(-32005)
-    expect((await errorOf(await rpc(server.url, { jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "x" } }, { headers: { "A2A-Version": "9.9" } }))).code).toBe(-32009)
+    expect(
+      (await errorOf(await rpc(server.url, { jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "x" } }, { headers: { "A2A-Version": "9.9" } }))).code
+    ).toBe(-32009)
     await expectServing(server)
   })
 
@@ -374,7 +438,12 @@ describe("bad input gets a clear protocol error, and the server keeps serving", 
     const res = await fetch(server.url, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "message/stream", params: { message: { kind: "message", messageId: "m", role: "user", parts: [{ kind: "text", text: "bye" }] } } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "message/stream",
+        params: { message: { kind: "message", messageId: "m", role: "user", parts: [{ kind: "text", text: "bye" }] } }
+      }),
       signal: controller.signal
     })
     const reader = res.body!.getReader()

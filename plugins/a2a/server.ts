@@ -58,8 +58,8 @@ import { BoundedTaskStore } from "./tasks.ts"
  * ```
  */
 export interface ServeOptions
-  extends HostGuard.HostPolicy, Pick<HttpServeOptions, "agent" | "runtime" | "runtimeOptions" | "port" | "host" | "maxBodyBytes" | "graceMs" | "onError">
-{
+  extends HostGuard.HostPolicy,
+    Pick<HttpServeOptions, "agent" | "runtime" | "runtimeOptions" | "port" | "host" | "maxBodyBytes" | "graceMs" | "onError"> {
   /** The card's name; default `agent`. */
   readonly name?: string
   readonly description?: string
@@ -174,7 +174,12 @@ const sendRpcError = (res: http.ServerResponse, status: number, id: unknown, err
 
 /** The JSON-RPC error of a refused request: 401 and 403 as server errors, a bad body as an invalid request. */
 const refusalOf = (failure: HttpFailure): RpcError => ({
-  code: failure.status === 401 || failure.status === 403 || failure.status === 503 ? -32000 : failure.kind === "InvalidJson" ? A2A_ERROR_CODE.PARSE_ERROR : A2A_ERROR_CODE.INVALID_REQUEST,
+  code:
+    failure.status === 401 || failure.status === 403 || failure.status === 503
+      ? -32000
+      : failure.kind === "InvalidJson"
+        ? A2A_ERROR_CODE.PARSE_ERROR
+        : A2A_ERROR_CODE.INVALID_REQUEST,
   message: failure.status === 401 ? `Unauthorized: ${failure.message}` : failure.status === 413 ? `Invalid Request: ${failure.message}` : failure.message
 })
 
@@ -193,7 +198,7 @@ const nestsDeeperThan = (value: unknown, limit: number): boolean => {
   return false
 }
 
-const headerValue = (value: string | ReadonlyArray<string> | undefined): string | undefined => (Array.isArray(value) ? value[0] : value as string | undefined)
+const headerValue = (value: string | ReadonlyArray<string> | undefined): string | undefined => (Array.isArray(value) ? value[0] : (value as string | undefined))
 
 const isLegacyVersion = (version: string | undefined): boolean => version === undefined || /^0\.3(\.\d+)?$/.test(version)
 
@@ -299,7 +304,12 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     const contentType = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
     if (contentType !== "" && contentType !== "application/json") {
       req.resume()
-      sendRpcError(res, 415, null, mapError(new ContentTypeNotSupportedError(`Content-Type ${JSON.stringify(req.headers["content-type"])} is not supported; send application/json`)))
+      sendRpcError(
+        res,
+        415,
+        null,
+        mapError(new ContentTypeNotSupportedError(`Content-Type ${JSON.stringify(req.headers["content-type"])} is not supported; send application/json`))
+      )
       return
     }
     let text: string
@@ -322,7 +332,10 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
       return
     }
     if (Array.isArray(body)) {
-      sendRpcError(res, 400, null, { code: A2A_ERROR_CODE.INVALID_REQUEST, message: "Invalid Request: batch requests are not supported; send one request at a time" })
+      sendRpcError(res, 400, null, {
+        code: A2A_ERROR_CODE.INVALID_REQUEST,
+        message: "Invalid Request: batch requests are not supported; send one request at a time"
+      })
       return
     }
     const request = typeof body === "object" && body !== null ? (body as { id?: unknown; method?: unknown }) : {}
@@ -415,7 +428,8 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
         ...(rpcMethod !== undefined ? { rpcMethod } : {}),
         status: res.writableFinished ? res.statusCode : 499,
         durationMs: performance.now() - started
-      }))
+      })
+    )
     route(req, res, path, (m) => (rpcMethod = m)).catch((error: unknown) => {
       if (error instanceof HttpFailure) {
         req.resume()

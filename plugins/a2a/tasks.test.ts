@@ -49,7 +49,10 @@ describe("BoundedTaskStore", () => {
 
   it("lists newest first, filters by context, state and time, pages with a cursor, leaves artifacts out unless asked", async () => {
     const store = new BoundedTaskStore()
-    for (let i = 1; i <= 5; i++) await store.save(task(`t${i}`, i % 2 === 0 ? "even" : "odd", i === 5 ? TaskState.TASK_STATE_WORKING : TaskState.TASK_STATE_COMPLETED, `2026-01-01T00:00:0${i}.000Z`))
+    for (let i = 1; i <= 5; i++)
+      await store.save(
+        task(`t${i}`, i % 2 === 0 ? "even" : "odd", i === 5 ? TaskState.TASK_STATE_WORKING : TaskState.TASK_STATE_COMPLETED, `2026-01-01T00:00:0${i}.000Z`)
+      )
     const all = await store.list(everything)
     expect(all.tasks.map((t) => t.id)).toEqual(["t5", "t4", "t3", "t2", "t1"])
     expect(all.totalSize).toBe(5)

@@ -132,11 +132,14 @@ export class BoundedTaskStore implements TaskStore {
 
   async list(params: ListTasksRequest): Promise<ListTasksResponse> {
     const after = params.statusTimestampAfter === undefined || params.statusTimestampAfter === "" ? undefined : Date.parse(params.statusTimestampAfter)
-    const matching = [...this.tasks.values()].filter((task) =>
-      (params.contextId === "" || task.contextId === params.contextId) &&
-      (params.status === TaskState.TASK_STATE_UNSPECIFIED || task.status?.state === params.status) &&
-      (after === undefined || Number.isNaN(after) || Date.parse(task.status?.timestamp ?? "") > after)
-    ).sort(newestFirst)
+    const matching = [...this.tasks.values()]
+      .filter(
+        (task) =>
+          (params.contextId === "" || task.contextId === params.contextId) &&
+          (params.status === TaskState.TASK_STATE_UNSPECIFIED || task.status?.state === params.status) &&
+          (after === undefined || Number.isNaN(after) || Date.parse(task.status?.timestamp ?? "") > after)
+      )
+      .sort(newestFirst)
     const pageSize = Math.min(Math.max(1, params.pageSize ?? DEFAULT_PAGE_SIZE), MAX_PAGE_SIZE)
     const start = params.pageToken === "" ? 0 : matching.findIndex((task) => cursorOf(task) === params.pageToken) + 1
     const page = start === 0 && params.pageToken !== "" ? [] : matching.slice(start, start + pageSize)

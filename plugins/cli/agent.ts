@@ -68,11 +68,14 @@ export const loadAgent = async (file: string, overrides: AgentOverrides = {}): P
   }
   const yaml = await import("lambdagent/yaml")
   try {
-    const compiled = yaml.loadConfig({ path: file }, {
-      ...(overrides.temperature !== undefined ? { temperature: overrides.temperature } : {}),
-      ...(overrides.maxSteps !== undefined ? { maxSteps: overrides.maxSteps } : {}),
-      ...(overrides.tools !== undefined && overrides.tools.length > 0 ? { tools: overrides.tools } : {})
-    })
+    const compiled = yaml.loadConfig(
+      { path: file },
+      {
+        ...(overrides.temperature !== undefined ? { temperature: overrides.temperature } : {}),
+        ...(overrides.maxSteps !== undefined ? { maxSteps: overrides.maxSteps } : {}),
+        ...(overrides.tools !== undefined && overrides.tools.length > 0 ? { tools: overrides.tools } : {})
+      }
+    )
     return { term: compiled.term, name: compiled.name, type: compiled.type, file, baseDir: compiled.baseDir ?? baseDir, compiled }
   } catch (error) {
     if (isYamlError(error)) throw new CliError(error.message, ExitCode.compile, error._tag)
@@ -170,14 +173,30 @@ const mcpReferencedTools = (
       ...(timeout !== undefined ? { timeout } : {}),
       ...(retryOnFail !== undefined ? { retryOnFail } : {})
     }
-    const config = connection.transport === "stdio"
-      ? { command: connection.command ?? "", ...(connection.args !== undefined ? { args: connection.args } : {}), ...(connection.env !== undefined ? { env: connection.env } : {}), cwd: baseDir, ...common }
-      : { url: `${connection.url ?? ""}${connection.endpoint ?? ""}`, ...(connection.headers !== undefined ? { headers: connection.headers } : {}), ...common }
+    const config =
+      connection.transport === "stdio"
+        ? {
+            command: connection.command ?? "",
+            ...(connection.args !== undefined ? { args: connection.args } : {}),
+            ...(connection.env !== undefined ? { env: connection.env } : {}),
+            cwd: baseDir,
+            ...common
+          }
+        : {
+            url: `${connection.url ?? ""}${connection.endpoint ?? ""}`,
+            ...(connection.headers !== undefined ? { headers: connection.headers } : {}),
+            ...common
+          }
     let toolset: Promise<Awaited<ReturnType<typeof import("lambdagent/mcp").mcpTools>>> | undefined
     const connect = () => {
       if (toolset === undefined) {
         toolset = import("lambdagent/mcp").then((mcp) => mcp.mcpTools({ [server]: config }))
-        connections.push(toolset.then((t) => t, () => undefined))
+        connections.push(
+          toolset.then(
+            (t) => t,
+            () => undefined
+          )
+        )
       }
       return toolset
     }
@@ -186,7 +205,10 @@ const mcpReferencedTools = (
         name: ref.name,
         kind: "mcp",
         description: `The tool ${ref.name} of the MCP server ${server}.`,
-        source: connection.transport === "stdio" ? `${connection.command ?? ""} ${(connection.args ?? []).join(" ")}`.trim() : `${connection.url ?? ""}${connection.endpoint ?? ""}`,
+        source:
+          connection.transport === "stdio"
+            ? `${connection.command ?? ""} ${(connection.args ?? []).join(" ")}`.trim()
+            : `${connection.url ?? ""}${connection.endpoint ?? ""}`,
         input: z.any(),
         timeoutMs: ((connection.timeout ?? 30) + 30) * 1000,
         run: async (input: unknown, { signal }) => {
@@ -224,17 +246,21 @@ const a2aReferencedTools = async (refs: ReadonlyArray<YamlToolReference>, settin
     // status updates say what the remote agent does; its artifact chunks are the answer being written
     ...(progress !== undefined
       ? {
-        onProgress: (p: import("lambdagent/a2a").A2AProgress) => {
-          if (p.kind === "status") progress(`[a2a ${p.agent}] ${p.state}${p.text !== "" ? `: ${p.text}` : ""}`)
+          onProgress: (p: import("lambdagent/a2a").A2AProgress) => {
+            if (p.kind === "status") progress(`[a2a ${p.agent}] ${p.state}${p.text !== "" ? `: ${p.text}` : ""}`)
+          }
         }
-      }
       : {})
   }
   return clients.map((client) => a2a.a2aTool(client, options))
 }
 
 /** The tools an agent's config references, made real. */
-const referencedTools = async (agent: LoadedAgent, settings: RuntimeSettings, notices: Array<string>): Promise<{ tools: Array<Tools.ToolDefinition>; close: () => Promise<void> }> => {
+const referencedTools = async (
+  agent: LoadedAgent,
+  settings: RuntimeSettings,
+  notices: Array<string>
+): Promise<{ tools: Array<Tools.ToolDefinition>; close: () => Promise<void> }> => {
   const compiled = agent.compiled
   if (compiled === undefined) return { tools: [], close: async () => {} }
   const yaml = await import("lambdagent/yaml")
@@ -243,13 +269,15 @@ const referencedTools = async (agent: LoadedAgent, settings: RuntimeSettings, no
   if (builtins.length > 0) tools.push(...yaml.builtinTools.filter((b) => builtins.some((t) => t.name === b.name)))
   for (const ref of compiled.tools) {
     if (ref.kind === "cli" && ref.cli !== undefined) {
-      tools.push(CliAgent.make(ref.name, {
-        command: ref.cli.command,
-        ...(ref.cli.format !== undefined ? { format: ref.cli.format } : {}),
-        ...(ref.cli.timeout !== undefined ? { timeoutMs: ref.cli.timeout * 1000 } : {}),
-        ...(ref.cli.retry !== undefined ? { retry: ref.cli.retry } : {}),
-        ...(settings.env !== undefined ? { env: settings.env } : {})
-      }))
+      tools.push(
+        CliAgent.make(ref.name, {
+          command: ref.cli.command,
+          ...(ref.cli.format !== undefined ? { format: ref.cli.format } : {}),
+          ...(ref.cli.timeout !== undefined ? { timeoutMs: ref.cli.timeout * 1000 } : {}),
+          ...(ref.cli.retry !== undefined ? { retry: ref.cli.retry } : {}),
+          ...(settings.env !== undefined ? { env: settings.env } : {})
+        })
+      )
     }
   }
   const rag = compiled.tools.find((t) => t.kind === "rag" && t.rag !== undefined)
@@ -264,7 +292,11 @@ const referencedTools = async (agent: LoadedAgent, settings: RuntimeSettings, no
       run: (input: string, { signal }) => retrieval.retrieve(input, { signal })
     })
   }
-  const mcp = mcpReferencedTools(compiled.tools.filter((t) => t.kind === "mcp"), agent.baseDir, notices)
+  const mcp = mcpReferencedTools(
+    compiled.tools.filter((t) => t.kind === "mcp"),
+    agent.baseDir,
+    notices
+  )
   tools.push(...mcp.tools)
   tools.push(...(await a2aReferencedTools(compiled.tools, settings)))
   return { tools, close: mcp.close }
@@ -301,16 +333,19 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
     }
   }
   const sharedRequirement = settings.offline === true ? undefined : agent.compiled?.sharedMemory
-  const shared = sharedRequirement === undefined ? undefined : await openSharedMemory(sharedRequirement, agent.baseDir, {
-    ...(settings.localSharedStore !== undefined ? { localStore: settings.localSharedStore } : {}),
-    notices
-  })
+  const shared =
+    sharedRequirement === undefined
+      ? undefined
+      : await openSharedMemory(sharedRequirement, agent.baseDir, {
+          ...(settings.localSharedStore !== undefined ? { localStore: settings.localSharedStore } : {}),
+          notices
+        })
   const memory = agent.compiled?.memory[0]
   const strategy = settings.offline !== true && (memory?.strategy === "redis" || memory?.strategy === "sqlite") ? memory.strategy : "local"
   let referenced: Awaited<ReturnType<typeof referencedTools>>
   let plugins: ReadonlyArray<Plugin.Plugin>
   try {
-    plugins = [...await memoryPlugins(strategy), ...(settings.plugins ?? [])]
+    plugins = [...(await memoryPlugins(strategy)), ...(settings.plugins ?? [])]
     referenced = await referencedTools(agent, settings, notices)
   } catch (error) {
     await shared?.close()
@@ -318,7 +353,12 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
   }
   let tools: Array<Tools.ToolDefinition>
   try {
-    tools = await applySandbox([...referenced.tools, ...(shared?.tools ?? []), ...(settings.extraTools ?? [])], settings.sandbox, agent.compiled?.runtime.sandbox, notices)
+    tools = await applySandbox(
+      [...referenced.tools, ...(shared?.tools ?? []), ...(settings.extraTools ?? [])],
+      settings.sandbox,
+      agent.compiled?.runtime.sandbox,
+      notices
+    )
   } catch (error) {
     await referenced.close()
     await shared?.close()

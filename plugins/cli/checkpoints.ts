@@ -107,7 +107,11 @@ export const reportPause = async (error: unknown, checkpointing: Checkpointing |
 const metaOf = (file: string, checkpoint: Checkpoint.Checkpoint): RunMeta => {
   const m = checkpoint.meta as Partial<RunMeta>
   if (typeof m.runId !== "string" || typeof m.config !== "string" || typeof m.input !== "string") {
-    throw new CliError(`${file}: the checkpoint was not written by lambdagent run (it names no config); resume it with runtime.resume`, ExitCode.failed, "CheckpointError")
+    throw new CliError(
+      `${file}: the checkpoint was not written by lambdagent run (it names no config); resume it with runtime.resume`,
+      ExitCode.failed,
+      "CheckpointError"
+    )
   }
   return m as RunMeta
 }
@@ -141,24 +145,40 @@ const resumeCommand = async (file: string, options: ResumeOptions, host: Host) =
     plugins: host.plugins
   })
   if (options.answer !== undefined && checkpoint.asking === undefined) {
-    throw new CliError(`${file}: --answer given, but the run is not waiting for an answer (it waits on ${pendingKind(checkpoint) ?? "nothing"})`, ExitCode.usage, "UsageError")
+    throw new CliError(
+      `${file}: --answer given, but the run is not waiting for an answer (it waits on ${pendingKind(checkpoint) ?? "nothing"})`,
+      ExitCode.usage,
+      "UsageError"
+    )
   }
   if (options.answer === undefined && checkpoint.asking !== undefined) {
-    throw new CliError(`${file}: the run is waiting for an answer to ${JSON.stringify(checkpoint.asking.question)}: give it with --answer`, ExitCode.usage, "UsageError")
+    throw new CliError(
+      `${file}: the run is waiting for an answer to ${JSON.stringify(checkpoint.asking.question)}: give it with --answer`,
+      ExitCode.usage,
+      "UsageError"
+    )
   }
   const directory = dirname(resolve(file))
-  const sequence = Math.max(0, ...CheckpointStore.list(directory).filter((e) => e.runId === meta.runId).map((e) => e.sequence)) + 1
+  const sequence =
+    Math.max(
+      0,
+      ...CheckpointStore.list(directory)
+        .filter((e) => e.runId === meta.runId)
+        .map((e) => e.sequence)
+    ) + 1
   // a run resumed from its paused checkpoint alone goes on saving only where it pauses again
   const every = checkpoint.asking === undefined || CheckpointStore.list(directory).filter((e) => e.runId === meta.runId).length > 1
   const saving = checkpointing(agent, every ? { directory, ...maxOf(agent) } : undefined, { ...meta, ...(model !== undefined ? { model } : {}) }, sequence)
   const controller = new AbortController()
   onInterrupt(() => controller.abort(new CliError("interrupted", ExitCode.interrupted, "Interrupted")))
   try {
-    const output = await runtime.resume(checkpoint, {
-      signal: controller.signal,
-      ...(saving !== undefined ? { checkpoint: saving.call } : {}),
-      ...(options.answer !== undefined ? { answer: options.answer } : {})
-    }).catch((error: unknown) => reportPause(error, saving, options.format))
+    const output = await runtime
+      .resume(checkpoint, {
+        signal: controller.signal,
+        ...(saving !== undefined ? { checkpoint: saving.call } : {}),
+        ...(options.answer !== undefined ? { answer: options.answer } : {})
+      })
+      .catch((error: unknown) => reportPause(error, saving, options.format))
     if (options.format === "json") process.stdout.write(JSON.stringify({ result: output.result, trace: output.trace, stats: output.stats }) + "\n")
     else process.stdout.write(Value.toText(output.value) + "\n")
   } finally {
@@ -208,7 +228,12 @@ export const registerCheckpoints: Registration = (program, run, host) => {
     .option("--answer <text>", "the answer to the question a paused run asks (see lambdagent checkpoints show)")
     .option("--format <format>", "text (default) or json: {result, trace, stats} on stdout", textOrJson, "text")
     .option("--quiet", "nothing on stderr but errors")
-    .action(async (file: string, options: ResumeOptions) => run(() => resumeCommand(file, options, host), () => options.format))
+    .action(async (file: string, options: ResumeOptions) =>
+      run(
+        () => resumeCommand(file, options, host),
+        () => options.format
+      )
+    )
 
   const checkpoints = program.command("checkpoints").description("list, show and prune the checkpoints of a directory")
   checkpoints
@@ -217,13 +242,18 @@ export const registerCheckpoints: Registration = (program, run, host) => {
     .argument("<dir>", "a checkpoint directory")
     .option("--format <format>", "text (default) or json", textOrJson, "text")
     .action(async (dir: string, options: { format: "text" | "json" }) =>
-      run(async () => {
-        const rows = CheckpointStore.list(dir).map(summary)
-        if (options.format === "json") return void process.stdout.write(JSON.stringify(rows) + "\n")
-        for (const r of rows) {
-          process.stdout.write(`${basename(r.file)}  ${r.createdAt}  waiting on ${r.waitingOn}  steps ${r.steps}  llm ${r.llmCalls}  tools ${r.toolCalls}  ${r.bytes} B\n`)
-        }
-      }, () => options.format)
+      run(
+        async () => {
+          const rows = CheckpointStore.list(dir).map(summary)
+          if (options.format === "json") return void process.stdout.write(JSON.stringify(rows) + "\n")
+          for (const r of rows) {
+            process.stdout.write(
+              `${basename(r.file)}  ${r.createdAt}  waiting on ${r.waitingOn}  steps ${r.steps}  llm ${r.llmCalls}  tools ${r.toolCalls}  ${r.bytes} B\n`
+            )
+          }
+        },
+        () => options.format
+      )
     )
   checkpoints
     .command("show")
@@ -231,25 +261,35 @@ export const registerCheckpoints: Registration = (program, run, host) => {
     .argument("<checkpoint>", "a checkpoint file")
     .option("--format <format>", "text (default) or json", textOrJson, "text")
     .action(async (file: string, options: { format: "text" | "json" }) =>
-      run(async () => {
-        const checkpoint = CheckpointStore.read(file)
-        const info = {
-          file,
-          meta: checkpoint.meta,
-          term: checkpoint.term,
-          createdAt: checkpoint.createdAt,
-          usage: checkpoint.usage,
-          waitingOn: pendingKind(checkpoint) ?? "start",
-          ...(checkpoint.asking !== undefined ? { asking: checkpoint.asking } : {}),
-          answers: checkpoint.answers.map((a) => ({ key: a.key, kind: a.kind })),
-          trace: checkpoint.events
-        }
-        if (options.format === "json") return void process.stdout.write(JSON.stringify(info) + "\n")
-        process.stdout.write(`${file}\n  run ${String(checkpoint.meta.runId ?? "?")} of ${String(checkpoint.meta.config ?? "?")}\n  term ${checkpoint.term}\n`)
-        if (checkpoint.asking !== undefined) process.stdout.write(`  asks ${JSON.stringify(checkpoint.asking.question)} (answer with lambdagent resume ${file} --answer …)\n`)
-        process.stdout.write(`  waiting on ${info.waitingOn}; steps ${info.usage.steps}, llm calls ${info.usage.llmCalls}, tool calls ${info.usage.toolCalls}, tokens ${info.usage.tokens}\n`)
-        process.stdout.write(`  ${info.answers.length} answers recorded, ${info.trace.length} trace events\n  ${Term.pretty(Checkpoint.rootTerm(checkpoint)).slice(0, 200)}\n`)
-      }, () => options.format)
+      run(
+        async () => {
+          const checkpoint = CheckpointStore.read(file)
+          const info = {
+            file,
+            meta: checkpoint.meta,
+            term: checkpoint.term,
+            createdAt: checkpoint.createdAt,
+            usage: checkpoint.usage,
+            waitingOn: pendingKind(checkpoint) ?? "start",
+            ...(checkpoint.asking !== undefined ? { asking: checkpoint.asking } : {}),
+            answers: checkpoint.answers.map((a) => ({ key: a.key, kind: a.kind })),
+            trace: checkpoint.events
+          }
+          if (options.format === "json") return void process.stdout.write(JSON.stringify(info) + "\n")
+          process.stdout.write(
+            `${file}\n  run ${String(checkpoint.meta.runId ?? "?")} of ${String(checkpoint.meta.config ?? "?")}\n  term ${checkpoint.term}\n`
+          )
+          if (checkpoint.asking !== undefined)
+            process.stdout.write(`  asks ${JSON.stringify(checkpoint.asking.question)} (answer with lambdagent resume ${file} --answer …)\n`)
+          process.stdout.write(
+            `  waiting on ${info.waitingOn}; steps ${info.usage.steps}, llm calls ${info.usage.llmCalls}, tool calls ${info.usage.toolCalls}, tokens ${info.usage.tokens}\n`
+          )
+          process.stdout.write(
+            `  ${info.answers.length} answers recorded, ${info.trace.length} trace events\n  ${Term.pretty(Checkpoint.rootTerm(checkpoint)).slice(0, 200)}\n`
+          )
+        },
+        () => options.format
+      )
     )
   checkpoints
     .command("prune")
@@ -257,9 +297,12 @@ export const registerCheckpoints: Registration = (program, run, host) => {
     .argument("<dir>", "a checkpoint directory")
     .option("--keep <n>", "checkpoints kept per run (default 1)", integer("--keep", 0), 1)
     .action(async (dir: string, options: { keep: number }) =>
-      run(async () => {
-        const deleted = CheckpointStore.prune(dir, options.keep)
-        process.stdout.write(`${deleted.length} checkpoint${deleted.length === 1 ? "" : "s"} deleted\n`)
-      }, () => "text")
+      run(
+        async () => {
+          const deleted = CheckpointStore.prune(dir, options.keep)
+          process.stdout.write(`${deleted.length} checkpoint${deleted.length === 1 ? "" : "s"} deleted\n`)
+        },
+        () => "text"
+      )
     )
 }

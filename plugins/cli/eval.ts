@@ -38,24 +38,22 @@ export const evalCommand = async (termArg: string, options: EvalOptions): Promis
   const timeMs = Budget.make(budget).timeMs
   const term = Term.parseText(termText, { deadline: startedAt + timeMs, timeMs })
   const tools = options.tools === undefined ? {} : await readTools(options.tools)
-  const common = { budget, tools, startedAt, trace: options.trace === true ? "beta" as const : "off" as const }
-  const execution = options.input === undefined && options.as === undefined
-    ? Evaluator.start(term, common)
-    : Evaluator.startRun(
-      term,
-      options.input === undefined ? null : Evaluator.readInput(await readJsonArgument(options.input, "input"), budget),
-      {
-        ...common,
-        ...(options.as !== undefined ? { tool: options.as } : {}),
-        ...(options.step !== undefined ? { step: options.step } : {})
-      }
-    )
+  const common = { budget, tools, startedAt, trace: options.trace === true ? ("beta" as const) : ("off" as const) }
+  const execution =
+    options.input === undefined && options.as === undefined
+      ? Evaluator.start(term, common)
+      : Evaluator.startRun(term, options.input === undefined ? null : Evaluator.readInput(await readJsonArgument(options.input, "input"), budget), {
+          ...common,
+          ...(options.as !== undefined ? { tool: options.as } : {}),
+          ...(options.step !== undefined ? { step: options.step } : {})
+        })
   // in slices, so that Ctrl+C is served while a long term computes
   const result = await Evaluator.complete(execution)
   if (options.format === "json") {
-    const body = options.trace === true
-      ? `{"value":${Value.toJsonText(result.value)},"steps":${result.steps},"trace":${JSON.stringify(result.trace)}}`
-      : Value.toJsonText(result.value)
+    const body =
+      options.trace === true
+        ? `{"value":${Value.toJsonText(result.value)},"steps":${result.steps},"trace":${JSON.stringify(result.trace)}}`
+        : Value.toJsonText(result.value)
     process.stdout.write(body + "\n")
     return
   }
@@ -78,5 +76,10 @@ export const registerEval: Registration = (program, run) => {
     .option("--tools <file>", "a JSON file of named tools (name → term) for code_of")
     .option("--as <name>", "run the term as this named tool (enables self and continue)")
     .option("--step <n>", "the continuation step this call continues from", integer("--step", 0))
-    .action(async (termArg: string, options: EvalOptions) => run(() => evalCommand(termArg, options), () => options.format))
+    .action(async (termArg: string, options: EvalOptions) =>
+      run(
+        () => evalCommand(termArg, options),
+        () => options.format
+      )
+    )
 }

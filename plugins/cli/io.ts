@@ -45,7 +45,7 @@ export class Reported extends CliError {
  */
 export const bearerToken = (flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined => {
   if (flag !== undefined) {
-    if (flag === "") throw new CliError("--token expects a non-empty token, got \"\"", ExitCode.usage, "UsageError")
+    if (flag === "") throw new CliError('--token expects a non-empty token, got ""', ExitCode.usage, "UsageError")
     return flag
   }
   const fromEnv = env.LAMBDAGENT_TOKEN
@@ -124,15 +124,12 @@ export const reportError = (error: unknown, format: "text" | "json"): void => {
   const described = describeError(error)
   if (format === "json") process.stderr.write(JSON.stringify({ error: described }) + "\n")
   else {
-    const where = described.path !== undefined && described.path.length > 0 && !described.message.startsWith("$")
-      ? ` (at ${formatPath(described.path)})`
-      : ""
+    const where = described.path !== undefined && described.path.length > 0 && !described.message.startsWith("$") ? ` (at ${formatPath(described.path)})` : ""
     process.stderr.write(`error: ${described.kind}: ${described.message.replace(/\s*\n\s*/g, " ")}${where}\n`)
   }
 }
 
-const formatPath = (path: ReadonlyArray<string | number>) =>
-  "$" + path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("")
+const formatPath = (path: ReadonlyArray<string | number>) => "$" + path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("")
 
 let interruptHandler: (() => void) | undefined
 

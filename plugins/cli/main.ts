@@ -27,8 +27,6 @@ const loadLeanProgram = (): Program => {
   return nodeModule.createRequire(import.meta.url)("./yaml-main.cjs") as Program
 }
 
-const program: Promise<Program> = yamlCommands.has(process.argv[2] ?? "")
-  ? Promise.resolve().then(loadLeanProgram)
-  : import("./program.js")
+const program: Promise<Program> = yamlCommands.has(process.argv[2] ?? "") ? Promise.resolve().then(loadLeanProgram) : import("./program.js")
 
 void program.then(({ main }) => main(process.argv))

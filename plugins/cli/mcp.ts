@@ -45,7 +45,11 @@ export const httpSecurity = async (
   httpFlag: string
 ) => {
   if (options.http === undefined) {
-    for (const [flag, given] of [["--token", options.token !== undefined], ["--allow-host", options.allowHost.length > 0], ["--allow-origin", options.allowOrigin.length > 0]] as const) {
+    for (const [flag, given] of [
+      ["--token", options.token !== undefined],
+      ["--allow-host", options.allowHost.length > 0],
+      ["--allow-origin", options.allowOrigin.length > 0]
+    ] as const) {
       if (given) throw usageError(`${flag} applies to Streamable HTTP only: add ${httpFlag} PORT`)
     }
     return {}
@@ -80,33 +84,36 @@ export const registerMcp: Registration = (program, run) => {
     .option("--tool <NAME=CMD>", "with --allow tool:NAME: a shell command as a host tool; {} stands for the input (repeatable)", collect, [])
     .option("--config <file>", "a YAML or JSON file with allow, model and tools (the flags add to it and win)")
     .action(async (options: McpOptions) =>
-      run(async () => {
-        const maxFuel = options.fuel
-        const security = await httpSecurity(options, "--http")
-        const file = options.config === undefined ? undefined : await readServerConfig(options.config)
-        const model = options.model ?? file?.model
-        const granted = grantedCapabilities({
-          allow: [...(file?.allow ?? []), ...options.allow],
-          ...(model !== undefined ? { model } : {}),
-          tools: [...(file?.tools ?? []), ...options.tool]
-        })
-        const mcp = await import("lambdagent/mcp")
-        const store = options.store === undefined ? undefined : await openRegistryStore(options.store)
-        onInterrupt(() => {})
-        try {
-          await mcp.mcpCommand({
-            ...(options.http !== undefined ? { http: options.http } : {}),
-            ...(options.host !== undefined ? { host: options.host } : {}),
-            ...(store !== undefined ? { store: store.store } : {}),
-            ...(maxFuel !== undefined ? { maxFuel } : {}),
-            allow: granted.allow,
-            ...(granted.answerOracle !== undefined ? { answerOracle: granted.answerOracle } : {}),
-            ...security
+      run(
+        async () => {
+          const maxFuel = options.fuel
+          const security = await httpSecurity(options, "--http")
+          const file = options.config === undefined ? undefined : await readServerConfig(options.config)
+          const model = options.model ?? file?.model
+          const granted = grantedCapabilities({
+            allow: [...(file?.allow ?? []), ...options.allow],
+            ...(model !== undefined ? { model } : {}),
+            tools: [...(file?.tools ?? []), ...options.tool]
           })
-        } finally {
-          await store?.close()
-          await granted.runtime?.close()
-        }
-      }, () => "text")
+          const mcp = await import("lambdagent/mcp")
+          const store = options.store === undefined ? undefined : await openRegistryStore(options.store)
+          onInterrupt(() => {})
+          try {
+            await mcp.mcpCommand({
+              ...(options.http !== undefined ? { http: options.http } : {}),
+              ...(options.host !== undefined ? { host: options.host } : {}),
+              ...(store !== undefined ? { store: store.store } : {}),
+              ...(maxFuel !== undefined ? { maxFuel } : {}),
+              allow: granted.allow,
+              ...(granted.answerOracle !== undefined ? { answerOracle: granted.answerOracle } : {}),
+              ...security
+            })
+          } finally {
+            await store?.close()
+            await granted.runtime?.close()
+          }
+        },
+        () => "text"
+      )
     )
 }

@@ -53,11 +53,15 @@ export const policyOf = (words: ReadonlyArray<string>): AgentPolicy => {
   let llm = false
   let par = false
   const tools: Array<string> = []
-  for (const word of words.flatMap((w) => w.split(",")).map((w) => w.trim()).filter((w) => w !== "")) {
+  for (const word of words
+    .flatMap((w) => w.split(","))
+    .map((w) => w.trim())
+    .filter((w) => w !== "")) {
     if (word === "llm") llm = true
     else if (word === "par") par = true
     else if (word.startsWith("tool:") && word.length > 5) tools.push(word.slice(5))
-    else if (word === "memory") throw usageError("--allow memory: memory for evolved tools is granted from code only (createLambdaServer's allow and answerOracle)")
+    else if (word === "memory")
+      throw usageError("--allow memory: memory for evolved tools is granted from code only (createLambdaServer's allow and answerOracle)")
     else throw usageError(`--allow ${JSON.stringify(word)}: expected llm, par, tool:NAME or tool:*`)
   }
   return {
@@ -77,7 +81,8 @@ export const grantedCapabilities = (
 ): { readonly allow: AgentPolicy; readonly answerOracle?: AnswerOracle; readonly runtime?: Runtime.Runtime } => {
   const allow = policyOf(config.allow)
   if (allow.llm !== true && allow.tools === undefined) {
-    if (config.model !== undefined || config.tools.length > 0) throw usageError("--model and --tool answer granted capabilities: add --allow llm or --allow tool:NAME")
+    if (config.model !== undefined || config.tools.length > 0)
+      throw usageError("--model and --tool answer granted capabilities: add --allow llm or --allow tool:NAME")
     return { allow }
   }
   if (allow.llm === true && config.model === undefined) throw usageError("--allow llm needs --model SPEC (e.g. openai:gpt-4o-mini, or scripted:echo offline)")

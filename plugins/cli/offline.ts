@@ -78,7 +78,9 @@ export const offlineModel = (agent: LoadedAgent, missing: ReadonlyMap<string, Un
   const described = demo
     ? `running on the scripted demo model: it follows the plan recorded in ${file} (demo:) and the tools run for real`
     : `running on the offline scripted model, which echoes its input${recorded === undefined ? "" : ` (the demo plan of ${file} is for ${JSON.stringify(recorded.input)})`}`
-  const notices = [...missing].map(([provider, { fix, why }]) => `[${provider}: ${why}; ${described}. For a real model: ${fix}, or pass --model provider:name.]`)
+  const notices = [...missing].map(
+    ([provider, { fix, why }]) => `[${provider}: ${why}; ${described}. For a real model: ${fix}, or pass --model provider:name.]`
+  )
   return {
     model: demo ? Scripted.plan(recorded!.plan, { name: "demo", model: "demo" }) : Providers.fromSpec("scripted:echo"),
     demo,

@@ -15,10 +15,12 @@ const alternatives = (values: ReadonlyArray<string>): string =>
 const refuse = (flag: string, expected: string, text: string): CliError => usageError(`${flag} expects ${expected}, got ${JSON.stringify(text)}`)
 
 /** One of a fixed set of words (`--format text|json`). */
-export const oneOf = <const T extends string>(flag: string, allowed: ReadonlyArray<T>) => (text: string): T => {
-  if ((allowed as ReadonlyArray<string>).includes(text)) return text as T
-  throw refuse(flag, alternatives(allowed), text)
-}
+export const oneOf =
+  <const T extends string>(flag: string, allowed: ReadonlyArray<T>) =>
+  (text: string): T => {
+    if ((allowed as ReadonlyArray<string>).includes(text)) return text as T
+    throw refuse(flag, alternatives(allowed), text)
+  }
 
 /** The `--format` option of a command that prints text or JSON. */
 export const textOrJson = oneOf("--format", ["text", "json"])
@@ -27,13 +29,14 @@ const numeric = (text: string): number => (text.trim() === "" ? Number.NaN : Num
 
 /** An integer from `min` (and up to `max`, when given). */
 export const integer = (flag: string, min: number, max?: number) => {
-  const expected = max !== undefined
-    ? `an integer from ${min} to ${max}`
-    : min === 1
-    ? "a positive integer"
-    : min === 0
-    ? "a non-negative integer"
-    : `an integer of at least ${min}`
+  const expected =
+    max !== undefined
+      ? `an integer from ${min} to ${max}`
+      : min === 1
+        ? "a positive integer"
+        : min === 0
+          ? "a non-negative integer"
+          : `an integer of at least ${min}`
   return (text: string): number => {
     const n = numeric(text)
     if (!Number.isSafeInteger(n) || n < min || (max !== undefined && n > max)) throw refuse(flag, expected, text)
@@ -54,25 +57,31 @@ export const port = (flag: string) => {
 }
 
 /** A number from `min` to `max` (inclusive). */
-export const numberFrom = (flag: string, min: number, max: number) => (text: string): number => {
-  const n = numeric(text)
-  if (!Number.isFinite(n) || n < min || n > max) throw refuse(flag, `a number from ${min} to ${max}`, text)
-  return n
-}
+export const numberFrom =
+  (flag: string, min: number, max: number) =>
+  (text: string): number => {
+    const n = numeric(text)
+    if (!Number.isFinite(n) || n < min || n > max) throw refuse(flag, `a number from ${min} to ${max}`, text)
+    return n
+  }
 
 /** A number greater than 0, of `unit` (`seconds`). */
-export const positive = (flag: string, unit?: string) => (text: string): number => {
-  const n = numeric(text)
-  if (!Number.isFinite(n) || n <= 0) throw refuse(flag, `a positive number${unit === undefined ? "" : ` of ${unit}`}`, text)
-  return n
-}
+export const positive =
+  (flag: string, unit?: string) =>
+  (text: string): number => {
+    const n = numeric(text)
+    if (!Number.isFinite(n) || n <= 0) throw refuse(flag, `a positive number${unit === undefined ? "" : ` of ${unit}`}`, text)
+    return n
+  }
 
 /** Any finite number. */
-export const finite = (flag: string) => (text: string): number => {
-  const n = numeric(text)
-  if (!Number.isFinite(n)) throw refuse(flag, "a number", text)
-  return n
-}
+export const finite =
+  (flag: string) =>
+  (text: string): number => {
+    const n = numeric(text)
+    if (!Number.isFinite(n)) throw refuse(flag, "a number", text)
+    return n
+  }
 
 /** The temperature of LLM calls (`--temperature`, `LAMBDAGENT_TEMPERATURE`, the REPL's `:temp`). */
 export const temperature = (flag: string) => numberFrom(flag, 0, 2)

@@ -40,7 +40,11 @@ const load = async (specifier: string, cwd: string): Promise<ReadonlyArray<Plugi
   const exported = module.default ?? module.plugin
   const plugins = Array.isArray(exported) ? exported : [exported]
   if (plugins.length === 0 || !plugins.every(isPlugin)) {
-    throw new CliError(`plugin ${specifier} must export a plugin ({ name, … }) or a list of them, as its default or \`plugin\` export`, ExitCode.usage, "PluginError")
+    throw new CliError(
+      `plugin ${specifier} must export a plugin ({ name, … }) or a list of them, as its default or \`plugin\` export`,
+      ExitCode.usage,
+      "PluginError"
+    )
   }
   return plugins
 }
@@ -48,10 +52,13 @@ const load = async (specifier: string, cwd: string): Promise<ReadonlyArray<Plugi
 /** The plugins `argv` and the environment name, loaded in that order. */
 export const loadPlugins = async (argv: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Promise<Host> => {
   const specifiers = [
-    ...(env.LAMBDAGENT_PLUGINS ?? "").split(",").map((s) => s.trim()).filter((s) => s !== ""),
+    ...(env.LAMBDAGENT_PLUGINS ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== ""),
     ...pluginArguments(argv)
   ]
   const plugins: Array<Plugin.Plugin> = []
-  for (const specifier of specifiers) plugins.push(...await load(specifier, cwd))
+  for (const specifier of specifiers) plugins.push(...(await load(specifier, cwd)))
   return { plugins }
 }

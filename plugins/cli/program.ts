@@ -18,6 +18,18 @@ import { runProgram } from "./shell.ts"
 export const main = (argv: ReadonlyArray<string>): Promise<void> =>
   runProgram(
     argv,
-    [registerEval, registerRun, registerYaml, registerServe, registerRag, registerMcp, registerTrace, registerReplay, registerRepl, registerTools, registerCheckpoints],
+    [
+      registerEval,
+      registerRun,
+      registerYaml,
+      registerServe,
+      registerRag,
+      registerMcp,
+      registerTrace,
+      registerReplay,
+      registerRepl,
+      registerTools,
+      registerCheckpoints
+    ],
     loadPlugins(argv)
   )

@@ -41,58 +41,72 @@ const withLocation = (command: Command) =>
 export const registerRag: Registration = (program, run) => {
   const rag = program.command("rag").description("retrieval over your documents")
   withLocation(
-    rag.command("index")
+    rag
+      .command("index")
       .description("index files or directories (text, markdown, JSON)")
       .argument("<source...>", "files or directories")
       .option("--chunk-size <n>", "characters per chunk", integer("--chunk-size", 1))
       .option("--chunk-overlap <n>", "characters shared by neighbouring chunks", integer("--chunk-overlap", 0))
   ).action(async (sources: Array<string>, options: Location & { chunkSize?: number; chunkOverlap?: number }) =>
-    run(async () => {
-      const plugin = await import("lambdagent/rag")
-      const { chunkOverlap, chunkSize } = options
-      const result = await plugin.indexCommand(sources, {
-        ...location(options),
-        ...(chunkSize !== undefined ? { chunkSize } : {}),
-        ...(chunkOverlap !== undefined ? { chunkOverlap } : {})
-      })
-      process.stdout.write(options.format === "json" ? JSON.stringify(result.json) + "\n" : result.text.replace(/\n?$/, "\n"))
-    }, () => options.format)
+    run(
+      async () => {
+        const plugin = await import("lambdagent/rag")
+        const { chunkOverlap, chunkSize } = options
+        const result = await plugin.indexCommand(sources, {
+          ...location(options),
+          ...(chunkSize !== undefined ? { chunkSize } : {}),
+          ...(chunkOverlap !== undefined ? { chunkOverlap } : {})
+        })
+        process.stdout.write(options.format === "json" ? JSON.stringify(result.json) + "\n" : result.text.replace(/\n?$/, "\n"))
+      },
+      () => options.format
+    )
   )
   withLocation(
-    rag.command("query")
+    rag
+      .command("query")
       .description("retrieve the passages that best answer a question")
       .argument("<question>", "the question")
       .option("--top-k <n>", "how many passages (default 3)", integer("--top-k", 1))
       .option("--min-score <s>", "drop passages scoring below this", finite("--min-score"))
   ).action(async (question: string, options: Location & { topK?: number; minScore?: number }) =>
-    run(async () => {
-      const plugin = await import("lambdagent/rag")
-      const { minScore, topK } = options
-      const result = await plugin.queryCommand(question, {
-        ...location(options),
-        ...(topK !== undefined ? { topK } : {}),
-        ...(minScore !== undefined ? { minScore } : {})
-      })
-      process.stdout.write(options.format === "json" ? JSON.stringify(result.json) + "\n" : result.text.replace(/\n?$/, "\n"))
-    }, () => options.format)
+    run(
+      async () => {
+        const plugin = await import("lambdagent/rag")
+        const { minScore, topK } = options
+        const result = await plugin.queryCommand(question, {
+          ...location(options),
+          ...(topK !== undefined ? { topK } : {}),
+          ...(minScore !== undefined ? { minScore } : {})
+        })
+        process.stdout.write(options.format === "json" ? JSON.stringify(result.json) + "\n" : result.text.replace(/\n?$/, "\n"))
+      },
+      () => options.format
+    )
   )
   withLocation(
-    rag.command("eval")
+    rag
+      .command("eval")
       .description("measure retrieval on labelled questions: recall@1, recall@3 and MRR per kind")
       .option("--questions <file>", "JSON list of {question, kind, source} (default questions.json)")
   ).action(async (options: Location & { questions?: string }) =>
-    run(async () => {
-      const plugin = await import("lambdagent/rag")
-      const { mode, ...where } = location(options)
-      const result = await plugin.evalCommand({
-        ...where,
-        ...(mode !== undefined ? { modes: [mode] } : {}),
-        ...(options.questions !== undefined ? { questions: options.questions } : {})
-      }).catch((cause: unknown) => {
-        if (plugin.isRagError(cause) && cause.reason === "SourceNotFound") throw new CliError(cause.message, ExitCode.notFound, "FileNotFound")
-        throw cause
-      })
-      process.stdout.write(options.format === "json" ? JSON.stringify(result.json) + "\n" : result.text.replace(/\n?$/, "\n"))
-    }, () => options.format)
+    run(
+      async () => {
+        const plugin = await import("lambdagent/rag")
+        const { mode, ...where } = location(options)
+        const result = await plugin
+          .evalCommand({
+            ...where,
+            ...(mode !== undefined ? { modes: [mode] } : {}),
+            ...(options.questions !== undefined ? { questions: options.questions } : {})
+          })
+          .catch((cause: unknown) => {
+            if (plugin.isRagError(cause) && cause.reason === "SourceNotFound") throw new CliError(cause.message, ExitCode.notFound, "FileNotFound")
+            throw cause
+          })
+        process.stdout.write(options.format === "json" ? JSON.stringify(result.json) + "\n" : result.text.replace(/\n?$/, "\n"))
+      },
+      () => options.format
+    )
   )
 }

@@ -37,7 +37,7 @@ export const replCommands: ReadonlyArray<readonly [string, string]> = [
   [":model [M]", "show the model, or send every LLM call to M (e.g. openai:gpt-4o-mini, scripted:echo)"],
   [":temp T", "set the temperature of every LLM call"],
   [":tools", "the tools the agent can use"],
-  [":tool NAME \"input\"", "call one tool by hand"],
+  [':tool NAME "input"', "call one tool by hand"],
   [":export FILE", "save the session (inputs, results, traces, stats) as JSON"],
   [":stats", "turns, β-reductions, calls, tokens and time of the session"]
 ]
@@ -59,7 +59,7 @@ const short = (text: string, max: number) => {
 
 /** One step of a running turn: `[β[i] name 1.2s] output…`. */
 export const stepLine = (event: Trace.TraceEvent, index: number): string => {
-  const text = event.error !== undefined ? `error: ${event.error}` : event.output ?? event.input ?? ""
+  const text = event.error !== undefined ? `error: ${event.error}` : (event.output ?? event.input ?? "")
   return `[β[${index}] ${eventLabel(event)} ${((event.durationMs ?? 0) / 1000).toFixed(1)}s]${text === "" ? "" : ` ${short(text, 72)}`}`
 }
 
@@ -101,9 +101,10 @@ const entryLine = (entry: MemoryStore.MemoryEntry, index: number, now: number): 
   } catch {
     exchange = undefined
   }
-  const body = typeof exchange === "object" && exchange !== null && "input" in exchange
-    ? `user: ${short(String((exchange as { input: unknown }).input), 60)}  →  assistant: ${short(String((exchange as { output?: unknown }).output ?? ""), 60)}`
-    : `${entry.key}: ${short(entry.value, 100)}`
+  const body =
+    typeof exchange === "object" && exchange !== null && "input" in exchange
+      ? `user: ${short(String((exchange as { input: unknown }).input), 60)}  →  assistant: ${short(String((exchange as { output?: unknown }).output ?? ""), 60)}`
+      : `${entry.key}: ${short(entry.value, 100)}`
   return `  [${index + 1}] ${age(now - entry.createdAt)} ago  ${body}`
 }
 
@@ -234,7 +235,10 @@ export const replCommand = async (config: string, options: ReplOptions, version:
     if (arg !== "") {
       const n = Number(arg)
       const event = Number.isInteger(n) ? last.trace[n] : undefined
-      if (event === undefined) return warn(`error: step ${arg} not found (the last turn has ${last.trace.length} step${last.trace.length === 1 ? "" : "s"}: 0…${last.trace.length - 1})`)
+      if (event === undefined)
+        return warn(
+          `error: step ${arg} not found (the last turn has ${last.trace.length} step${last.trace.length === 1 ? "" : "s"}: 0…${last.trace.length - 1})`
+        )
       return out(formatEventDetail(event, n))
     }
     last.trace.forEach((event, i) => out(formatEventLine(event, i)))
@@ -273,7 +277,7 @@ export const replCommand = async (config: string, options: ReplOptions, version:
 
   const callOneTool = async (rest: string) => {
     const call = parseToolCall(rest)
-    if (call === undefined) return warn("usage: :tool NAME \"input\"")
+    if (call === undefined) return warn('usage: :tool NAME "input"')
     const controller = new AbortController()
     current = controller
     onInterrupt(() => controller.abort())
@@ -345,7 +349,11 @@ export const replCommand = async (config: string, options: ReplOptions, version:
           break
         case ":model":
           if (rest === "") {
-            out(model !== undefined ? `model: ${model}` : `model: as the config says${agent.compiled !== undefined && agent.compiled.providers.length > 0 ? ` (${agent.compiled.providers.join(", ")})` : ""}`)
+            out(
+              model !== undefined
+                ? `model: ${model}`
+                : `model: as the config says${agent.compiled !== undefined && agent.compiled.providers.length > 0 ? ` (${agent.compiled.providers.join(", ")})` : ""}`
+            )
             for (const notice of notices) out(notice)
           } else {
             await rebuild({ model: rest }).catch((error: unknown) => {
@@ -392,9 +400,7 @@ export const replCommand = async (config: string, options: ReplOptions, version:
     input: process.stdin,
     ...(terminal ? { output: process.stdout, prompt: "λ> ", historySize: 1000, removeHistoryDuplicates: true } : {}),
     terminal,
-    ...(terminal
-      ? { completer: (line: string): [Array<string>, string] => [line.startsWith(":") ? names.filter((n) => n.startsWith(line)) : [], line] }
-      : {})
+    ...(terminal ? { completer: (line: string): [Array<string>, string] => [line.startsWith(":") ? names.filter((n) => n.startsWith(line)) : [], line] } : {})
   })
   // Ctrl+C in the terminal (raw mode): cancel the running turn, else clear the line
   rl.on("SIGINT", () => {
@@ -442,6 +448,9 @@ export const registerRepl: Registration = (program, run, host) => {
     .option(SANDBOX_FLAGS, SANDBOX_HELP)
     .option("--session <id>", "the session id: the namespace of session-scoped memory", "repl")
     .action(async (config: string, options: ReplOptions) =>
-      run(() => replCommand(config, options, program.version() ?? "", host), () => "text")
+      run(
+        () => replCommand(config, options, program.version() ?? "", host),
+        () => "text"
+      )
     )
 }

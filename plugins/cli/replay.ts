@@ -39,7 +39,13 @@ const recordedRun = (file: string, recording: Replay.Recording): RecordedRun => 
   if (m.tools !== undefined && !(Array.isArray(m.tools) && m.tools.every((t) => typeof t === "string"))) {
     throw new CliError(`${file}: the recording's tools are not --tool specs`, ExitCode.failed, "ReplayError")
   }
-  const optional = { config: text(m.config), toolTimeout: number(m.toolTimeout), model: text(m.model), temperature: number(m.temperature), maxSteps: number(m.maxSteps) }
+  const optional = {
+    config: text(m.config),
+    toolTimeout: number(m.toolTimeout),
+    model: text(m.model),
+    temperature: number(m.temperature),
+    maxSteps: number(m.maxSteps)
+  }
   return {
     input: (m.input as string | undefined) ?? "",
     tools: (m.tools as ReadonlyArray<string> | undefined) ?? [],
@@ -77,7 +83,7 @@ const replayCommand = async (file: string, configArg: string | undefined, option
     ...(run.maxSteps !== undefined ? { maxSteps: run.maxSteps } : {})
   })
   // offline, no call reaches the model: the scripted echo stands in so no provider is looked up
-  const model = live ? options.model ?? run.model : "scripted:echo"
+  const model = live ? (options.model ?? run.model) : "scripted:echo"
   const { close, notices, runtime } = await buildRuntime(agent, {
     ...(model !== undefined ? { model } : {}),
     input: run.input,
@@ -93,14 +99,16 @@ const replayCommand = async (file: string, configArg: string | undefined, option
   let divergence: Errors.ReplayDivergence | undefined
   const answers: Array<Replay.Entry> = []
   try {
-    const output = await runtime.run(agent.term, run.input, {
-      signal: controller.signal,
-      replay: { recording, live, onDivergence: (d) => void (divergence = d) },
-      ...(options.traceFile !== undefined ? { record: (entry: Replay.Entry) => void answers.push(entry) } : {})
-    }).catch((error: unknown) => {
-      if (error instanceof Errors.ReplayError) throw new CliError(`${file}: ${error.message}`, ExitCode.failed, "ReplayError")
-      throw error
-    })
+    const output = await runtime
+      .run(agent.term, run.input, {
+        signal: controller.signal,
+        replay: { recording, live, onDivergence: (d) => void (divergence = d) },
+        ...(options.traceFile !== undefined ? { record: (entry: Replay.Entry) => void answers.push(entry) } : {})
+      })
+      .catch((error: unknown) => {
+        if (error instanceof Errors.ReplayError) throw new CliError(`${file}: ${error.message}`, ExitCode.failed, "ReplayError")
+        throw error
+      })
     const record = { result: output.result, trace: output.trace, stats: output.stats }
     if (options.traceFile !== undefined) {
       const meta = runMetaOf(config, run.input, {
@@ -147,6 +155,9 @@ export const registerReplay: Registration = (program, run, host) => {
     .option("--format <format>", "text (default) or json: {result, trace, stats, divergence} on stdout", textOrJson, "text")
     .option("--quiet", "nothing on stderr but errors")
     .action(async (trace: string, config: string | undefined, options: ReplayOptions) =>
-      run(() => replayCommand(trace, config, options, host), () => options.format)
+      run(
+        () => replayCommand(trace, config, options, host),
+        () => options.format
+      )
     )
 }

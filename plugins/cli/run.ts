@@ -59,7 +59,9 @@ const withEnvironment = (options: RunOptions): RunOptions => {
   return {
     ...options,
     ...(options.model === undefined && env.LAMBDAGENT_MODEL ? { model: env.LAMBDAGENT_MODEL } : {}),
-    ...(options.temperature === undefined && env.LAMBDAGENT_TEMPERATURE ? { temperature: temperature("LAMBDAGENT_TEMPERATURE")(env.LAMBDAGENT_TEMPERATURE) } : {}),
+    ...(options.temperature === undefined && env.LAMBDAGENT_TEMPERATURE
+      ? { temperature: temperature("LAMBDAGENT_TEMPERATURE")(env.LAMBDAGENT_TEMPERATURE) }
+      : {}),
     ...(options.traceFile === undefined && env.LAMBDAGENT_TRACE_FILE ? { traceFile: env.LAMBDAGENT_TRACE_FILE } : {}),
     ...(options.trace === undefined && traceOn ? { trace: true } : {})
   }
@@ -127,13 +129,16 @@ export const runCommand = async (config: string, positional: string | undefined,
         }
       }
       return result!
-    })().catch(async (error: unknown) => {
-      // an interrupted or failed run still leaves its partial trace where one was asked for
-      if (options.traceFile !== undefined) {
-        await writeTraceFile(options.traceFile, { result: null, trace: seen, stats: null, error: describeError(error), replay: recording() })
-      }
-      throw error
-    }).finally(() => status?.stop()).catch((error: unknown) => reportPause(error, saving, options.format))
+    })()
+      .catch(async (error: unknown) => {
+        // an interrupted or failed run still leaves its partial trace where one was asked for
+        if (options.traceFile !== undefined) {
+          await writeTraceFile(options.traceFile, { result: null, trace: seen, stats: null, error: describeError(error), replay: recording() })
+        }
+        throw error
+      })
+      .finally(() => status?.stop())
+      .catch((error: unknown) => reportPause(error, saving, options.format))
     const resultText = Value.toText(output.value)
     const record = { result: output.result, trace: output.trace, stats: output.stats }
     if (options.traceFile !== undefined) await writeTraceFile(options.traceFile, { ...record, replay: recording() })
@@ -172,8 +177,7 @@ export const runMetaOf = (config: string, input: string, options: Pick<RunOption
 })
 
 /** A trace file: `{result, trace, stats, replay}` (and `error` for a run that failed), integers exact. */
-export const writeTraceFile = (path: string, record: Readonly<Record<string, unknown>>): Promise<void> =>
-  writeFile(path, Term.stringify(record) + "\n")
+export const writeTraceFile = (path: string, record: Readonly<Record<string, unknown>>): Promise<void> => writeFile(path, Term.stringify(record) + "\n")
 
 const collect = (value: string, previous: Array<string>) => [...previous, value]
 
@@ -200,6 +204,9 @@ export const registerRun: Registration = (program, run, host) => {
     .option("--verbose", "record every β-reduction and print the trace")
     .option("--checkpoint <dir>", "save a checkpoint before every oracle call into this directory (lambdagent resume goes on from one)")
     .action(async (config: string, input: string | undefined, options: RunOptions) =>
-      run(() => runCommand(config, input, options, host), () => options.format)
+      run(
+        () => runCommand(config, input, options, host),
+        () => options.format
+      )
     )
 }

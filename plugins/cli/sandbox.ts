@@ -33,18 +33,23 @@ export const applySandbox = async (
   configured: Sandbox.Policy | undefined,
   notices: Array<string>
 ): Promise<Array<Tools.ToolDefinition>> => {
-  const policy = choice === "off"
-    ? undefined
-    : choice !== undefined
-    ? { ...choice, ...(configured?.workDir !== undefined ? { workDir: configured.workDir } : {}) }
-    : configured
+  const policy =
+    choice === "off"
+      ? undefined
+      : choice !== undefined
+        ? { ...choice, ...(configured?.workDir !== undefined ? { workDir: configured.workDir } : {}) }
+        : configured
   const covered = tools.filter(Sandbox.runsProcess)
   if (policy === undefined || covered.length === 0) return [...tools]
   try {
     await Sandbox.ensure(policy)
   } catch (error) {
     if (error instanceof Sandbox.SandboxUnavailable) {
-      throw new CliError(`${error.message.replace(/^\[SANDBOX:unavailable\] /, "")}; run with --sandbox off to run the tools without it`, ExitCode.failed, "SandboxUnavailable")
+      throw new CliError(
+        `${error.message.replace(/^\[SANDBOX:unavailable\] /, "")}; run with --sandbox off to run the tools without it`,
+        ExitCode.failed,
+        "SandboxUnavailable"
+      )
     }
     throw error
   }

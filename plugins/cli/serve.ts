@@ -118,8 +118,16 @@ export const registerServe: Registration = (program, run, host) => {
     .option("--paused-dir <dir>", "keep runs paused at an ask in this directory, across restarts (default: in memory); POST /runs/:id/resume goes on")
     .option("--mcp", "serve the agent as one MCP tool (stdio, or Streamable HTTP with --http)")
     .option("--http <port>", "with --mcp: listen for Streamable HTTP on this port", port("--http"))
-    .option("--a2a", "serve the agent as an A2A server: agent card, message/send, message/stream, tasks/get, tasks/cancel (the default when the config has an a2a.server block)")
+    .option(
+      "--a2a",
+      "serve the agent as an A2A server: agent card, message/send, message/stream, tasks/get, tasks/cancel (the default when the config has an a2a.server block)"
+    )
     .option("--allow-host <host>", "also accept this Host header (name or name:port; repeatable); with --mcp, for --http only", collect, [])
     .option("--allow-origin <origin>", "also accept this browser Origin (e.g. http://localhost:5173; repeatable); with --mcp, for --http only", collect, [])
-    .action(async (config: string, options: ServeOptions) => run(() => serveCommand(config, options, host), () => "text"))
+    .action(async (config: string, options: ServeOptions) =>
+      run(
+        () => serveCommand(config, options, host),
+        () => "text"
+      )
+    )
 }

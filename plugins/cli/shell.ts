@@ -31,7 +31,11 @@ const registerPluginCommands = (program: Command, host: Host): void => {
   for (const plugin of host.plugins) {
     for (const command of plugin.commands ?? []) {
       if (program.commands.some((c) => c.name() === command.name)) {
-        throw new CliError(`plugin ${plugin.name}: the command ${JSON.stringify(command.name)} is lambdagent's own or another plugin's`, ExitCode.usage, "PluginError")
+        throw new CliError(
+          `plugin ${plugin.name}: the command ${JSON.stringify(command.name)} is lambdagent's own or another plugin's`,
+          ExitCode.usage,
+          "PluginError"
+        )
       }
       program
         .command(command.name)
@@ -40,9 +44,12 @@ const registerPluginCommands = (program: Command, host: Host): void => {
         .allowUnknownOption()
         .helpOption(false)
         .action((args: Array<string>) =>
-          runAction(async () => {
-            process.exitCode = await command.run(args)
-          }, () => "text")
+          runAction(
+            async () => {
+              process.exitCode = await command.run(args)
+            },
+            () => "text"
+          )
         )
     }
   }

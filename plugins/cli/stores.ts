@@ -37,18 +37,10 @@ export async function loadStorePlugin(kind: PluginStoreKind): Promise<RedisPlugi
     const code = (error as NodeJS.ErrnoException).code
     const message = messageOf(error)
     if (kind === "redis" && code === "ERR_MODULE_NOT_FOUND" && message.includes("ioredis")) {
-      throw new CliError(
-        "the redis store needs the ioredis package, which is not installed: run npm install ioredis",
-        ExitCode.failed,
-        "MissingDependency"
-      )
+      throw new CliError("the redis store needs the ioredis package, which is not installed: run npm install ioredis", ExitCode.failed, "MissingDependency")
     }
     if (kind === "sqlite" && (code === "ERR_UNKNOWN_BUILTIN_MODULE" || message.includes("node:sqlite"))) {
-      throw new CliError(
-        `the sqlite store needs node:sqlite (Node 22.5 or newer); this is Node ${process.version}`,
-        ExitCode.failed,
-        "MissingDependency"
-      )
+      throw new CliError(`the sqlite store needs node:sqlite (Node 22.5 or newer); this is Node ${process.version}`, ExitCode.failed, "MissingDependency")
     }
     throw new CliError(`cannot load the ${kind} store (lambdagent/${kind}): ${message}`, ExitCode.failed, "MissingDependency")
   }
@@ -89,22 +81,23 @@ export const openPluginStore = async (spec: StoreSpec, context: string): Promise
     if (spec.kind === "redis") {
       const plugin = await loadStorePlugin("redis")
       const url = spec.url ?? process.env.LAMBDAGENT_REDIS_URL ?? plugin.defaultUrl
-      const store = await Effect.runPromise(Scope.provide(
-        plugin.make({
-          url,
-          ...(spec.keyPrefix !== undefined ? { keyPrefix: spec.keyPrefix } : {}),
-          ...(spec.maxEntries !== undefined ? { maxEntries: spec.maxEntries } : {})
-        }),
-        scope
-      ))
+      const store = await Effect.runPromise(
+        Scope.provide(
+          plugin.make({
+            url,
+            ...(spec.keyPrefix !== undefined ? { keyPrefix: spec.keyPrefix } : {}),
+            ...(spec.maxEntries !== undefined ? { maxEntries: spec.maxEntries } : {})
+          }),
+          scope
+        )
+      )
       return { store, description: `redis ${plugin.redactUrl(url)}`, close }
     }
     const plugin = await loadStorePlugin("sqlite")
     const path = spec.path ?? process.env.LAMBDAGENT_SQLITE_PATH ?? plugin.defaultPath
-    const store = await Effect.runPromise(Scope.provide(
-      plugin.make({ path, ...(spec.maxEntries !== undefined ? { maxEntries: spec.maxEntries } : {}) }),
-      scope
-    ))
+    const store = await Effect.runPromise(
+      Scope.provide(plugin.make({ path, ...(spec.maxEntries !== undefined ? { maxEntries: spec.maxEntries } : {}) }), scope)
+    )
     return { store, description: `sqlite ${path}`, close }
   } catch (error) {
     await close()
@@ -140,7 +133,11 @@ export const parseRegistryStore = (value: string): RegistryStoreSpec | undefined
     // a URL of another service is a mistake, not a file to create under ./postgres:/…
     const other = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]
     if (other !== undefined) {
-      throw new CliError(`--store ${value}: ${other}:// is not a store; use a JSON file path, :memory:, redis://HOST[:PORT] or sqlite:PATH`, ExitCode.usage, "UsageError")
+      throw new CliError(
+        `--store ${value}: ${other}:// is not a store; use a JSON file path, :memory:, redis://HOST[:PORT] or sqlite:PATH`,
+        ExitCode.usage,
+        "UsageError"
+      )
     }
     return undefined
   }
@@ -164,7 +161,11 @@ export const parseRegistryStore = (value: string): RegistryStoreSpec | undefined
     throw new CliError(`--store ${value}: give the server as redis://HOST:PORT to pass client options`, ExitCode.usage, "UsageError")
   }
   if (main !== "" && !main.startsWith("//")) {
-    throw new CliError(`--store ${value}: expected redis://HOST[:PORT][/DB], rediss://…, or redis: alone for LAMBDAGENT_REDIS_URL`, ExitCode.usage, "UsageError")
+    throw new CliError(
+      `--store ${value}: expected redis://HOST[:PORT][/DB], rediss://…, or redis: alone for LAMBDAGENT_REDIS_URL`,
+      ExitCode.usage,
+      "UsageError"
+    )
   }
   const query = passed.toString()
   return {
@@ -248,12 +249,14 @@ export const openSharedMemory = async (
   const description = `${opened.description}, namespace ${requirement.namespace}${requirement.appendOnly ? ", append-only" : ""}`
   let memory: SharedMemory.SharedMemory
   try {
-    memory = await Effect.runPromise(SharedMemory.make(opened.store, {
-      namespace: requirement.namespace,
-      appendOnly: requirement.appendOnly,
-      initial: requirement.initial,
-      historyLimit: requirement.size
-    }))
+    memory = await Effect.runPromise(
+      SharedMemory.make(opened.store, {
+        namespace: requirement.namespace,
+        appendOnly: requirement.appendOnly,
+        initial: requirement.initial,
+        historyLimit: requirement.size
+      })
+    )
   } catch (error) {
     await opened.close()
     throw new CliError(`sharedMemory (${description}): ${messageOf(error)}`, ExitCode.failed, isMemoryError(error) ? "MemoryError" : "SharedMemoryError")

@@ -21,7 +21,12 @@ export interface Reachability {
   /** How long an HTTP check took. */
   readonly ms?: number
   /** For `a2a`: what the remote agent's card says. */
-  readonly card?: { readonly name: string; readonly description: string; readonly endpoint: string; readonly skills: ReadonlyArray<{ readonly id: string; readonly name: string; readonly description: string }> }
+  readonly card?: {
+    readonly name: string
+    readonly description: string
+    readonly endpoint: string
+    readonly skills: ReadonlyArray<{ readonly id: string; readonly name: string; readonly description: string }>
+  }
 }
 
 /** One tool of an agent, from its config or its runtime. */
@@ -105,7 +110,12 @@ export const listTools = (agent: LoadedAgent, runtimeTools: ReadonlyArray<ToolsN
         entries.push({ ...base, kind: "a2a", source: ref.a2a?.url ?? "", ...(ref.a2a !== undefined ? { a2a: { name: ref.name, ...ref.a2a } } : {}) })
         break
       default:
-        entries.push({ ...base, kind: def !== undefined && (def.kind === "shell" || !builtinKinds.has(def.kind)) ? def.kind : ref.kind, source: def?.source ?? (def !== undefined ? def.kind : "not provided"), ...(def?.kind === "shell" && def.source !== undefined ? { command: def.source } : {}) })
+        entries.push({
+          ...base,
+          kind: def !== undefined && (def.kind === "shell" || !builtinKinds.has(def.kind)) ? def.kind : ref.kind,
+          source: def?.source ?? (def !== undefined ? def.kind : "not provided"),
+          ...(def?.kind === "shell" && def.source !== undefined ? { command: def.source } : {})
+        })
     }
   }
   for (const def of runtimeTools) {
@@ -127,7 +137,25 @@ export const listTools = (agent: LoadedAgent, runtimeTools: ReadonlyArray<ToolsN
 const builtinKinds: ReadonlySet<string> = new Set(["host", "shell", "cli", "mcp", "a2a", "rag", "term"])
 
 /** Shell builtins a command may start with: reachable without a binary. */
-const shellBuiltins = new Set(["echo", "printf", "test", "[", "cd", "read", "true", "false", ":", "export", "set", "exit", "pwd", "eval", "exec", "type", "command"])
+const shellBuiltins = new Set([
+  "echo",
+  "printf",
+  "test",
+  "[",
+  "cd",
+  "read",
+  "true",
+  "false",
+  ":",
+  "export",
+  "set",
+  "exit",
+  "pwd",
+  "eval",
+  "exec",
+  "type",
+  "command"
+])
 
 /** The first word of a command line, skipping `VAR=value` assignments. */
 const firstWord = (command: string): string | undefined => {
@@ -169,7 +197,7 @@ const httpReachability = async (url: string, timeoutMs: number): Promise<Reachab
     return { ok: true, detail: `HTTP ${response.status}`, ms }
   } catch (cause) {
     const error = cause as Error & { cause?: { code?: string; message?: string } }
-    const why = error.name === "TimeoutError" ? `no answer in ${timeoutMs / 1000}s` : error.cause?.code ?? error.cause?.message ?? error.message
+    const why = error.name === "TimeoutError" ? `no answer in ${timeoutMs / 1000}s` : (error.cause?.code ?? error.cause?.message ?? error.message)
     return { ok: false, detail: why }
   }
 }
@@ -182,7 +210,12 @@ const a2aReachability = async (client: import("lambdagent/yaml").A2AClientConfig
     const card = await a2a.probe(client, { timeoutMs })
     const ms = Math.round(performance.now() - started)
     const skills = card.skills.map((s) => ({ id: s.id, name: s.name, description: s.description }))
-    return { ok: true, detail: `agent card ${JSON.stringify(card.name)}`, ms, card: { name: card.name, description: card.description, endpoint: card.endpoint, skills } }
+    return {
+      ok: true,
+      detail: `agent card ${JSON.stringify(card.name)}`,
+      ms,
+      card: { name: card.name, description: card.description, endpoint: card.endpoint, skills }
+    }
   } catch (error) {
     return { ok: false, detail: error instanceof a2a.A2AClientError ? error.message : String(error) }
   }
@@ -224,7 +257,18 @@ export const checkReachability = async (entry: ToolEntry, baseDir: string, timeo
 }
 
 const kindTag = (kind: string): string => {
-  const tags: Record<string, string> = { mcp: "MCP", cli: "CLI", shell: "Shell", builtin: "Builtin", terminate: "Local", rag: "RAG", local: "Local", injected: "Injected", a2a: "A2A", shared: "Shared" }
+  const tags: Record<string, string> = {
+    mcp: "MCP",
+    cli: "CLI",
+    shell: "Shell",
+    builtin: "Builtin",
+    terminate: "Local",
+    rag: "RAG",
+    local: "Local",
+    injected: "Injected",
+    a2a: "A2A",
+    shared: "Shared"
+  }
   return `[${tags[kind] ?? kind}]`
 }
 
@@ -238,7 +282,7 @@ const mark = (r: Reachability | undefined): string => {
 /** The text table of {@link listTools} entries, with an endpoint section for MCP servers. */
 export const formatToolTable = (agentName: string, entries: ReadonlyArray<ToolEntry>): string => {
   if (entries.length === 0) return `Tools for ${agentName}: none\n`
-  const rows = entries.map((e) => [kindTag(e.kind), e.name, e.kind === "mcp" ? e.server ?? "" : e.source, e.kind === "mcp" ? "" : mark(e.reachability)])
+  const rows = entries.map((e) => [kindTag(e.kind), e.name, e.kind === "mcp" ? (e.server ?? "") : e.source, e.kind === "mcp" ? "" : mark(e.reachability)])
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length)))
   const lines = [`Tools for ${agentName}:`]
   for (const row of rows) lines.push(("  " + row.map((cell, i) => (i < 3 ? cell.padEnd(widths[i]!) : cell)).join("  ")).trimEnd())
@@ -258,7 +302,8 @@ export const formatToolTable = (agentName: string, entries: ReadonlyArray<ToolEn
     for (const e of agents) {
       const card = e.reachability!.card!
       lines.push(`  ${e.name}: ${card.name}${card.description !== "" ? ` (${card.description})` : ""}, endpoint ${card.endpoint}`)
-      for (const skill of card.skills) lines.push(`    skill ${skill.name}${skill.description !== "" && skill.description !== skill.name ? `: ${skill.description}` : ""}`)
+      for (const skill of card.skills)
+        lines.push(`    skill ${skill.name}${skill.description !== "" && skill.description !== skill.name ? `: ${skill.description}` : ""}`)
     }
   }
   return lines.join("\n") + "\n"
@@ -279,22 +324,24 @@ export const toolOutputText = (output: unknown): string => {
  * signal that cancels it. `terminate` answers its input. Throws a {@link CliError} (exit 1) for an
  * unknown tool or one this build cannot call.
  */
-export const callTool = async (
-  agent: LoadedAgent,
-  tools: ToolsNs.ToolsShape,
-  name: string,
-  input: string,
-  signal?: AbortSignal
-): Promise<unknown> => {
+export const callTool = async (agent: LoadedAgent, tools: ToolsNs.ToolsShape, name: string, input: string, signal?: AbortSignal): Promise<unknown> => {
   const def = tools.get(name)
   if (def === undefined) {
     const ref = agent.compiled?.tools.find((t) => t.name === name)
     if (ref?.kind === "terminate") return input
     if (ref !== undefined) {
-      throw new CliError(`tool ${name} (${ref.kind}) is named by the config but this runtime cannot call it${ref.kind === "mcp" ? ": no MCP client in this build" : ""}`, ExitCode.failed, "ToolUnavailable")
+      throw new CliError(
+        `tool ${name} (${ref.kind}) is named by the config but this runtime cannot call it${ref.kind === "mcp" ? ": no MCP client in this build" : ""}`,
+        ExitCode.failed,
+        "ToolUnavailable"
+      )
     }
     const known = tools.list().map((t) => t.name)
-    throw new CliError(`unknown tool ${JSON.stringify(name)}${known.length > 0 ? `; known: ${known.join(", ")}` : "; this agent has no callable tools"}`, ExitCode.usage, "UnknownTool")
+    throw new CliError(
+      `unknown tool ${JSON.stringify(name)}${known.length > 0 ? `; known: ${known.join(", ")}` : "; this agent has no callable tools"}`,
+      ExitCode.usage,
+      "UnknownTool"
+    )
   }
   return Effect.runPromise(Tools.call(def, input), signal !== undefined ? { signal } : {}).catch((error: unknown) => {
     throw signal?.aborted === true ? new CliError("interrupted", ExitCode.interrupted, "Interrupted") : error
@@ -323,14 +370,20 @@ const discover = async (agent: LoadedAgent, server: string, format: "text" | "js
   const refs = (agent.compiled?.tools ?? []).filter((t) => t.kind === "mcp" && t.server === server)
   const servers = [...new Set((agent.compiled?.tools ?? []).filter((t) => t.kind === "mcp").map((t) => t.server ?? ""))]
   if (refs.length === 0) {
-    throw new CliError(`no MCP server ${JSON.stringify(server)} in ${agent.file}${servers.length > 0 ? `; servers: ${servers.join(", ")}` : ""}`, ExitCode.usage, "UnknownServer")
+    throw new CliError(
+      `no MCP server ${JSON.stringify(server)} in ${agent.file}${servers.length > 0 ? `; servers: ${servers.join(", ")}` : ""}`,
+      ExitCode.usage,
+      "UnknownServer"
+    )
   }
   const mcp = await optionalImport("lambdagent/mcp")
   const discoverFn = mcp?.discover
   if (typeof discoverFn !== "function") {
     throw new CliError(`MCP client not available in this build: cannot discover the tools of ${server}`, ExitCode.failed, "McpUnavailable")
   }
-  const found = (await (discoverFn as (connection: McpConnection | undefined, options: { server: string }) => Promise<unknown>)(refs[0]!.connection, { server })) as ReadonlyArray<{ name: string; description?: string }>
+  const found = (await (discoverFn as (connection: McpConnection | undefined, options: { server: string }) => Promise<unknown>)(refs[0]!.connection, {
+    server
+  })) as ReadonlyArray<{ name: string; description?: string }>
   if (format === "json") {
     process.stdout.write(JSON.stringify({ server, tools: found }) + "\n")
     return
@@ -351,9 +404,8 @@ export const toolsCommand = async (config: string, positional: string | undefine
   const { close, runtime, tools } = await buildRuntime(agent, { extraTools, plugins: host.plugins, ...(sandbox !== undefined ? { sandbox } : {}) })
   try {
     if (options.test !== undefined) {
-      const input = positional === "-" || (positional === undefined && process.stdin.isTTY !== true)
-        ? (await readStdin()).replace(/\n$/, "")
-        : positional ?? ""
+      const input =
+        positional === "-" || (positional === undefined && process.stdin.isTTY !== true) ? (await readStdin()).replace(/\n$/, "") : (positional ?? "")
       const controller = new AbortController()
       onInterrupt(() => controller.abort())
       const started = performance.now()
@@ -393,6 +445,9 @@ export const registerTools: Registration = (program, run, host) => {
     .option("--timeout <seconds>", "how long to wait for an MCP server or an A2A agent's card (default 2)", positive("--timeout", "seconds"))
     .option("--format <format>", "text (default) or json", textOrJson, "text")
     .action(async (config: string, input: string | undefined, options: ToolsOptions) =>
-      run(() => toolsCommand(config, input, options, host), () => options.format)
+      run(
+        () => toolsCommand(config, input, options, host),
+        () => options.format
+      )
     )
 }

@@ -25,8 +25,13 @@ export const parseTraceFile = (text: string, path: string): ReadonlyArray<Trace.
   } catch (cause) {
     throw new CliError(`${path} is not JSON: ${(cause as Error).message}`, ExitCode.failed, "TraceFileError")
   }
-  const events = Array.isArray(data) ? data : typeof data === "object" && data !== null && Array.isArray((data as { trace?: unknown }).trace) ? (data as { trace: Array<unknown> }).trace : undefined
-  if (events === undefined) throw new CliError(`${path} holds no trace: expected an array of events or an object with "trace"`, ExitCode.failed, "TraceFileError")
+  const events = Array.isArray(data)
+    ? data
+    : typeof data === "object" && data !== null && Array.isArray((data as { trace?: unknown }).trace)
+      ? (data as { trace: Array<unknown> }).trace
+      : undefined
+  if (events === undefined)
+    throw new CliError(`${path} holds no trace: expected an array of events or an object with "trace"`, ExitCode.failed, "TraceFileError")
   return events.map((e, i) => {
     if (typeof e !== "object" || e === null || typeof (e as { kind?: unknown }).kind !== "string") {
       throw new CliError(`${path}: event ${i} is not a trace event (needs "kind" and "name")`, ExitCode.failed, "TraceFileError")
@@ -47,9 +52,10 @@ export const eventLabel = (e: Trace.TraceEvent): string => (e.kind === "tool" ? 
 
 /** One line per event, as `run --trace` prints them. */
 export const formatEventLine = (event: Trace.TraceEvent, index: number): string => {
-  const io = event.input !== undefined || event.output !== undefined
-    ? `  ${event.input !== undefined ? `"${short(event.input, 40)}" ` : ""}→ ${event.output !== undefined ? `"${short(event.output)}"` : ""}`
-    : ""
+  const io =
+    event.input !== undefined || event.output !== undefined
+      ? `  ${event.input !== undefined ? `"${short(event.input, 40)}" ` : ""}→ ${event.output !== undefined ? `"${short(event.output)}"` : ""}`
+      : ""
   return `β[${index}]  ${eventLabel(event).padEnd(14)} (${seconds(event.durationMs)})${io}${event.branch !== undefined ? `  [branch ${event.branch}]` : ""}`
 }
 
@@ -94,7 +100,10 @@ const escapeXml = (s: string) => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(
 /** A flame-graph style SVG: events laid out on a time axis, one row per parallel branch. */
 export const flamegraph = (events: ReadonlyArray<Trace.TraceEvent>): string => {
   const rows = [...new Set(events.map((e) => e.branch ?? ""))].sort()
-  const total = Math.max(1, events.reduce((n, e) => n + (e.durationMs ?? 0), 0))
+  const total = Math.max(
+    1,
+    events.reduce((n, e) => n + (e.durationMs ?? 0), 0)
+  )
   const width = 1200
   const rowHeight = 22
   const height = rows.length * (rowHeight + 4) + 40
@@ -106,19 +115,27 @@ export const flamegraph = (events: ReadonlyArray<Trace.TraceEvent>): string => {
     const y = rows.indexOf(e.branch ?? "") * (rowHeight + 4) + 30
     at += e.durationMs ?? 0
     const title = `β[${i}] ${eventLabel(e)} ${(e.durationMs ?? 0).toFixed(1)}ms`
-    return `<g><title>${escapeXml(title)}</title><rect x="${x.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${rowHeight}" fill="${colors[e.kind] ?? "#999"}" stroke="#fff"/>` +
-      (w > 40 ? `<text x="${(x + 3).toFixed(1)}" y="${y + 15}" font-size="11" font-family="monospace">${escapeXml(eventLabel(e).slice(0, Math.floor(w / 7)))}</text>` : "") + "</g>"
+    return (
+      `<g><title>${escapeXml(title)}</title><rect x="${x.toFixed(1)}" y="${y}" width="${w.toFixed(1)}" height="${rowHeight}" fill="${colors[e.kind] ?? "#999"}" stroke="#fff"/>` +
+      (w > 40
+        ? `<text x="${(x + 3).toFixed(1)}" y="${y + 15}" font-size="11" font-family="monospace">${escapeXml(eventLabel(e).slice(0, Math.floor(w / 7)))}</text>`
+        : "") +
+      "</g>"
+    )
   })
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">` +
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">` +
     `<text x="10" y="18" font-size="13" font-family="sans-serif">${escapeXml(summaryLine(events))}</text>${rects.join("")}</svg>\n`
+  )
 }
 
 export const traceCommand = async (path: string, options: TraceOptions): Promise<void> => {
   let events = parseTraceFile(await readTextFile(path, "trace"), path)
   const indexed = events.map((event, index) => ({ event, index }))
-  const selected = options.filter === undefined
-    ? indexed
-    : indexed.filter(({ event }) => event.name.includes(options.filter!) || event.kind === options.filter || eventLabel(event).includes(options.filter!))
+  const selected =
+    options.filter === undefined
+      ? indexed
+      : indexed.filter(({ event }) => event.name.includes(options.filter!) || event.kind === options.filter || eventLabel(event).includes(options.filter!))
   events = selected.map((s) => s.event)
   if (options.step !== undefined) {
     const found = indexed.find((s) => s.index === options.step)
@@ -148,7 +165,12 @@ export const registerTrace: Registration = (program, run) => {
     .option("--timeline", "a time line of the steps")
     .option("--flamegraph <out.svg>", "write a flame graph as SVG")
     .option("--format <format>", "text or json", textOrJson, "text")
-    .action(async (file: string, options: TraceOptions) => run(() => traceCommand(file, options), () => options.format))
+    .action(async (file: string, options: TraceOptions) =>
+      run(
+        () => traceCommand(file, options),
+        () => options.format
+      )
+    )
   trace
     .command("diff")
     .description("compare two traces: aligned steps, first divergence, changed prompts and tool calls, token and time deltas")
@@ -158,6 +180,9 @@ export const registerTrace: Registration = (program, run) => {
     .action(async (a: string, b: string, options: { format: "text" | "json" }, command: Command) => {
       // `trace` has a --format of its own, which takes the option when it is given after `diff`
       const format = options.format === "json" || command.parent?.opts().format === "json" ? "json" : "text"
-      return run(() => traceDiffCommand(a, b, { format }), () => format)
+      return run(
+        () => traceDiffCommand(a, b, { format }),
+        () => format
+      )
     })
 }

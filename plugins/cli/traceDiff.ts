@@ -34,7 +34,7 @@ const readSide = async (path: string): Promise<Side> => {
       throw error
     }
   }
-  const stats = typeof data === "object" && data !== null && typeof data.stats === "object" && data.stats !== null ? data.stats as Side["stats"] : undefined
+  const stats = typeof data === "object" && data !== null && typeof data.stats === "object" && data.stats !== null ? (data.stats as Side["stats"]) : undefined
   const entries = new Map<string, Replay.Entry>()
   for (const entry of recording?.answers ?? []) for (const event of entry.events) entries.set(eventKey(event as Trace.TraceEvent), entry)
   return { path, events, stats, recording, entries }
@@ -88,9 +88,8 @@ const align = (a: ReadonlyArray<Trace.TraceEvent>, b: ReadonlyArray<Trace.TraceE
   const lengths = new Uint32Array((n + 1) * (m + 1))
   for (let i = n - 1; i >= 0; i--) {
     for (let j = m - 1; j >= 0; j--) {
-      lengths[i * (m + 1) + j] = ka[i] === kb[j]
-        ? lengths[(i + 1) * (m + 1) + j + 1]! + 1
-        : Math.max(lengths[(i + 1) * (m + 1) + j]!, lengths[i * (m + 1) + j + 1]!)
+      lengths[i * (m + 1) + j] =
+        ka[i] === kb[j] ? lengths[(i + 1) * (m + 1) + j + 1]! + 1 : Math.max(lengths[(i + 1) * (m + 1) + j]!, lengths[i * (m + 1) + j + 1]!)
     }
   }
   const pairs: Array<readonly [number | null, number | null]> = []
@@ -158,10 +157,13 @@ const recordedChanges = (a: Replay.Recording, b: Replay.Recording, kind: "llm" |
 
 /** The same from the aligned steps' previews, for traces without recordings. */
 const previewChanges = (rows: ReadonlyArray<Row>, kind: "llm" | "tool"): Array<Change> =>
-  rows.filter((r) => r.status !== "same" && (r.a ?? r.b)!.kind === kind && (r.status !== "changed" || r.changes.some((c) => c === "input" || c === "output"))).map((r) => {
-    const side = (e: EventRef | null) => (e === null ? null : kind === "llm" ? { input: e.input ?? "" } : { input: e.input ?? "", output: e.output ?? "" })
-    return { key: null, name: (r.a ?? r.b)!.name, a: side(r.a), b: side(r.b) }
-  }).filter((c) => c.a === null || c.b === null || Term.stringify(c.a) !== Term.stringify(c.b))
+  rows
+    .filter((r) => r.status !== "same" && (r.a ?? r.b)!.kind === kind && (r.status !== "changed" || r.changes.some((c) => c === "input" || c === "output")))
+    .map((r) => {
+      const side = (e: EventRef | null) => (e === null ? null : kind === "llm" ? { input: e.input ?? "" } : { input: e.input ?? "", output: e.output ?? "" })
+      return { key: null, name: (r.a ?? r.b)!.name, a: side(r.a), b: side(r.b) }
+    })
+    .filter((c) => c.a === null || c.b === null || Term.stringify(c.a) !== Term.stringify(c.b))
 
 const totalsOf = (side: Side) => ({
   events: side.events.length,
@@ -218,41 +220,54 @@ const MARKS: Record<Status, string> = { same: " ", changed: "~", added: "+", rem
 const rowLine = (row: Row): string => {
   const e = (row.b ?? row.a)!
   const where = row.status === "added" ? `b β[${row.b!.index}]` : row.status === "removed" ? `a β[${row.a!.index}]` : `β[${row.a!.index}|${row.b!.index}]`
-  const detail = row.status === "changed"
-    ? "  " + row.changes.map((c) => {
-      const [before, after] = [row.a![c as keyof EventRef], row.b![c as keyof EventRef]]
-      return before === undefined && after === undefined ? `${c} differs` : change(c, before, after)
-    }).join(", ")
-    : ""
+  const detail =
+    row.status === "changed"
+      ? "  " +
+        row.changes
+          .map((c) => {
+            const [before, after] = [row.a![c as keyof EventRef], row.b![c as keyof EventRef]]
+            return before === undefined && after === undefined ? `${c} differs` : change(c, before, after)
+          })
+          .join(", ")
+      : ""
   return `${MARKS[row.status]} ${where.padEnd(12)} ${labelOf(e)}${detail}`
 }
 
 const changeLines = (title: string, changes: ReadonlyArray<Change>): Array<string> =>
-  changes.length === 0 ? [] : [
-    `${title} (${changes.length}):`,
-    ...changes.map((c) => {
-      const fields = [...new Set([...Object.keys(c.a ?? {}), ...Object.keys(c.b ?? {})])].filter((f) => Term.stringify(c.a?.[f] ?? null) !== Term.stringify(c.b?.[f] ?? null))
-      const what = c.a === null ? "only in b" : c.b === null ? "only in a" : fields.map((f) => change(f, c.a![f], c.b![f])).join(", ")
-      return `  ${c.name}${c.key !== null ? ` (request ${c.key})` : ""}: ${what}`
-    })
-  ]
+  changes.length === 0
+    ? []
+    : [
+        `${title} (${changes.length}):`,
+        ...changes.map((c) => {
+          const fields = [...new Set([...Object.keys(c.a ?? {}), ...Object.keys(c.b ?? {})])].filter(
+            (f) => Term.stringify(c.a?.[f] ?? null) !== Term.stringify(c.b?.[f] ?? null)
+          )
+          const what = c.a === null ? "only in b" : c.b === null ? "only in a" : fields.map((f) => change(f, c.a![f], c.b![f])).join(", ")
+          return `  ${c.name}${c.key !== null ? ` (request ${c.key})` : ""}: ${what}`
+        })
+      ]
 
 /** The diff as text: a summary, the first divergence, every aligned step, the changed calls, the deltas. */
 export const formatDiff = (diff: Diff): string => {
   const { a, b, delta } = diff.totals
-  const side = (name: string, path: string, t: typeof a) => `${name}: ${path} (${t.events} steps, ${t.llmCalls} LLM calls, ${t.toolCalls} tool calls, ${t.tokens} tokens, ${(t.durationMs / 1000).toFixed(2)}s)`
+  const side = (name: string, path: string, t: typeof a) =>
+    `${name}: ${path} (${t.events} steps, ${t.llmCalls} LLM calls, ${t.toolCalls} tool calls, ${t.tokens} tokens, ${(t.durationMs / 1000).toFixed(2)}s)`
   const first = diff.firstDivergence
-  return [
-    side("a", diff.a, a),
-    side("b", diff.b, b),
-    first === null
-      ? diff.identical ? "the runs took the same steps with the same inputs and outputs" : "the runs took the same steps; their recorded requests or answers differ"
-      : `first divergence at row ${first.row}: ${rowLine(first).slice(2)}`,
-    ...diff.steps.map(rowLine),
-    ...changeLines("changed prompts", diff.prompts),
-    ...changeLines("changed tool calls", diff.tools),
-    `tokens ${a.tokens} → ${b.tokens} (${signed(delta.tokens)}), time ${(a.durationMs / 1000).toFixed(2)}s → ${(b.durationMs / 1000).toFixed(2)}s (${signed(delta.durationMs / 1000, 2)}s), steps ${signed(delta.events)}`
-  ].join("\n") + "\n"
+  return (
+    [
+      side("a", diff.a, a),
+      side("b", diff.b, b),
+      first === null
+        ? diff.identical
+          ? "the runs took the same steps with the same inputs and outputs"
+          : "the runs took the same steps; their recorded requests or answers differ"
+        : `first divergence at row ${first.row}: ${rowLine(first).slice(2)}`,
+      ...diff.steps.map(rowLine),
+      ...changeLines("changed prompts", diff.prompts),
+      ...changeLines("changed tool calls", diff.tools),
+      `tokens ${a.tokens} → ${b.tokens} (${signed(delta.tokens)}), time ${(a.durationMs / 1000).toFixed(2)}s → ${(b.durationMs / 1000).toFixed(2)}s (${signed(delta.durationMs / 1000, 2)}s), steps ${signed(delta.events)}`
+    ].join("\n") + "\n"
+  )
 }
 
 export const traceDiffCommand = async (pathA: string, pathB: string, options: { readonly format: "text" | "json" }): Promise<void> => {

@@ -10,7 +10,13 @@ const emit = (result: { readonly stdout: string; readonly stderr: string; readon
   process.exitCode = result.exitCode
 }
 
-const list = (text: string | undefined) => (text === undefined ? undefined : text.split(",").map((s) => s.trim()).filter((s) => s !== ""))
+const list = (text: string | undefined) =>
+  text === undefined
+    ? undefined
+    : text
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== "")
 
 export const registerYaml: Registration = (program, run) => {
   program
@@ -20,10 +26,13 @@ export const registerYaml: Registration = (program, run) => {
     .option("--format <format>", "text or json", textOrJson, "text")
     .option("--validate", "also lint; lint errors give exit code 3")
     .action(async (target: string, options: { format: "text" | "json"; validate?: boolean }) =>
-      run(async () => {
-        const yaml = await import("lambdagent/yaml")
-        emit(yaml.compileCommand(target, { format: options.format, ...(options.validate === true ? { validate: true } : {}) }))
-      }, () => options.format)
+      run(
+        async () => {
+          const yaml = await import("lambdagent/yaml")
+          emit(yaml.compileCommand(target, { format: options.format, ...(options.validate === true ? { validate: true } : {}) }))
+        },
+        () => options.format
+      )
     )
   program
     .command("lint")
@@ -35,21 +44,30 @@ export const registerYaml: Registration = (program, run) => {
     .option("--max-llm-calls <n>", "fail when the worst case makes more LLM calls", integer("--max-llm-calls", 0))
     .option("--max-tool-calls <n>", "fail when the worst case makes more tool calls", integer("--max-tool-calls", 0))
     .option("--format <format>", "text or json", textOrJson, "text")
-    .action(async (target: string, options: { level?: "error" | "warn" | "info"; rules?: string; ignore?: string; maxLlmCalls?: number; maxToolCalls?: number; format: "text" | "json" }) =>
-      run(async () => {
-        const yaml = await import("lambdagent/yaml")
-        const rules = list(options.rules)
-        const ignore = list(options.ignore)
-        const { maxLlmCalls, maxToolCalls } = options
-        emit(yaml.lintCommand(target, {
-          format: options.format,
-          ...(options.level !== undefined ? { level: options.level } : {}),
-          ...(rules !== undefined ? { rules } : {}),
-          ...(ignore !== undefined ? { ignore } : {}),
-          ...(maxLlmCalls !== undefined ? { maxLlmCalls } : {}),
-          ...(maxToolCalls !== undefined ? { maxToolCalls } : {})
-        }))
-      }, () => options.format)
+    .action(
+      async (
+        target: string,
+        options: { level?: "error" | "warn" | "info"; rules?: string; ignore?: string; maxLlmCalls?: number; maxToolCalls?: number; format: "text" | "json" }
+      ) =>
+        run(
+          async () => {
+            const yaml = await import("lambdagent/yaml")
+            const rules = list(options.rules)
+            const ignore = list(options.ignore)
+            const { maxLlmCalls, maxToolCalls } = options
+            emit(
+              yaml.lintCommand(target, {
+                format: options.format,
+                ...(options.level !== undefined ? { level: options.level } : {}),
+                ...(rules !== undefined ? { rules } : {}),
+                ...(ignore !== undefined ? { ignore } : {}),
+                ...(maxLlmCalls !== undefined ? { maxLlmCalls } : {}),
+                ...(maxToolCalls !== undefined ? { maxToolCalls } : {})
+              })
+            )
+          },
+          () => options.format
+        )
     )
   program
     .command("lambda")
@@ -58,10 +76,13 @@ export const registerYaml: Registration = (program, run) => {
     .option("--format <format>", "human, formal or json", oneOf("--format", ["human", "formal", "json"]), "human")
     .option("--desugar", "expand the agent forms into the pure core where one exists")
     .action(async (config: string, options: { format: "human" | "formal" | "json"; desugar?: boolean }) =>
-      run(async () => {
-        const yaml = await import("lambdagent/yaml")
-        emit(yaml.lambdaCommand(config, { format: options.format, ...(options.desugar === true ? { desugar: true } : {}) }))
-      }, () => (options.format === "json" ? "json" : "text"))
+      run(
+        async () => {
+          const yaml = await import("lambdagent/yaml")
+          emit(yaml.lambdaCommand(config, { format: options.format, ...(options.desugar === true ? { desugar: true } : {}) }))
+        },
+        () => (options.format === "json" ? "json" : "text")
+      )
     )
   program
     .command("skills")
@@ -71,9 +92,12 @@ export const registerYaml: Registration = (program, run) => {
     .argument("<config>", "a .yml/.yaml file")
     .option("--format <format>", "text or json", textOrJson, "text")
     .action(async (config: string, options: { format: "text" | "json" }) =>
-      run(async () => {
-        const yaml = await import("lambdagent/yaml")
-        emit(yaml.skillsCommand(config, { format: options.format }))
-      }, () => options.format)
+      run(
+        async () => {
+          const yaml = await import("lambdagent/yaml")
+          emit(yaml.skillsCommand(config, { format: options.format }))
+        },
+        () => options.format
+      )
     )
 }

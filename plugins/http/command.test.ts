@@ -18,8 +18,7 @@ const launch = async (options: Partial<ServeCommandOptions> & Pick<ServeCommandO
   return { out, err, done, url }
 }
 
-const run = (url: string, input: string) =>
-  fetch(`${url}/run`, { method: "POST", body: JSON.stringify({ input }), signal: AbortSignal.timeout(5_000) })
+const run = (url: string, input: string) => fetch(`${url}/run`, { method: "POST", body: JSON.stringify({ input }), signal: AbortSignal.timeout(5_000) })
 
 describe("serveCommand", () => {
   it("serves, logs requests, and on SIGTERM lets the run in flight finish", async () => {

@@ -36,7 +36,6 @@ export interface ServeCommandOptions extends ServeOptions, CommandControl {}
  */
 export const defaultCommandPort = 8080
 
-
 /**
  * Serve an agent until SIGTERM or SIGINT (or `signal`), then shut down gracefully: stop
  * accepting, let runs in flight finish for `graceMs`, cancel the rest. A second signal cancels

@@ -118,7 +118,10 @@ export const listen = async (server: http.Server, port: number, host: string): P
  * startupWarnings("0.0.0.0", {}).length // 2
  * ```
  */
-export const startupWarnings = (host: string, options: { readonly token?: string | undefined; readonly allowedHosts?: ReadonlyArray<string> | undefined }): Array<string> => [
+export const startupWarnings = (
+  host: string,
+  options: { readonly token?: string | undefined; readonly allowedHosts?: ReadonlyArray<string> | undefined }
+): Array<string> => [
   ...(options.token === undefined && !HostGuard.isLoopbackAddress(host)
     ? [`warning: listening on ${host} without a token; anyone who can reach this port can run the agent`]
     : []),

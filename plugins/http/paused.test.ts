@@ -48,10 +48,10 @@ describe("paused runs", () => {
     const server = await start(options)
     const paused = (await (await post(server, "/run", { input: "Rome" })).json()) as Paused
     const cases: ReadonlyArray<[string, unknown, number, string]> = [
-      [paused.resume, {}, 400, "the field \"answer\" is required"],
-      [paused.resume, { answer: "yes", input: 1 }, 400, "unknown field \"input\"; accepted: answer"],
+      [paused.resume, {}, 400, 'the field "answer" is required'],
+      [paused.resume, { answer: "yes", input: 1 }, 400, 'unknown field "input"; accepted: answer'],
       [paused.resume, [1], 400, "expected a JSON object"],
-      ["/runs/0123/resume", { answer: "yes" }, 404, "no paused run \"0123\""],
+      ["/runs/0123/resume", { answer: "yes" }, 404, 'no paused run "0123"'],
       ["/runs/..%2F..%2Fetc/resume", { answer: "yes" }, 404, "no paused run"]
     ]
     for (const [where, body, status, message] of cases) {

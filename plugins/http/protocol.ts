@@ -66,17 +66,17 @@ export type SocketMessage =
   | { readonly type: "trace"; readonly id: string | number; readonly event: Trace.TraceEvent }
   | { readonly type: "token"; readonly id: string | number; readonly name: string; readonly text: string }
   | {
-    readonly type: "result"
-    readonly id: string | number
-    readonly result: unknown
-    readonly trace: ReadonlyArray<Trace.TraceEvent>
-    readonly stats: unknown
-  }
+      readonly type: "result"
+      readonly id: string | number
+      readonly result: unknown
+      readonly trace: ReadonlyArray<Trace.TraceEvent>
+      readonly stats: unknown
+    }
   | {
-    readonly type: "error"
-    readonly id?: string | number
-    readonly error: { readonly kind: string; readonly message: string; readonly status: number; readonly [detail: string]: unknown }
-  }
+      readonly type: "error"
+      readonly id?: string | number
+      readonly error: { readonly kind: string; readonly message: string; readonly status: number; readonly [detail: string]: unknown }
+    }
 
 /**
  * A request the server refuses or a run that failed, with the HTTP status it answers with.
@@ -137,8 +137,7 @@ const traceLevels: ReadonlyArray<string> = ["off", "agent", "beta"]
 /** Longest accepted session id. */
 const maxSessionLength = 256
 
-const describeType = (u: unknown): string =>
-  u === null ? "null" : Array.isArray(u) ? "an array" : typeof u === "object" ? "an object" : `a ${typeof u}`
+const describeType = (u: unknown): string => (u === null ? "null" : Array.isArray(u) ? "an array" : typeof u === "object" ? "an object" : `a ${typeof u}`)
 
 const invalid = (message: string) => new HttpFailure(400, "InvalidRequest", message)
 
@@ -165,7 +164,7 @@ export const parseRunRequest = (body: unknown, options: { readonly allowId?: boo
   if (unknown.length > 0) {
     throw invalid(`unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => JSON.stringify(k)).join(", ")}; accepted: ${allowed.join(", ")}`)
   }
-  if (!("input" in record) || record.input === undefined) throw invalid("the field \"input\" is required (any JSON value)")
+  if (!("input" in record) || record.input === undefined) throw invalid('the field "input" is required (any JSON value)')
   const session = record.session
   if (session !== undefined) {
     if (typeof session !== "string") throw invalid(`"session" must be a string, found ${describeType(session)}`)
@@ -173,7 +172,7 @@ export const parseRunRequest = (body: unknown, options: { readonly allowId?: boo
       throw invalid(`"session" must be 1 to ${maxSessionLength} characters long`)
     }
     // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-    if (/[\u0000-\u001f\u007f]/.test(session)) throw invalid("\"session\" must not contain control characters")
+    if (/[\u0000-\u001f\u007f]/.test(session)) throw invalid('"session" must not contain control characters')
   }
   const trace = record.trace
   if (trace !== undefined && (typeof trace !== "string" || !traceLevels.includes(trace))) {
@@ -209,15 +208,13 @@ export const parseResumeRequest = (body: unknown): { readonly answer: unknown } 
   }
   const unknown = Object.keys(body).filter((key) => key !== "answer")
   if (unknown.length > 0) throw invalid(`unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => JSON.stringify(k)).join(", ")}; accepted: answer`)
-  if (!("answer" in body) || body.answer === undefined) throw invalid("the field \"answer\" is required (any JSON value): the answer to the run's question")
+  if (!("answer" in body) || body.answer === undefined) throw invalid('the field "answer" is required (any JSON value): the answer to the run\'s question')
   return { answer: body.answer }
 }
 
-const tagOf = (u: unknown): string | undefined =>
-  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" ? u._tag : undefined
+const tagOf = (u: unknown): string | undefined => (typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" ? u._tag : undefined)
 
-const messageOf = (u: unknown): string =>
-  typeof u === "object" && u !== null && "message" in u && typeof u.message === "string" ? u.message : String(u)
+const messageOf = (u: unknown): string => (typeof u === "object" && u !== null && "message" in u && typeof u.message === "string" ? u.message : String(u))
 
 /**
  * The failure a thrown value answers with:

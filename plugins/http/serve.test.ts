@@ -2,19 +2,7 @@ import * as http from "node:http"
 import { createRuntime, Scripted, Term } from "lambdagent"
 import { WebSocket } from "ws"
 import { describe, expect, it } from "vitest"
-import {
-  connect,
-  eventually,
-  expectAlive,
-  expectWaitServing,
-  forget,
-  get,
-  health,
-  post,
-  start,
-  waitTool,
-  within
-} from "./test/helpers.ts"
+import { connect, eventually, expectAlive, expectWaitServing, forget, get, health, post, start, waitTool, within } from "./test/helpers.ts"
 
 const echoAgent = Term.llm({ system: "Repeat the input.", conversation: false })
 const echo = { agent: echoAgent, runtimeOptions: { model: Scripted.echo() } } as const
@@ -102,7 +90,7 @@ describe("POST /run", () => {
 describe("refused requests", () => {
   it("answers malformed JSON with 400 InvalidJson", async () => {
     const server = await start(echo)
-    for (const text of ["{input: 1}", "", "{\"input\": 1", "\u00ff"]) {
+    for (const text of ["{input: 1}", "", '{"input": 1', "\u00ff"]) {
       const res = await post(server, "/run", text, { raw: true })
       expect(res.status).toBe(400)
       const body = (await res.json()) as ErrorJson
@@ -117,11 +105,11 @@ describe("refused requests", () => {
     const cases: Array<[unknown, string]> = [
       [[1, 2], "found an array"],
       ["hello", "found a string"],
-      [{}, "\"input\" is required"],
-      [{ input: "x", session: 3 }, "\"session\" must be a string"],
+      [{}, '"input" is required'],
+      [{ input: "x", session: 3 }, '"session" must be a string'],
       [{ input: "x", session: "" }, "1 to 256"],
-      [{ input: "x", trace: "verbose" }, "\"trace\" must be one of"],
-      [{ input: "x", imput: "y" }, "unknown field \"imput\""]
+      [{ input: "x", trace: "verbose" }, '"trace" must be one of'],
+      [{ input: "x", imput: "y" }, 'unknown field "imput"']
     ]
     for (const [body, message] of cases) {
       const res = await post(server, "/run", body)
@@ -195,7 +183,10 @@ describe("refused requests", () => {
       new Promise<{ status: number; body: string }>((resolve, reject) => {
         const req = http.request({ host: "127.0.0.1", port: server.port, path, method, headers }, (res) => {
           let body = ""
-          res.setEncoding("utf8").on("data", (d: string) => (body += d)).on("end", () => resolve({ status: res.statusCode!, body }))
+          res
+            .setEncoding("utf8")
+            .on("data", (d: string) => (body += d))
+            .on("end", () => resolve({ status: res.statusCode!, body }))
         })
         req.on("error", reject)
         req.end(method === "POST" ? JSON.stringify({ input: "x" }) : undefined)

@@ -163,13 +163,7 @@ const flushMs = 2_000
 
 const endpoints = ["POST /run", "POST /stream", "POST /runs/:id/resume", "GET /ws", "GET /health", "GET /"] as const
 
-const sendJson = (
-  res: http.ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Readonly<Record<string, string>>,
-  closing: boolean
-): void => {
+const sendJson = (res: http.ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>>, closing: boolean): void => {
   if (res.headersSent || res.writableEnded || res.destroyed) return
   const text = toJsonText(body)
   res.writeHead(status, {
@@ -301,8 +295,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     return () => res.off("close", onClose)
   }
 
-  const readRunRequest = async (req: http.IncomingMessage): Promise<RunRequest> =>
-    parseRunRequest(parseJson(await readBody(req, maxBodyBytes)))
+  const readRunRequest = async (req: http.IncomingMessage): Promise<RunRequest> => parseRunRequest(parseJson(await readBody(req, maxBodyBytes)))
 
   /** Keep a paused run for `POST /runs/:id/resume`; the body that says so (answered 202). */
   const pause = async (error: Errors.RunPaused, session: string | undefined, id = newRunId()) => {
@@ -379,7 +372,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
         }
       }
     } catch (error) {
-      if (error instanceof Errors.RunPaused) return void await sse.send("paused", toJsonText(await pause(error, request.session)))
+      if (error instanceof Errors.RunPaused) return void (await sse.send("paused", toJsonText(await pause(error, request.session))))
       const failure = failureOf(error)
       if (failure.kind === "Internal") report(error)
       await sse.send("error", toJsonText({ error: { ...failure.body().error, status: failure.status } }))
@@ -390,19 +383,24 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     }
   }
 
-  const methodNotAllowed = (allow: string) =>
-    new HttpFailure(405, "MethodNotAllowed", `use ${allow} here`, {}, { Allow: allow })
+  const methodNotAllowed = (allow: string) => new HttpFailure(405, "MethodNotAllowed", `use ${allow} here`, {}, { Allow: allow })
 
   const route = async (req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> => {
     const method = req.method ?? "GET"
     if (path === "/health") {
       if (method !== "GET") throw methodNotAllowed("GET")
       const closing = runs.closing
-      sendJson(res, closing ? 503 : 200, {
-        status: closing ? "closing" : "ok",
-        uptime: (performance.now() - startedAt) / 1000,
-        inFlight: runs.size
-      }, {}, closing)
+      sendJson(
+        res,
+        closing ? 503 : 200,
+        {
+          status: closing ? "closing" : "ok",
+          uptime: (performance.now() - startedAt) / 1000,
+          inFlight: runs.size
+        },
+        {},
+        closing
+      )
       return
     }
     admit(req)
@@ -421,9 +419,15 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
         return
       }
       case "/ws":
-        throw new HttpFailure(426, "UpgradeRequired", "/ws is a WebSocket endpoint: connect with a WebSocket client", {}, {
-          Upgrade: "websocket"
-        })
+        throw new HttpFailure(
+          426,
+          "UpgradeRequired",
+          "/ws is a WebSocket endpoint: connect with a WebSocket client",
+          {},
+          {
+            Upgrade: "websocket"
+          }
+        )
       default: {
         const resume = /^\/runs\/([^/]+)\/resume$/.exec(path)
         if (resume !== null) {
@@ -450,7 +454,8 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
         path,
         status: res.writableFinished ? res.statusCode : 499,
         durationMs: performance.now() - started
-      }))
+      })
+    )
     route(req, res, path).catch((error: unknown) => respondFailure(res, error))
   })
 

@@ -7,13 +7,16 @@ const echoAgent = Term.llm({ system: "Repeat the input.", conversation: false })
 describe("server-sent events", () => {
   it("streams tokens and trace events, ending with the result", async () => {
     const server = await start({ agent: echoAgent, runtimeOptions: { model: Scripted.echo() } })
-    for (const [path, headers] of [["/stream", {}], ["/run", { accept: "text/event-stream" }]] as const) {
+    for (const [path, headers] of [
+      ["/stream", {}],
+      ["/run", { accept: "text/event-stream" }]
+    ] as const) {
       const res = await post(server, path, { input: "the quick brown fox" }, { headers })
       expect(res.status).toBe(200)
       expect(res.headers.get("content-type")).toBe("text/event-stream; charset=utf-8")
       const events = await readSse(res)
       expect(events.map((e) => e.event)).toEqual(["token", "token", "token", "token", "trace", "result"])
-      const tokens = events.filter((e) => e.event === "token").map((e) => (e.data as { name: string; text: string }))
+      const tokens = events.filter((e) => e.event === "token").map((e) => e.data as { name: string; text: string })
       expect(tokens.map((t) => t.text).join("")).toBe("the quick brown fox")
       expect(tokens.every((t) => t.name === "llm")).toBe(true)
       expect(events[4]!.data).toMatchObject({ kind: "llm", output: "the quick brown fox" })
@@ -86,7 +89,7 @@ describe("server-sent events", () => {
     const text = await res.text()
     // a whole frame, not a torn one
     expect(text.endsWith("\n\n")).toBe(true)
-    expect(text).toContain("event: error\ndata: {\"error\":{\"kind\":\"ShuttingDown\"")
+    expect(text).toContain('event: error\ndata: {"error":{"kind":"ShuttingDown"')
     await within(closed, 3_000, "close")
   })
 })

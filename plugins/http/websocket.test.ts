@@ -15,7 +15,12 @@ describe("WebSocket /ws", () => {
     expect(result).toMatchObject({ type: "result", id: "a", result: "over the socket", stats: { llmCalls: 1 } })
     const forRun = client.messages.filter((m) => m.id === "a")
     expect(forRun.map((m) => m.type)).toEqual(["token", "token", "token", "trace", "result"])
-    expect(forRun.filter((m) => m.type === "token").map((m) => m.text).join("")).toBe("over the socket")
+    expect(
+      forRun
+        .filter((m) => m.type === "token")
+        .map((m) => m.text)
+        .join("")
+    ).toBe("over the socket")
     client.ws.close()
   })
 

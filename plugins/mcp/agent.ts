@@ -62,48 +62,55 @@ export const agentModule = (options: AgentServeOptions): ServerModule => {
   const lambda = options.lambda ?? ""
   return {
     name: `agent:${name}`,
-    tools: () => [{
-      name,
-      description: options.description ?? `The agent ${options.name}: give it an input, get its answer.${lambda !== "" ? ` λ: ${lambda.slice(0, 300)}` : ""}`,
-      inputSchema: {
-        type: "object",
-        properties: {
-          input: { type: "string", description: "The agent's input" },
-          session: { type: "string", description: "Keep memory and conversation across calls under this id" }
+    tools: () => [
+      {
+        name,
+        description: options.description ?? `The agent ${options.name}: give it an input, get its answer.${lambda !== "" ? ` λ: ${lambda.slice(0, 300)}` : ""}`,
+        inputSchema: {
+          type: "object",
+          properties: {
+            input: { type: "string", description: "The agent's input" },
+            session: { type: "string", description: "Keep memory and conversation across calls under this id" }
+          },
+          required: ["input"]
         },
-        required: ["input"]
-      },
-      call: async (args, context): Promise<CallToolResult> => {
-        if (typeof args.input !== "string") return errorResult({ kind: "InvalidArguments", message: "input must be a string" })
-        const session = typeof args.session === "string" ? args.session : undefined
-        let steps = 0
-        // progress goes out before the result, so a client sees every step while the call is open
-        const sent: Array<Promise<void>> = []
-        try {
-          let output: Runtime.RunOutput | undefined
-          for await (const event of options.runtime.stream(options.agent, args.input, { signal: context.signal, ...(session !== undefined ? { session } : {}) })) {
-            if (event.type === "result") output = event.output
-            else if (event.type === "trace" && context.progress !== undefined) sent.push(context.progress(++steps, `${event.event.kind} ${event.event.name}`))
+        call: async (args, context): Promise<CallToolResult> => {
+          if (typeof args.input !== "string") return errorResult({ kind: "InvalidArguments", message: "input must be a string" })
+          const session = typeof args.session === "string" ? args.session : undefined
+          let steps = 0
+          // progress goes out before the result, so a client sees every step while the call is open
+          const sent: Array<Promise<void>> = []
+          try {
+            let output: Runtime.RunOutput | undefined
+            for await (const event of options.runtime.stream(options.agent, args.input, {
+              signal: context.signal,
+              ...(session !== undefined ? { session } : {})
+            })) {
+              if (event.type === "result") output = event.output
+              else if (event.type === "trace" && context.progress !== undefined) sent.push(context.progress(++steps, `${event.event.kind} ${event.event.name}`))
+            }
+            await Promise.all(sent)
+            const result = output!
+            const text = Value.toText(result.value)
+            return {
+              content: [{ type: "text", text }],
+              structuredContent: { result: result.result as unknown, stats: result.stats as unknown } as Record<string, unknown>
+            }
+          } catch (error) {
+            if (context.signal.aborted) return errorResult({ kind: "Cancelled", message: "the run was cancelled" })
+            return errorResult(errorInfo(error))
           }
-          await Promise.all(sent)
-          const result = output!
-          const text = Value.toText(result.value)
-          return {
-            content: [{ type: "text", text }],
-            structuredContent: { result: result.result as unknown, stats: result.stats as unknown } as Record<string, unknown>
-          }
-        } catch (error) {
-          if (context.signal.aborted) return errorResult({ kind: "Cancelled", message: "the run was cancelled" })
-          return errorResult(errorInfo(error))
         }
       }
-    }],
-    resources: () => [{
-      uri: "lambda://agent",
-      name: `${options.name} (lambda expression)`,
-      mimeType: "text/plain",
-      read: () => lambda
-    }]
+    ],
+    resources: () => [
+      {
+        uri: "lambda://agent",
+        name: `${options.name} (lambda expression)`,
+        mimeType: "text/plain",
+        read: () => lambda
+      }
+    ]
   }
 }
 
@@ -188,5 +195,3 @@ export const serveAgentCommand = async (options: AgentServeOptions & AgentTransp
   }
   await serveUntilClosed(handle)
 }
-
-

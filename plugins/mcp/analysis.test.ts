@@ -65,7 +65,7 @@ describe("recursionOf", () => {
   it("names self, continue and code_of of itself", () => {
     expect(recursionOf("f", caps({ self: true }), () => [])).toEqual(["self"])
     expect(recursionOf("f", caps(factorialAcc), () => [])).toEqual(["continue"])
-    expect(recursionOf("f", caps({ eval: { code_of: "f" } }), () => [])).toEqual(["code_of \"f\""])
+    expect(recursionOf("f", caps({ eval: { code_of: "f" } }), () => [])).toEqual(['code_of "f"'])
   })
 
   it("finds the shortest cycle through other tools, and none where there is none", () => {
@@ -80,16 +80,19 @@ describe("the capability policy", () => {
   it("lists what a term uses beyond the policy", () => {
     const caps = analyzeTerm(Term.parse({ par: { branches: [{ llm: { system: "s" } }, { tool: "a" }, { tool: "b" }] } })).capabilities
     expect(policyViolations(caps, {})).toHaveLength(4)
-    expect(policyViolations(caps, { llm: true, tools: ["a"], par: true })).toEqual(["host tool \"b\" (not in the allowed tools)"])
+    expect(policyViolations(caps, { llm: true, tools: ["a"], par: true })).toEqual(['host tool "b" (not in the allowed tools)'])
     expect(policyViolations(caps, { llm: true, tools: "*", par: true })).toEqual([])
-    expect(policyViolations(analyzeTerm(Term.parse({ react: { think: { llm: { system: "s" } }, tools: ["terminate", "search"], maxSteps: 3 } })).capabilities, { llm: true }))
-      .toEqual(["host tool \"search\" (not in the allowed tools)"])
+    expect(
+      policyViolations(analyzeTerm(Term.parse({ react: { think: { llm: { system: "s" } }, tools: ["terminate", "search"], maxSteps: 3 } })).capabilities, {
+        llm: true
+      })
+    ).toEqual(['host tool "search" (not in the allowed tools)'])
   })
 
   it("checks oracle requests at run time", () => {
     const step = Evaluator.start(Term.app(Term.tool("rm"), Term.lit(1))).next()
     if (step._tag !== "Suspended") throw new Error("expected a suspension")
-    expect(requestViolation(step.request, {})).toBe("host tool \"rm\" is not allowed")
+    expect(requestViolation(step.request, {})).toBe('host tool "rm" is not allowed')
     expect(requestViolation(step.request, { tools: ["rm"] })).toBeUndefined()
   })
 })
@@ -98,8 +101,8 @@ describe("tool results", () => {
   it("carries a value as JSON text and structured content, integers exact", () => {
     const big = 2432902008176640000n
     const result = valueResult(Value.fromArray([big, new Value.Pair(1, "a")]), 7)
-    expect(result.content).toEqual([{ type: "text", text: "[2432902008176640000,{\"pair\":[1,\"a\"]}]" }])
-    expect(JSON.stringify(result.structuredContent)).toBe("{\"value\":[2432902008176640000,{\"pair\":[1,\"a\"]}],\"steps\":7}")
+    expect(result.content).toEqual([{ type: "text", text: '[2432902008176640000,{"pair":[1,"a"]}]' }])
+    expect(JSON.stringify(result.structuredContent)).toBe('{"value":[2432902008176640000,{"pair":[1,"a"]}],"steps":7}')
   })
 
   it("keeps values deeper than the structured limit as text only", () => {
@@ -107,7 +110,7 @@ describe("tool results", () => {
     for (let i = 0; i < STRUCTURED_DEPTH_LIMIT + 10; i++) v = new Value.Pair(v, 0)
     const result = valueResult(v, 1)
     expect(result.structuredContent).toBeUndefined()
-    expect((result.content[0] as { text: string }).text.startsWith("{\"pair\":[{\"pair\":")).toBe(true)
+    expect((result.content[0] as { text: string }).text.startsWith('{"pair":[{"pair":')).toBe(true)
   })
 
   it("describes how to send a continuation back", () => {
@@ -134,13 +137,13 @@ describe("tool results", () => {
     const result = errorResult({ kind: "X", message: "m", path: ["a", 0] })
     expect(result.isError).toBe(true)
     expect(result.structuredContent).toEqual({ kind: "X", message: "m", path: ["a", 0] })
-    expect((result.content[0] as { text: string }).text).toBe("{\"kind\":\"X\",\"message\":\"m\",\"path\":[\"a\",0]}")
+    expect((result.content[0] as { text: string }).text).toBe('{"kind":"X","message":"m","path":["a",0]}')
   })
 
   it("converts oracle answers to values", () => {
     expect(Value.toJson(toValue([1, "a", [true]]))).toEqual([1, "a", [true]])
     expect(toValue(undefined)).toBeNull()
-    expect(toValue({ a: 1 })).toBe("{\"a\":1}")
+    expect(toValue({ a: 1 })).toBe('{"a":1}')
     // the core's one rule: a fraction keeps its digits as text rather than being rounded
     expect(toValue(2.6)).toBe("2.6")
   })
@@ -149,15 +152,15 @@ describe("tool results", () => {
 describe("the language reference", () => {
   // Every example the help states with "→" evaluates to what it says.
   const examples: Array<[category: string, term: string, value: unknown]> = [
-    ["lambda", "{\"app\": {\"func\": {\"lam\": \"x\", \"body\": {\"mul\": [{\"var\": \"x\"}, {\"var\": \"x\"}]}}, \"arg\": 7}}", 49],
-    ["arithmetic", "{\"mod\": [{\"add\": [10, 7]}, 5]}", 2],
-    ["comparison", "{\"eq\": [[1, 2], [1, 2]]}", true],
-    ["comparison", "{\"lt\": [\"apple\", \"banana\"]}", true],
-    ["logic", "{\"and\": [false, {\"div\": [1, 0]}]}", false],
-    ["lists", "{\"fold\": [{\"lam\": \"p\", \"body\": {\"add\": [{\"fst\": {\"var\": \"p\"}}, {\"snd\": {\"var\": \"p\"}}]}}, 0, [1, 2, 3]]}", 6],
-    ["pairs", "{\"snd\": {\"pair\": [1, \"two\"]}}", "two"],
-    ["strings", "{\"concat\": [\"ab\", \"cd\"]}", "abcd"],
-    ["strings", "{\"length\": \"héllo\"}", 5]
+    ["lambda", '{"app": {"func": {"lam": "x", "body": {"mul": [{"var": "x"}, {"var": "x"}]}}, "arg": 7}}', 49],
+    ["arithmetic", '{"mod": [{"add": [10, 7]}, 5]}', 2],
+    ["comparison", '{"eq": [[1, 2], [1, 2]]}', true],
+    ["comparison", '{"lt": ["apple", "banana"]}', true],
+    ["logic", '{"and": [false, {"div": [1, 0]}]}', false],
+    ["lists", '{"fold": [{"lam": "p", "body": {"add": [{"fst": {"var": "p"}}, {"snd": {"var": "p"}}]}}, 0, [1, 2, 3]]}', 6],
+    ["pairs", '{"snd": {"pair": [1, "two"]}}', "two"],
+    ["strings", '{"concat": ["ab", "cd"]}', "abcd"],
+    ["strings", '{"length": "héllo"}', 5]
   ]
   it.each(examples)("%s: %s", (category, term, value) => {
     expect(helpText(category).replace(/\s+/g, " ")).toContain(term)

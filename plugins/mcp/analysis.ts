@@ -75,8 +75,7 @@ export interface AgentPolicy {
   readonly par?: boolean
 }
 
-const toolAllowed = (policy: AgentPolicy, name: string): boolean =>
-  policy.tools === "*" || policy.tools?.includes(name) === true
+const toolAllowed = (policy: AgentPolicy, name: string): boolean => policy.tools === "*" || policy.tools?.includes(name) === true
 
 /**
  * The reasons a term's capabilities exceed a policy; empty when it may run.
@@ -154,11 +153,7 @@ export const requestViolation = (request: Oracle.Request, policy: AgentPolicy): 
  * recursionOf("is_even", a.capabilities, (name) => (name === "is_odd" ? ["is_even"] : [])) // ["mutual: is_even → is_odd → is_even"]
  * ```
  */
-export const recursionOf = (
-  name: string,
-  capabilities: Capabilities,
-  references: (tool: string) => ReadonlyArray<string>
-): ReadonlyArray<string> => {
+export const recursionOf = (name: string, capabilities: Capabilities, references: (tool: string) => ReadonlyArray<string>): ReadonlyArray<string> => {
   const out: Array<string> = []
   if (capabilities.self) out.push("self")
   if (capabilities.continue) out.push("continue")

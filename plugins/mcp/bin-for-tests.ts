@@ -36,10 +36,14 @@ const text = (t: string): CallToolResult => ({ content: [{ type: "text", text: t
 const pause = (ms: number, context: ToolCallContext): Promise<"done" | "cancelled"> =>
   new Promise((resolve) => {
     const timer = setTimeout(() => resolve("done"), ms)
-    context.signal.addEventListener("abort", () => {
-      clearTimeout(timer)
-      resolve("cancelled")
-    }, { once: true })
+    context.signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer)
+        resolve("cancelled")
+      },
+      { once: true }
+    )
   })
 
 const stats = { sleeps: 0, cancelled: 0, slowFirst: 0 }
@@ -77,13 +81,22 @@ const faultTools: ServerModule = {
         return text(`answered call ${stats.slowFirst}`)
       }
     }),
-    defineTool({ name: "stats", description: "Calls of sleep and slow_first, and how many were cancelled", input: z.object({}), run: () => text(JSON.stringify(stats)) })
+    defineTool({
+      name: "stats",
+      description: "Calls of sleep and slow_first, and how many were cancelled",
+      input: z.object({}),
+      run: () => text(JSON.stringify(stats))
+    })
   ]
 }
 
 const starts = value("--starts")
 if (starts !== undefined) {
-  const before = existsSync(starts) ? readFileSync(starts, "utf8").split("\n").filter((l) => l !== "").length : 0
+  const before = existsSync(starts)
+    ? readFileSync(starts, "utf8")
+        .split("\n")
+        .filter((l) => l !== "").length
+    : 0
   if (before >= (number("--max-starts") ?? Infinity)) {
     process.stderr.write(`[bin-for-tests] refusing to start again (started ${before} times)\n`)
     process.exit(3)

@@ -24,7 +24,13 @@ const post = (url: string, headers: Record<string, string>): Promise<{ status: n
   new Promise((resolve, reject) => {
     const { hostname, pathname, port } = new URL(url)
     const req = httpRequest(
-      { host: hostname, port, path: pathname, method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } },
+      {
+        host: hostname,
+        port,
+        path: pathname,
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }
+      },
       (res) => {
         let body = ""
         res.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")))
@@ -37,7 +43,9 @@ const post = (url: string, headers: Record<string, string>): Promise<{ status: n
 
 const connect = async (url: string, token?: string) => {
   const client = new Client({ name: "cli-test", version: "0" })
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), token === undefined ? {} : { requestInit: { headers: { authorization: `Bearer ${token}` } } }))
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), token === undefined ? {} : { requestInit: { headers: { authorization: `Bearer ${token}` } } })
+  )
   return client
 }
 
@@ -62,7 +70,7 @@ describe("lambdagent mcp --http", () => {
     const host = new URL(server.url).host
     const missing = await post(server.url, { host })
     expect(missing.status).toBe(401)
-    expect(missing.challenge).toBe("Bearer realm=\"lambdagent\"")
+    expect(missing.challenge).toBe('Bearer realm="lambdagent"')
     expect(JSON.parse(missing.body)).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32000, message: expect.stringContaining("Unauthorized") } })
     expect((await post(server.url, { host, authorization: "Bearer nope" })).status).toBe(401)
     await expect(connect(server.url)).rejects.toThrow()
@@ -87,7 +95,7 @@ describe("lambdagent mcp --http", () => {
     expect((await post(server.url, { host: `localhost:${port}`, origin: "http://localhost:6274" })).status).toBe(200)
     const refused = await post(server.url, { host: `localhost:${port}`, origin: "http://localhost:6275" })
     expect(refused.status).toBe(403)
-    expect(JSON.parse(refused.body).error.message).toContain("Origin \"http://localhost:6275\" is not allowed")
+    expect(JSON.parse(refused.body).error.message).toContain('Origin "http://localhost:6275" is not allowed')
   })
 
   it("warns when listening on every interface without a token", async () => {
@@ -124,11 +132,11 @@ describe("usage errors", () => {
     for (const [args, message] of [
       [["mcp", "--store", ":memory:", "--token", "x"], "--token applies to Streamable HTTP only: add --http PORT"],
       [["mcp", "--store", ":memory:", "--allow-host", "a.example"], "--allow-host applies to Streamable HTTP only"],
-      [["mcp", "--http", "0", "--store", ":memory:", "--token", ""], "--token expects a non-empty token, got \"\""],
-      [["mcp", "--http", "0", "--store", ":memory:", "--allow-origin", "localhost"], "error: UsageError: allowed origin \"localhost\" is not an origin"],
+      [["mcp", "--http", "0", "--store", ":memory:", "--token", ""], '--token expects a non-empty token, got ""'],
+      [["mcp", "--http", "0", "--store", ":memory:", "--allow-origin", "localhost"], 'error: UsageError: allowed origin "localhost" is not an origin'],
       [["serve", "examples/agents/chain.yml", "--mcp", "--token", "x"], "--token applies to Streamable HTTP only: add --mcp --http PORT"],
       [["serve", "examples/agents/chain.yml", "--http", "0"], "--http applies to --mcp only"],
-      [["serve", "examples/agents/chain.yml", "--port", "0", "--allow-origin", "localhost"], "error: UsageError: allowed origin \"localhost\" is not an origin"]
+      [["serve", "examples/agents/chain.yml", "--port", "0", "--allow-origin", "localhost"], 'error: UsageError: allowed origin "localhost" is not an origin']
     ] as const) {
       const r = cli(args)
       expect(r.status, args.join(" ")).toBe(2)

@@ -46,7 +46,7 @@ describe("mcpTools against the lambda server over stdio", () => {
     expect(await run(tools, "lambda/run", { code: { add: [40, 2] }, input: null })).toBe("42")
     expect(await run(tools, "lambda/square", 9)).toBe("81")
     expect(await run(tools, "lambda/square", "9")).toBe("81")
-    expect(await run(tools, "lambda/run", "{\"code\": \"square\", \"input\": 5}")).toBe("25")
+    expect(await run(tools, "lambda/run", '{"code": "square", "input": 5}')).toBe("25")
     expect(await run(tools, "lambda/help", { category: "pairs" })).toMatch(/^## Pairs/)
   })
 
@@ -75,7 +75,7 @@ describe("mcpTools against the lambda server over stdio", () => {
     try {
       expect(byName.map((t) => t.name)).toEqual(["l/run", "l/help"])
       expect(byPredicate.map((t) => t.name)).toEqual(["l.list"])
-      expect(await run(byPredicate, "l.list", {})).toBe("{\"tools\":[]}")
+      expect(await run(byPredicate, "l.list", {})).toBe('{"tools":[]}')
     } finally {
       await byName.close()
       await byPredicate.close()
@@ -135,7 +135,9 @@ describe("mcpTools against a server that fails", () => {
       expect(Number(await run(tools, "fx/pid", {}))).toBeGreaterThan(0)
       expect(await run(tools, "fx/exit", {})).toMatch(/^\[MCP_ERROR: fx\/exit: /)
       const output = String(await run(tools, "fx/pid", {}))
-      expect(output).toMatch(/^\[MCP_ERROR: fx\/pid: MCP error -32000: Connection closed \(server stderr: \[bin-for-tests\] refusing to start again \(started 1 times\)\)\]$/)
+      expect(output).toMatch(
+        /^\[MCP_ERROR: fx\/pid: MCP error -32000: Connection closed \(server stderr: \[bin-for-tests\] refusing to start again \(started 1 times\)\)\]$/
+      )
     } finally {
       await tools.close()
       await dir.remove()

@@ -58,12 +58,12 @@ export interface McpServerCommon {
  */
 export type McpServerConfig =
   | ({
-    readonly command: string
-    readonly args?: ReadonlyArray<string>
-    /** Added to a minimal inherited environment (PATH, HOME, …). */
-    readonly env?: Readonly<Record<string, string>>
-    readonly cwd?: string
-  } & McpServerCommon)
+      readonly command: string
+      readonly args?: ReadonlyArray<string>
+      /** Added to a minimal inherited environment (PATH, HOME, …). */
+      readonly env?: Readonly<Record<string, string>>
+      readonly cwd?: string
+    } & McpServerCommon)
   | ({ readonly url: string; readonly headers?: Readonly<Record<string, string>> } & McpServerCommon)
 
 /**
@@ -147,8 +147,7 @@ export type McpToolset = ReadonlyArray<Tools.ToolDefinition<unknown>> & {
 
 const DEFAULT_TIMEOUT_S = 30
 
-const describeServer = (config: McpServerConfig): string =>
-  "url" in config ? config.url : [config.command, ...(config.args ?? [])].join(" ")
+const describeServer = (config: McpServerConfig): string => ("url" in config ? config.url : [config.command, ...(config.args ?? [])].join(" "))
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
@@ -295,8 +294,7 @@ const resultText = (result: CallToolResult): string => {
   return result.structuredContent !== undefined ? JSON.stringify(result.structuredContent) : ""
 }
 
-const isPlainObject = (u: unknown): u is Record<string, unknown> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
+const isPlainObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /**
  * The `tools/call` arguments for an agent's input: an object is passed as the arguments; any other
@@ -320,8 +318,7 @@ export const toArguments = (input: unknown, schema: Tool["inputSchema"]): Record
 }
 
 /** Failures that another attempt cannot fix: the server understood and refused. */
-const permanent = (error: unknown): boolean =>
-  error instanceof McpError && (error.code === ErrorCode.InvalidParams || error.code === ErrorCode.MethodNotFound)
+const permanent = (error: unknown): boolean => error instanceof McpError && (error.code === ErrorCode.InvalidParams || error.code === ErrorCode.MethodNotFound)
 
 const isTimeout = (error: unknown): boolean => error instanceof McpError && error.code === ErrorCode.RequestTimeout
 
@@ -346,10 +343,7 @@ const isTimeout = (error: unknown): boolean => error instanceof McpError && erro
  * await tools.close()
  * ```
  */
-export const mcpTools = async (
-  servers: Readonly<Record<string, McpServerConfig>>,
-  options: McpToolsOptions = {}
-): Promise<McpToolset> => {
+export const mcpTools = async (servers: Readonly<Record<string, McpServerConfig>>, options: McpToolsOptions = {}): Promise<McpToolset> => {
   const separator = options.separator ?? "/"
   const baseBackoff = options.backoffMs ?? 1000
   const maxBackoff = options.maxBackoffMs ?? 30_000
@@ -368,20 +362,26 @@ export const mcpTools = async (
     try {
       discovered = await listAll(await connection.get(), connectMs)
     } catch (error) {
-      throw new McpClientError({ server, message: `cannot list the tools of MCP server ${server} (${describeServer(config)}): ${messageOf(error)}`, cause: error })
+      throw new McpClientError({
+        server,
+        message: `cannot list the tools of MCP server ${server} (${describeServer(config)}): ${messageOf(error)}`,
+        cause: error
+      })
     }
     const filter = config.tools
-    const wanted = filter === undefined
-      ? discovered
-      : typeof filter === "function"
-      ? discovered.filter((t) => filter(t.name))
-      : discovered.filter((t) => filter.includes(t.name))
+    const wanted =
+      filter === undefined
+        ? discovered
+        : typeof filter === "function"
+          ? discovered.filter((t) => filter(t.name))
+          : discovered.filter((t) => filter.includes(t.name))
     const delays = Array.from({ length: retries }, (_, i) => Math.min(baseBackoff * 2 ** i, maxBackoff))
     // The agent-side timeout must not cut a call short of its retries (or of a reconnection).
     const budgetMs = (retries + 1) * (timeoutMs + connectMs) + delays.reduce((a, b) => a + b, 0) + 5_000
     // the same delays: baseBackoff doubling, each capped at maxBackoff, `retries` of them
-    const backoff = Schedule.min([Schedule.exponential(Duration.millis(baseBackoff)), Schedule.spaced(Duration.millis(maxBackoff))])
-      .pipe(Schedule.upTo({ times: retries }))
+    const backoff = Schedule.min([Schedule.exponential(Duration.millis(baseBackoff)), Schedule.spaced(Duration.millis(maxBackoff))]).pipe(
+      Schedule.upTo({ times: retries })
+    )
 
     return wanted.map((tool): Tools.ToolDefinition<unknown> => {
       const qualified = `${server}${separator}${tool.name}`
@@ -405,9 +405,7 @@ export const mcpTools = async (
       const call = (input: unknown): Effect.Effect<string> =>
         Effect.suspend(() => attempt(toArguments(input, tool.inputSchema))).pipe(
           Effect.retry({ schedule: backoff, while: (error) => !permanent(error) }),
-          Effect.catch((error) =>
-            Effect.succeed(isTimeout(error) ? `[MCP_TIMEOUT: ${qualified}]` : `[MCP_ERROR: ${qualified}: ${messageOf(error)}]`)
-          )
+          Effect.catch((error) => Effect.succeed(isTimeout(error) ? `[MCP_TIMEOUT: ${qualified}]` : `[MCP_ERROR: ${qualified}: ${messageOf(error)}]`))
         )
       return {
         name: qualified,

@@ -13,7 +13,12 @@ const scanForever = {
       then: {
         app: {
           func: { self: true },
-          arg: { pair: [{ sub: [{ fst: { var: "p" } }, 1] }, { pair: [{ fst: { snd: { var: "p" } } }, { concat: [{ snd: { snd: { var: "p" } } }, { snd: { snd: { var: "p" } } }] }] }] }
+          arg: {
+            pair: [
+              { sub: [{ fst: { var: "p" } }, 1] },
+              { pair: [{ fst: { snd: { var: "p" } } }, { concat: [{ snd: { snd: { var: "p" } } }, { snd: { snd: { var: "p" } } }] }] }
+            ]
+          }
         }
       },
       else: {
@@ -23,7 +28,14 @@ const scanForever = {
           else: {
             app: {
               func: { self: true },
-              arg: { pair: [0, { pair: [{ sub: [{ fst: { snd: { var: "p" } } }, { div: [{ length: { snd: { snd: { var: "p" } } } }, 1] }] }, { snd: { snd: { var: "p" } } }] }] }
+              arg: {
+                pair: [
+                  0,
+                  {
+                    pair: [{ sub: [{ fst: { snd: { var: "p" } } }, { div: [{ length: { snd: { snd: { var: "p" } } } }, 1] }] }, { snd: { snd: { var: "p" } } }]
+                  }
+                ]
+              }
             }
           }
         }
@@ -43,7 +55,12 @@ describe("one slow call never holds the server", () => {
     const server = new RawServer([], [cliPath, "mcp", "--store", ":memory:"])
     servers.push(server)
     await server.initialize()
-    server.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "evolve", arguments: { name: "scan", description: "slow", code: scanForever } } })
+    server.send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "evolve", arguments: { name: "scan", description: "slow", code: scanForever } }
+    })
     expect((await server.response(1)).result.isError).toBeUndefined()
     server.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "scan", arguments: { input: slowInput } } })
     server.send({ jsonrpc: "2.0", id: 3, method: "ping" })

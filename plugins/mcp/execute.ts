@@ -122,8 +122,7 @@ const handlersFor = (request: ExecuteRequest): Driver.Handlers<Errors.EvalError,
     }
     return Effect.tryPromise({
       try: async (signal) => await oracle(pending, context(signal)),
-      catch: (error) =>
-        oracleError(`${Oracle.describe(pending)} failed: ${error instanceof Error ? error.message : String(error)}`, run.execution.steps, error)
+      catch: (error) => oracleError(`${Oracle.describe(pending)} failed: ${error instanceof Error ? error.message : String(error)}`, run.execution.steps, error)
     })
   }
   return { llm: ask, tool: ask, memory: ask, admit: (pending) => requestViolation(pending, request.policy) }

@@ -110,7 +110,7 @@ describe("DNS-rebinding protection of the Streamable HTTP transport", () => {
     expect((await raw(port, { headers: { host, origin: "http://localhost:6275" }, body: initialize })).status).toBe(403)
   })
 
-  it("turns a check off with \"*\", and refuses malformed allow-list entries before listening", async () => {
+  it('turns a check off with "*", and refuses malformed allow-list entries before listening', async () => {
     const { port } = await start({ allowedHosts: ["*"], allowedOrigins: ["*"] })
     expect((await raw(port, { headers: { host: "anything.example", origin: "http://elsewhere.example" }, body: initialize })).status).toBe(200)
     const server = await createLambdaServer()
@@ -137,7 +137,7 @@ describe("bearer tokens on the Streamable HTTP transport", () => {
     const host = `127.0.0.1:${port}`
     const missing = await raw(port, { headers: { host }, body: initialize })
     expect(missing.status).toBe(401)
-    expect(missing.headers["www-authenticate"]).toBe("Bearer realm=\"lambdagent\"")
+    expect(missing.headers["www-authenticate"]).toBe('Bearer realm="lambdagent"')
     expect(errorOf(missing)).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32000, message: expect.stringContaining("Authorization: Bearer") } })
 
     for (const authorization of ["Bearer wrong", "Bearer s3cret2", "Basic czNjcmV0", "Bearer", "s3cret"]) {

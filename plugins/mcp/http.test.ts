@@ -4,19 +4,7 @@ import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/cl
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { waitFor } from "../../test/fixtures/waitFor.ts"
-import {
-  call,
-  type Connected,
-  connectHttp,
-  factorialAcc,
-  type HttpProcess,
-  omega,
-  square,
-  startHttpProcess,
-  tempDir,
-  textOf,
-  valueOf
-} from "./test-support.ts"
+import { call, type Connected, connectHttp, factorialAcc, type HttpProcess, omega, square, startHttpProcess, tempDir, textOf, valueOf } from "./test-support.ts"
 
 const post = (url: string, body: string, headers: Record<string, string> = {}) =>
   fetch(url, {
@@ -134,12 +122,20 @@ describe("the lambda server over Streamable HTTP", () => {
     const bad: Array<[string, number, Record<string, unknown>]> = [
       [JSON.stringify({ jsonrpc: "1.0", id: 1, method: "ping" }), 400, { id: 1, error: { code: -32600 } }],
       [JSON.stringify({ jsonrpc: "2.0", id: 11, method: 42 }), 400, { id: 11, error: { code: -32600 } }],
-      ["\"just a string\"", 400, { id: null, error: { code: -32600 } }],
+      ['"just a string"', 400, { id: null, error: { code: -32600 } }],
       [JSON.stringify({ jsonrpc: "2.0", id: 2, method: "no/such/method" }), 200, { id: 2, error: { code: -32601 } }],
       [`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":${deep}}}`, 200, { id: 3, error: { code: -32602 } }],
-      [`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run","arguments":{"code":1,"input":null},"_meta":{"x":${deep}}}}`, 200, { id: 4, result: { content: [{ text: "1" }] } }],
-      [`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"run","arguments":{"code":{"lam":"x","body":{"var":"x"}},"input":"${"x".repeat(300_000)}"}}}`, 413, { error: { code: -32600 } }],
-      ["{\"jsonrpc\":", 400, { error: { code: -32700 } }],
+      [
+        `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run","arguments":{"code":1,"input":null},"_meta":{"x":${deep}}}}`,
+        200,
+        { id: 4, result: { content: [{ text: "1" }] } }
+      ],
+      [
+        `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"run","arguments":{"code":{"lam":"x","body":{"var":"x"}},"input":"${"x".repeat(300_000)}"}}}`,
+        413,
+        { error: { code: -32600 } }
+      ],
+      ['{"jsonrpc":', 400, { error: { code: -32700 } }],
       ["[]", 400, { id: null, error: { code: -32600, message: "Invalid Request: an empty batch" } }],
       [" [ ] ", 400, { id: null, error: { code: -32600 } }]
     ]
@@ -175,10 +171,13 @@ describe("the lambda server over Streamable HTTP", () => {
     // DNS-rebinding protection: a foreign Host header is refused.
     const port = Number(new URL(server.url).port)
     const status = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest({ host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { host: "evil.example:80", "content-type": "application/json" } }, (res) => {
-        res.resume()
-        resolve(res.statusCode ?? 0)
-      })
+      const req = httpRequest(
+        { host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { host: "evil.example:80", "content-type": "application/json" } },
+        (res) => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        }
+      )
       req.on("error", reject)
       req.end(initializeBody)
     })

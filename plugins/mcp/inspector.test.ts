@@ -89,16 +89,23 @@ describe("the MCP Inspector CLI against lambdagent mcp over stdio", () => {
   })
 
   it("tools/call of run returns the value as text and structured content", async () => {
-    const r = await stdio(["--method", "tools/call", "--tool-name", "run", "--tool-arg", "code={\"add\":[40,2]}", "--tool-arg", "input=null"])
+    const r = await stdio(["--method", "tools/call", "--tool-name", "run", "--tool-arg", 'code={"add":[40,2]}', "--tool-arg", "input=null"])
     expect(r.code, r.stderr).toBe(0)
     expect(r.json).toEqual({ content: [{ type: "text", text: "42" }], structuredContent: { value: 42, steps: 3 } })
   })
 
   it("tools/call of evolve registers a tool and reports its analysis", async () => {
     const r = await stdio([
-      "--method", "tools/call", "--tool-name", "evolve",
-      "--tool-arg", "name=square", "--tool-arg", "description=Squares a number",
-      "--tool-arg", "code={\"lam\":\"x\",\"body\":{\"mul\":[{\"var\":\"x\"},{\"var\":\"x\"}]}}"
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "evolve",
+      "--tool-arg",
+      "name=square",
+      "--tool-arg",
+      "description=Squares a number",
+      "--tool-arg",
+      'code={"lam":"x","body":{"mul":[{"var":"x"},{"var":"x"}]}}'
     ])
     expect(r.code, r.stderr).toBe(0)
     expect(r.json.structuredContent).toMatchObject({ name: "square", version: 1, forms: ["lam", "mul"], isFunction: true, recursive: false })
@@ -106,7 +113,7 @@ describe("the MCP Inspector CLI against lambdagent mcp over stdio", () => {
   })
 
   it("an isError result is printed and gives exit code 5", async () => {
-    const r = await stdio(["--method", "tools/call", "--tool-name", "run", "--tool-arg", "code={\"div\":[1,0]}", "--tool-arg", "input=null"])
+    const r = await stdio(["--method", "tools/call", "--tool-name", "run", "--tool-arg", 'code={"div":[1,0]}', "--tool-arg", "input=null"])
     expect(r.code).toBe(5)
     expect(r.json).toMatchObject({ isError: true, structuredContent: { kind: "DivisionByZero" } })
   })
@@ -141,7 +148,20 @@ describe("the MCP Inspector CLI against lambdagent mcp --http with a token", () 
 
   it("works with the Authorization header; tools evolved in one session are listed in the next", async () => {
     const header = ["--header", "Authorization: Bearer inspector-token"]
-    const evolved = await inspector([server.url, ...header, "--method", "tools/call", "--tool-name", "evolve", "--tool-arg", "name=inc", "--tool-arg", "description=adds one", "--tool-arg", "code={\"lam\":\"x\",\"body\":{\"add\":[{\"var\":\"x\"},1]}}"])
+    const evolved = await inspector([
+      server.url,
+      ...header,
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "evolve",
+      "--tool-arg",
+      "name=inc",
+      "--tool-arg",
+      "description=adds one",
+      "--tool-arg",
+      'code={"lam":"x","body":{"add":[{"var":"x"},1]}}'
+    ])
     expect(evolved.code, evolved.stderr).toBe(0)
     expect(evolved.json.structuredContent).toMatchObject({ name: "inc", version: 1 })
     const listed = await inspector([server.url, ...header, "--method", "tools/list"])

@@ -101,7 +101,16 @@ describe("logging", () => {
       logger: "lambdagent",
       data: { message: expect.stringMatching(/^run failed: DivisionByZero: /), tool: "run", kind: "DivisionByZero" }
     })
-    const budget = await call(a.client, "run", { code: { app: { func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }, arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } } } }, input: null, fuel: 1000 })
+    const budget = await call(a.client, "run", {
+      code: {
+        app: {
+          func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } },
+          arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }
+        }
+      },
+      input: null,
+      fuel: 1000
+    })
     expect(budget.isError).toBe(true)
     expect(a.messages.at(-1)).toMatchObject({ level: "warning", data: { tool: "run", kind: "BudgetExceeded" } })
     await settle(b)
@@ -163,19 +172,23 @@ describe("logging", () => {
   it("lets modules log to the caller and hosts log to everyone", async () => {
     const server = await lambdaServer({
       system: false,
-      modules: [{
-        name: "logging-module",
-        tools: () => [{
-          name: "work",
-          description: "logs while it works",
-          inputSchema: { type: "object" },
-          call: (_args, context) => {
-            context.log?.({ level: "notice", logger: "worker", data: { message: "halfway" } })
-            context.log?.({ level: "debug", logger: "worker", data: "details nobody asked for" })
-            return { content: [{ type: "text", text: "done" }] }
-          }
-        }]
-      }]
+      modules: [
+        {
+          name: "logging-module",
+          tools: () => [
+            {
+              name: "work",
+              description: "logs while it works",
+              inputSchema: { type: "object" },
+              call: (_args, context) => {
+                context.log?.({ level: "notice", logger: "worker", data: { message: "halfway" } })
+                context.log?.({ level: "debug", logger: "worker", data: "details nobody asked for" })
+                return { content: [{ type: "text", text: "done" }] }
+              }
+            }
+          ]
+        }
+      ]
     })
     const a = await connect(server)
     const b = await connect(server)
@@ -226,11 +239,19 @@ describe("protocol version negotiation", () => {
     const response = await fetch(url, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion, capabilities: {}, clientInfo: { name: "raw", version: "0" } } })
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion, capabilities: {}, clientInfo: { name: "raw", version: "0" } }
+      })
     })
     const text = await response.text()
     // the answer is one server-sent event
-    const data = text.split("\n").find((l) => l.startsWith("data: "))!.slice("data: ".length)
+    const data = text
+      .split("\n")
+      .find((l) => l.startsWith("data: "))!
+      .slice("data: ".length)
     return { status: response.status, result: JSON.parse(data).result as { protocolVersion: string }, session: response.headers.get("mcp-session-id")! }
   }
 
@@ -254,7 +275,12 @@ describe("protocol version negotiation", () => {
     const { session } = await initialize(handle.url!, "2025-06-18")
     const refused = await fetch(handle.url!, {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": session, "mcp-protocol-version": "2099-01-01" },
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": session,
+        "mcp-protocol-version": "2099-01-01"
+      },
       body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" })
     })
     expect(refused.status).toBe(400)

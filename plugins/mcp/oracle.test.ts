@@ -53,13 +53,22 @@ describe("capability gating and the oracle loop", () => {
       return Number(request.input) * 2
     }
     const { client } = await open({ allow: { tools: ["double"] }, answerOracle: oracle })
-    const evolved = await call(client, "evolve", { name: "quadruple", description: "", code: { lam: "x", body: { app: { func: { tool: "double" }, arg: { app: { func: { tool: "double" }, arg: { var: "x" } } } } } } })
+    const evolved = await call(client, "evolve", {
+      name: "quadruple",
+      description: "",
+      code: { lam: "x", body: { app: { func: { tool: "double" }, arg: { app: { func: { tool: "double" }, arg: { var: "x" } } } } } }
+    })
     expect(evolved.structuredContent).toMatchObject({ capabilities: { tools: ["double"] } })
     expect(valueOf(await call(client, "quadruple", { input: 5 }))).toBe(20)
-    expect(seen).toEqual([{ kind: "tool", tool: "quadruple" }, { kind: "tool", tool: "quadruple" }])
+    expect(seen).toEqual([
+      { kind: "tool", tool: "quadruple" },
+      { kind: "tool", tool: "quadruple" }
+    ])
     // Only the named tool: another host tool is still refused.
     expect((await call(client, "evolve", { name: "x", description: "", code: useTool("shell") })).structuredContent).toMatchObject({ kind: "CapabilityDenied" })
-    expect((await call(client, "run", { code: { lam: "f", body: { app: { func: { var: "f" }, arg: 1 } } }, input: { tool: "shell" } })).structuredContent).toMatchObject({ kind: "OracleError" })
+    expect(
+      (await call(client, "run", { code: { lam: "f", body: { app: { func: { var: "f" }, arg: 1 } } }, input: { tool: "shell" } })).structuredContent
+    ).toMatchObject({ kind: "OracleError" })
   })
 
   it("without an oracle, an allowed agent form fails with a clear OracleError", async () => {
@@ -90,7 +99,9 @@ describe("capability gating and the oracle loop", () => {
     try {
       await call(s.client, "evolve", { name: "dbl", description: "doubles via the host", code: useTool("double") })
       expect(valueOf(await call(s.client, "dbl", { input: 21 }))).toBe(42)
-      expect((await call(s.client, "evolve", { name: "t", description: "", code: { llm: { system: "x" } } })).structuredContent).toMatchObject({ kind: "CapabilityDenied" })
+      expect((await call(s.client, "evolve", { name: "t", description: "", code: { llm: { system: "x" } } })).structuredContent).toMatchObject({
+        kind: "CapabilityDenied"
+      })
     } finally {
       await s.close()
     }
@@ -100,7 +111,12 @@ describe("capability gating and the oracle loop", () => {
 describe("limits", () => {
   it("bounds a call's wall time as well as its steps", async () => {
     const { client } = await open({ timeoutMs: 300, maxFuel: 1_000_000_000 })
-    const spin = { app: { func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }, arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } } } }
+    const spin = {
+      app: {
+        func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } },
+        arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }
+      }
+    }
     const result = await call(client, "run", { code: spin, input: null, fuel: 1_000_000_000 })
     expect(result.structuredContent).toMatchObject({ kind: "BudgetExceeded", budget: "time", limit: 300 })
   })
@@ -131,9 +147,11 @@ describe("composable modules", () => {
 
   it("a stored tool whose name a module now uses is not published under it, but run still reaches it", async () => {
     const { ToolRegistry, memoryRegistryStore } = await import("./index.ts")
-    const registry = await ToolRegistry.open(memoryRegistryStore([
-      { name: "echo", versions: [{ version: 1, description: "old", code: { lam: "x", body: { var: "x" } }, createdAt: "2025-01-01T00:00:00.000Z" }] }
-    ]))
+    const registry = await ToolRegistry.open(
+      memoryRegistryStore([
+        { name: "echo", versions: [{ version: 1, description: "old", code: { lam: "x", body: { var: "x" } }, createdAt: "2025-01-01T00:00:00.000Z" }] }
+      ])
+    )
     const echo = defineTool({ name: "echo", description: "host echo", input: z.object({}), run: () => ({ content: [{ type: "text", text: "host" }] }) })
     const { client } = await open({ registry, modules: [{ name: "echo", tools: () => [echo] }] })
     const { tools } = await client.listTools()

@@ -86,7 +86,7 @@ describe("stdio protocol handling", () => {
     await server.initialize()
     const depth = 200_000
     const deep = "[".repeat(depth) + "]".repeat(depth)
-    const deepObject = "{\"a\":".repeat(depth) + "1" + "}".repeat(depth)
+    const deepObject = '{"a":'.repeat(depth) + "1" + "}".repeat(depth)
     const bad: Array<[string, Record<string, unknown>]> = [
       [JSON.stringify({ jsonrpc: "1.0", id: 1, method: "ping" }), { id: 1, error: { code: -32600 } }],
       [JSON.stringify({ id: 2, method: "ping" }), { id: 2, error: { code: -32600 } }],
@@ -95,9 +95,12 @@ describe("stdio protocol handling", () => {
       [JSON.stringify({ jsonrpc: "2.0", id: 4, method: "resources/nonexistent" }), { id: 4, error: { code: -32601 } }],
       [`{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"cursor":${deep}}}`, { id: 5, error: { code: -32602 } }],
       [`{"jsonrpc":"2.0","id":6,"method":"no/such/method","params":{"x":${deepObject}}}`, { id: 6, error: { code: -32601 } }],
-      [`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run","arguments":{"code":1,"input":null},"_meta":{"x":${deep}}}}`, { id: 7, result: { content: [{ text: "1" }] } }],
+      [
+        `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run","arguments":{"code":1,"input":null},"_meta":{"x":${deep}}}}`,
+        { id: 7, result: { content: [{ text: "1" }] } }
+      ],
       [`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":${deep},"arguments":{}}}`, { id: 8, error: { code: -32602 } }],
-      ["{\"jsonrpc\":\"2.0\",\"id\":9,", { id: null, error: { code: -32700 } }],
+      ['{"jsonrpc":"2.0","id":9,', { id: null, error: { code: -32700 } }],
       [deep, { id: null, error: { code: -32600 } }]
     ]
     for (const [line, expected] of bad) {
@@ -129,7 +132,7 @@ describe("stdio protocol handling", () => {
     const result = (await server.response(1)).result
     expect(result.content[0].text).toBe(deep)
     expect(result.structuredContent).toBeUndefined()
-    const term = "{\"add\":[".repeat(depth) + "0" + ",1]}".repeat(depth)
+    const term = '{"add":['.repeat(depth) + "0" + ",1]}".repeat(depth)
     server.send(callTool(2, "run", { code: term, input: null }))
     expect((await server.response(2)).result.content[0].text).toBe(String(depth))
   })
@@ -148,11 +151,27 @@ describe("stdio protocol handling", () => {
     await server.initialize()
     server.send(callTool(1, "evolve", { name: "square", description: "sq", code: { lam: "x", body: { mul: [{ var: "x" }, { var: "x" }] } } }))
     // A slow request, then a last request without a trailing newline, then end of input.
-    server.send(callTool(2, "run", { code: { app: { func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }, arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } } } }, input: null, fuel: 2_000_000 }))
+    server.send(
+      callTool(2, "run", {
+        code: {
+          app: {
+            func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } },
+            arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }
+          }
+        },
+        input: null,
+        fuel: 2_000_000
+      })
+    )
     server.child.stdin.end(JSON.stringify(callTool(3, "square", { input: 9 })))
     const code = await Promise.race([server.exited, new Promise((r) => setTimeout(() => r("timeout"), REQUEST_TIMEOUT_MS))])
     expect(code).toBe(0)
-    const byId = new Map(server.lines.map((l) => JSON.parse(l)).filter((m) => m.id !== undefined).map((m) => [m.id, m]))
+    const byId = new Map(
+      server.lines
+        .map((l) => JSON.parse(l))
+        .filter((m) => m.id !== undefined)
+        .map((m) => [m.id, m])
+    )
     expect(byId.get(1).result.structuredContent.version).toBe(1)
     expect(byId.get(2).result).toMatchObject({ isError: true, structuredContent: { kind: "BudgetExceeded" } })
     expect(byId.get(3).result.content[0].text).toBe("81")

@@ -98,12 +98,12 @@ describe("run {tool} and unbound variables, beyond the README", () => {
   it("refuses an unbound variable inside a lam, saying what to write instead", async () => {
     const typo = await call(s.client, "evolve", { name: "typo", description: "", code: { lam: "x", body: { mul: [{ var: "y" }, 2] } } })
     expect(typo.structuredContent).toMatchObject({ kind: "FreeVariable", variables: ["y"], path: ["body", "mul", 0] })
-    expect(textOf(typo)).toContain("bind it with another {\\\"lam\\\"")
+    expect(textOf(typo)).toContain('bind it with another {\\"lam\\"')
   })
 
   it("refuses a body with two unbound variables, suggesting one parameter", async () => {
     const two = await call(s.client, "evolve", { name: "two", description: "", code: { add: [{ var: "a" }, { var: "b" }] } })
     expect(two.structuredContent).toMatchObject({ kind: "FreeVariable", variables: ["a", "b"] })
-    expect((two.structuredContent as { message: string }).message).toContain("write {\"lam\": \"a\", \"body\": <code>}")
+    expect((two.structuredContent as { message: string }).message).toContain('write {"lam": "a", "body": <code>}')
   })
 })

@@ -158,9 +158,10 @@ export const continuationResult = (k: Value.Continuation, route: ContinuationRou
     next_input,
     step: k.step,
     ...version,
-    next_call: route.via === "run"
-      ? { tool: "run", arguments: { tool: k.tool, input: next_input, step: k.step, ...version } }
-      : { tool: k.tool, arguments: { input: next_input, step: k.step } }
+    next_call:
+      route.via === "run"
+        ? { tool: "run", arguments: { tool: k.tool, input: next_input, step: k.step, ...version } }
+        : { tool: k.tool, arguments: { input: next_input, step: k.step } }
   }
   return textResult(Term.stringify(json), structured(json), false)
 }

@@ -3,21 +3,7 @@ import { join } from "node:path"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { jsonFileStore } from "./store.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import {
-  call,
-  type Connected,
-  connectStdio,
-  factorialAcc,
-  factorialSelf,
-  isEven,
-  isOdd,
-  map,
-  omega,
-  square,
-  tempDir,
-  textOf,
-  valueOf
-} from "./test-support.ts"
+import { call, type Connected, connectStdio, factorialAcc, factorialSelf, isEven, isOdd, map, omega, square, tempDir, textOf, valueOf } from "./test-support.ts"
 import { waitFor } from "../../test/fixtures/waitFor.ts"
 
 const identity = { lam: "x", body: { var: "x" } }
@@ -159,7 +145,7 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
   it("mutual recursion via eval + code_of, with a warning for the not-yet-evolved partner", async () => {
     const first = await evolve("is_even", isEven)
     expect((first.structuredContent as { warnings: Array<string> }).warnings).toEqual([
-      "code_of \"is_odd\": no tool of that name yet; evolve it before this tool reaches it"
+      'code_of "is_odd": no tool of that name yet; evolve it before this tool reaches it'
     ])
     const second = await evolve("is_odd", isOdd)
     expect(second.structuredContent).toMatchObject({
@@ -177,9 +163,9 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
   })
 
   it("normalises inputs as the reference does", async () => {
-    expect(valueOf(await run(identity, "[1,\"2\"]"))).toEqual([1, 2])
-    expect(valueOf(await run(identity, "{\"add\":[1,2]}"))).toBe(3)
-    expect(valueOf(await run(identity, "\"42\""))).toBe(42)
+    expect(valueOf(await run(identity, '[1,"2"]'))).toEqual([1, 2])
+    expect(valueOf(await run(identity, '{"add":[1,2]}'))).toBe(3)
+    expect(valueOf(await run(identity, '"42"'))).toBe(42)
     expect(valueOf(await run(identity, "TRUE"))).toBe(true)
     expect(valueOf(await run(identity, 2.5))).toBe(2)
     expect(valueOf(await run(identity, { pair: ["1", "null"] }))).toEqual({ pair: [1, null] })
@@ -187,7 +173,7 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
   })
 
   it("accepts code as JSON text, runs non-functions to their value, and ignores the input then", async () => {
-    expect(valueOf(await run("{\"add\":[40,2]}", null))).toBe(42)
+    expect(valueOf(await run('{"add":[40,2]}', null))).toBe(42)
     expect(valueOf(await run("42", "ignored"))).toBe(42)
     expect(valueOf(await run({ quote: { add: [1, 2] } }, null))).toEqual({ quote: { add: [1, 2] } })
     expect(valueOf(await run({ code_of: "square" }, null))).toEqual({ quote: square })
@@ -211,10 +197,15 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
     expect(valueOf(await call(s.client, "square", { input: 3 }))).toBe(27)
     const missing = await run("square", 3, { version: 3 })
     expect(missing.structuredContent).toMatchObject({ kind: "UnknownVersion", path: ["version"] })
-    const listed = (await call(s.client, "list")).structuredContent as { tools: Array<{ name: string; version: number; versions: Array<{ version: number; description: string }> }> }
+    const listed = (await call(s.client, "list")).structuredContent as {
+      tools: Array<{ name: string; version: number; versions: Array<{ version: number; description: string }> }>
+    }
     const entry = listed.tools.find((t) => t.name === "square")!
     expect(entry.version).toBe(2)
-    expect(entry.versions.map((v) => [v.version, v.description])).toEqual([[1, "Squares a number"], [2, "Now cubes"]])
+    expect(entry.versions.map((v) => [v.version, v.description])).toEqual([
+      [1, "Squares a number"],
+      [2, "Now cubes"]
+    ])
     expect(listed.tools.map((t) => t.name)).toEqual([...listed.tools.map((t) => t.name)].sort())
   })
 
@@ -241,7 +232,7 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
     const prompt = await s.client.getPrompt({ name: "lambda-tutor", arguments: { goal: "a tool that sums a list" } })
     const text = (prompt.messages[0]!.content as { text: string }).text
     expect(text).toContain("Your goal: a tool that sums a list")
-    expect(text).toContain("{\"fold\": [f, init, list]}")
+    expect(text).toContain('{"fold": [f, init, list]}')
     await expect(s.client.getPrompt({ name: "nope" })).rejects.toMatchObject({ code: ErrorCode.InvalidParams })
   })
 
@@ -269,7 +260,7 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
     const agent = await evolve("searcher", { lam: "q", body: { app: { func: { tool: "search" }, arg: { var: "q" } } } })
     expect(agent.structuredContent).toMatchObject({ kind: "CapabilityDenied" })
     expect(textOf(agent)).toContain("search")
-    const notJson = await evolve("bad", "{\"lam\": ")
+    const notJson = await evolve("bad", '{"lam": ')
     expect(notJson.structuredContent).toMatchObject({ kind: "TermParseError", argument: "code" })
     const missing = await call(s.client, "evolve", { name: "bad", description: "no code" })
     expect(missing.structuredContent).toMatchObject({ kind: "InvalidArguments", path: ["code"] })
@@ -281,8 +272,8 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
     const badInput = await run("square", { zeta: 1 })
     expect(badInput.structuredContent).toMatchObject({ kind: "TermParseError", argument: "input" })
     expect((await run({ head: { nil: true } }, null)).structuredContent).toMatchObject({ kind: "EmptyList" })
-    expect((await run("{\"div\":[-9223372036854775808,-1]}", null)).structuredContent).toMatchObject({ kind: "Overflow" })
-    expect(textOf(await run("{\"sub\":[9223372036854775807,1]}", null))).toBe("9223372036854775806")
+    expect((await run('{"div":[-9223372036854775808,-1]}', null)).structuredContent).toMatchObject({ kind: "Overflow" })
+    expect(textOf(await run('{"sub":[9223372036854775807,1]}', null))).toBe("9223372036854775806")
     // biome-ignore lint/correctness/noPrecisionLoss: an integer a double cannot hold exactly is the case under test
     const inexact = await run({ add: [9223372036854775807, 0] }, null)
     expect(inexact.structuredContent).toMatchObject({ kind: "InexactInteger", path: ["add", 0], argument: "code" })
@@ -314,7 +305,7 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
     expect(text.startsWith("[[[[")).toBe(true)
     expect(result.structuredContent).toBeUndefined() // too deep for structured content; the text carries it
     // A 60,000-deep term, sent as JSON text (code may be JSON text).
-    const big = "{\"add\":[".repeat(60_000) + "0" + ",1]}".repeat(60_000)
+    const big = '{"add":['.repeat(60_000) + "0" + ",1]}".repeat(60_000)
     const tooBig = await evolve("big", `{"lam":"x","body":${big}}`)
     expect(tooBig.structuredContent).toMatchObject({ kind: "TermTooLarge" })
     expect(valueOf(await run(big, null))).toBe(60_000)
@@ -322,7 +313,10 @@ describe("the lambda server over stdio, driven by the official MCP client", () =
 
   it("persists tools to the store file and its journal, one line per evolve", async () => {
     // a small registry lives in the journal until it outgrows the file (see jsonFileStore)
-    const lines = (await readFile(`${storePath}.journal`, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as { name: string; version: number })
+    const lines = (await readFile(`${storePath}.journal`, "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { name: string; version: number })
     expect(lines.filter((l) => l.name === "square").map((l) => l.version)).toEqual([1, 2])
     const stored = await jsonFileStore(storePath).load()
     const names = stored.map((t) => t.name)

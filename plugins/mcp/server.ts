@@ -159,19 +159,18 @@ export interface LambdaServer {
 }
 
 /** When the client asked for progress (a `progressToken`), a function that sends it. */
-const progressOf = (
-  token: string | number | undefined,
-  extra: RequestExtra
-): { progress?: (progress: number, message?: string) => Promise<void> } =>
+const progressOf = (token: string | number | undefined, extra: RequestExtra): { progress?: (progress: number, message?: string) => Promise<void> } =>
   token === undefined
     ? {}
     : {
-      progress: (progress, message) =>
-        extra.sendNotification({
-          method: "notifications/progress",
-          params: { progressToken: token, progress, ...(message !== undefined ? { message } : {}) }
-        }).catch(() => undefined)
-    }
+        progress: (progress, message) =>
+          extra
+            .sendNotification({
+              method: "notifications/progress",
+              params: { progressToken: token, progress, ...(message !== undefined ? { message } : {}) }
+            })
+            .catch(() => undefined)
+      }
 
 /**
  * A JSON-RPC error the server answers with (unknown tool, unknown prompt, missing resource): the
@@ -214,9 +213,13 @@ const LOGGER = "lambdagent"
 const failureData = (tool: string, result: CallToolResult) => {
   const structured = result.structuredContent as { kind?: unknown; message?: unknown } | undefined
   const kind = typeof structured?.kind === "string" ? structured.kind : "ToolError"
-  const text = typeof structured?.message === "string"
-    ? structured.message
-    : result.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join(" ").slice(0, 1000)
+  const text =
+    typeof structured?.message === "string"
+      ? structured.message
+      : result.content
+          .map((c) => (c.type === "text" ? c.text : `[${c.type}]`))
+          .join(" ")
+          .slice(0, 1000)
   return { message: `${tool} failed: ${kind}: ${text}`, tool, kind }
 }
 
@@ -224,7 +227,8 @@ const defaultLog = (line: string) => {
   process.stderr.write(`[lambdagent mcp] ${line}\n`)
 }
 
-const INSTRUCTIONS = "This server runs a small JSON lambda calculus. Create tools with evolve {name, description, code}, run them " +
+const INSTRUCTIONS =
+  "This server runs a small JSON lambda calculus. Create tools with evolve {name, description, code}, run them " +
   "with run {tool, input} (or run {code, input} for an inline term) or call them directly, and list them with list. Call help (or read lambda://reference) for the " +
   "language; the lambda-tutor prompt teaches it. Results are JSON; a continuation result asks you to call again with " +
   "next_input and its step."
@@ -274,19 +278,22 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
     maxTermSize: positive("maxTermSize", options.maxTermSize, DEFAULT_LIMITS.maxTermSize)
   }
   const extra = options.modules ?? []
-  const modules: ReadonlyArray<ServerModule> = options.system === false ? extra : [
-    lambdaToolsModule({
-      registry,
-      limits,
-      policy: options.allow ?? {},
-      ...(options.answerOracle !== undefined ? { oracle: options.answerOracle } : {}),
-      reservedNames: () => new Set(extra.flatMap((m) => m.tools?.().map((t) => t.name) ?? [])),
-      log,
-      broadcast: (message) => broadcast(message)
-    }),
-    lambdaResourcesModule(registry),
-    ...extra
-  ]
+  const modules: ReadonlyArray<ServerModule> =
+    options.system === false
+      ? extra
+      : [
+          lambdaToolsModule({
+            registry,
+            limits,
+            policy: options.allow ?? {},
+            ...(options.answerOracle !== undefined ? { oracle: options.answerOracle } : {}),
+            reservedNames: () => new Set(extra.flatMap((m) => m.tools?.().map((t) => t.name) ?? [])),
+            log,
+            broadcast: (message) => broadcast(message)
+          }),
+          lambdaResourcesModule(registry),
+          ...extra
+        ]
   for (const module of extra) {
     for (const tool of module.tools?.() ?? []) {
       if (SYSTEM_TOOLS.includes(tool.name)) log(`module ${module.name}: tool ${tool.name} is hidden by the built-in tool of that name`)
@@ -386,11 +393,7 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
     // params) naming the wrong fields, rather than the SDK's generic internal error.
     // (The SDK itself checks tools/call requests against CallToolRequestSchema before any handler
     // runs; those are not checked twice.)
-    const on = <S extends z.ZodType>(
-      method: string,
-      schema: S,
-      handler: (request: z.output<S>, extra: RequestExtra) => ServerResult | Promise<ServerResult>
-    ) =>
+    const on = <S extends z.ZodType>(method: string, schema: S, handler: (request: z.output<S>, extra: RequestExtra) => ServerResult | Promise<ServerResult>) =>
       session.setRequestHandler(z.object({ method: z.literal(method) }).loose(), (request, extra) => {
         if (method === "tools/call") return handler(request as z.output<S>, extra)
         const parsed = schema.safeParse(request)
@@ -403,15 +406,17 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
     session.oninitialized = () => {
       initialized.add(session)
     }
-    on("tools/list", ListToolsRequestSchema, () => queued(() => ({
-      tools: listTools().map((t) => ({
-        name: t.name,
-        ...(t.title !== undefined ? { title: t.title } : {}),
-        description: t.description,
-        inputSchema: t.inputSchema,
-        ...(t.annotations !== undefined ? { annotations: t.annotations } : {})
+    on("tools/list", ListToolsRequestSchema, () =>
+      queued(() => ({
+        tools: listTools().map((t) => ({
+          name: t.name,
+          ...(t.title !== undefined ? { title: t.title } : {}),
+          description: t.description,
+          inputSchema: t.inputSchema,
+          ...(t.annotations !== undefined ? { annotations: t.annotations } : {})
+        }))
       }))
-    })))
+    )
     /** A log message to this session's client, on the stream of the request being answered. */
     const logTo = (extra: RequestExtra) => (message: LogMessage) => {
       if (!wants(session, message.level)) return
@@ -440,16 +445,19 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
           logTo(extra)({ level: "debug", data: { message: `${name} answered in ${ms} ms`, tool: name, ms } })
         }
         return result
+      })
+    )
+    on("resources/list", ListResourcesRequestSchema, () =>
+      queued(() => ({
+        resources: listResources().map((r) => ({
+          uri: r.uri,
+          name: r.name,
+          ...(r.title !== undefined ? { title: r.title } : {}),
+          ...(r.description !== undefined ? { description: r.description } : {}),
+          ...(r.mimeType !== undefined ? { mimeType: r.mimeType } : {})
+        }))
       }))
-    on("resources/list", ListResourcesRequestSchema, () => queued(() => ({
-      resources: listResources().map((r) => ({
-        uri: r.uri,
-        name: r.name,
-        ...(r.title !== undefined ? { title: r.title } : {}),
-        ...(r.description !== undefined ? { description: r.description } : {}),
-        ...(r.mimeType !== undefined ? { mimeType: r.mimeType } : {})
-      }))
-    })))
+    )
     on("resources/templates/list", ListResourceTemplatesRequestSchema, () => ({
       resourceTemplates: listTemplates().map((t) => ({
         uriTemplate: t.uriTemplate,
@@ -463,7 +471,8 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
       queued(async () => {
         const { mimeType, text } = await readResource(request.params.uri)
         return { contents: [{ uri: request.params.uri, text, ...(mimeType !== undefined ? { mimeType } : {}) }] }
-      }))
+      })
+    )
     on("prompts/list", ListPromptsRequestSchema, () => ({
       prompts: listPrompts().map((p) => ({
         name: p.name,

@@ -81,7 +81,10 @@ describe("jsonFileStore", () => {
     expect((await readdir(dir)).sort()).toEqual(["tools.json.journal"])
     expect((await readFile(`${path}.journal`, "utf8")).trim().split("\n")).toHaveLength(3)
     const reopened = await ToolRegistry.open(jsonFileStore(path))
-    expect(reopened.list().map((t) => [t.name, t.current.version])).toEqual([["a", 2], ["b", 1]])
+    expect(reopened.list().map((t) => [t.name, t.current.version])).toEqual([
+      ["a", 2],
+      ["b", 1]
+    ])
     expect(reopened.version("a", 1)?.description).toBe("one")
     // a journal larger than the file (and 64 KiB) is folded in: the file holds everything
     const big = "x".repeat(70 * 1024)
@@ -90,7 +93,11 @@ describe("jsonFileStore", () => {
     expect(decodeRegistry(await readFile(path, "utf8")).map((t) => t.name)).toEqual(["a", "b", "c"])
     await reopened.add("c", "after", Term.lit(5))
     const again = await ToolRegistry.open(jsonFileStore(path))
-    expect(again.list().map((t) => [t.name, t.current.version])).toEqual([["a", 2], ["b", 1], ["c", 2]])
+    expect(again.list().map((t) => [t.name, t.current.version])).toEqual([
+      ["a", 2],
+      ["b", 1],
+      ["c", 2]
+    ])
   })
 
   it("ignores a journal line cut short by a crash, refuses a bad line before the last, and skips entries already in the file", async () => {
@@ -102,7 +109,9 @@ describe("jsonFileStore", () => {
     await writeFile(`${path}.journal`, `${line}\n{"name": "a", "vers`)
     expect((await ToolRegistry.open(jsonFileStore(path))).list().map((t) => t.name)).toEqual(["a"])
     await writeFile(`${path}.journal`, `{"name": 1}\n${line}\n`)
-    const refused = await jsonFileStore(path).load().catch((e: unknown) => e)
+    const refused = await jsonFileStore(path)
+      .load()
+      .catch((e: unknown) => e)
     expect(refused).toBeInstanceOf(RegistryStoreError)
     expect((refused as Error).message).toContain("tools.json.journal line 1 is not a readable journal entry")
     // a crash after the file was rewritten but before the journal went: the entry is there once
@@ -130,7 +139,9 @@ describe("jsonFileStore", () => {
   it("refuses data it cannot read, naming the problem, and never overwrites it", async () => {
     const path = join(await newDir(), "tools.json")
     await writeFile(path, "[1, 2")
-    const error = await jsonFileStore(path).load().catch((e: unknown) => e)
+    const error = await jsonFileStore(path)
+      .load()
+      .catch((e: unknown) => e)
     expect(error).toBeInstanceOf(RegistryStoreError)
     expect((error as RegistryStoreError).message).toContain("never overwritten")
     expect(await readFile(path, "utf8")).toBe("[1, 2")
@@ -143,10 +154,15 @@ describe("registry documents", () => {
   it("validate their shape with messages that say where", () => {
     expect(decodeRegistry(encodeRegistry([tool("a")]))).toEqual([tool("a")])
     expect(() => decodeRegistry("{}")).toThrow("not a lambdagent/mcp-tools document")
-    expect(() => decodeRegistry(JSON.stringify({ format: "lambdagent/mcp-tools", formatVersion: 1, tools: [{ name: "a", versions: [] }] })))
-      .toThrow("tools[0]")
+    expect(() => decodeRegistry(JSON.stringify({ format: "lambdagent/mcp-tools", formatVersion: 1, tools: [{ name: "a", versions: [] }] }))).toThrow("tools[0]")
     expect(() =>
-      decodeRegistry(JSON.stringify({ format: "lambdagent/mcp-tools", formatVersion: 1, tools: [{ name: "a", versions: [{ version: 0, description: "", code: 1, createdAt: "" }] }] }))
+      decodeRegistry(
+        JSON.stringify({
+          format: "lambdagent/mcp-tools",
+          formatVersion: 1,
+          tools: [{ name: "a", versions: [{ version: 0, description: "", code: 1, createdAt: "" }] }]
+        })
+      )
     ).toThrow("tools[0].versions[0]")
   })
 })

@@ -146,15 +146,20 @@ export const decodeRegistry = (text: string): ReadonlyArray<StoredTool> => {
   if (json.formatVersion !== FORMAT_VERSION) {
     throw new Error(`format version ${JSON.stringify(json.formatVersion)} is not supported (expected ${FORMAT_VERSION})`)
   }
-  if (!Array.isArray(json.tools)) throw new Error("\"tools\" must be an array")
+  if (!Array.isArray(json.tools)) throw new Error('"tools" must be an array')
   return json.tools.map((tool: unknown, i): StoredTool => {
     if (!isRecord(tool) || typeof tool.name !== "string" || !Array.isArray(tool.versions) || tool.versions.length === 0) {
       throw new Error(`tools[${i}] must have a string "name" and a non-empty "versions" array`)
     }
     const versions = tool.versions.map((v: unknown, j): StoredVersion => {
       if (
-        !isRecord(v) || typeof v.version !== "number" || !Number.isSafeInteger(v.version) || v.version < 1 ||
-        typeof v.description !== "string" || !("code" in v) || typeof v.createdAt !== "string"
+        !isRecord(v) ||
+        typeof v.version !== "number" ||
+        !Number.isSafeInteger(v.version) ||
+        v.version < 1 ||
+        typeof v.description !== "string" ||
+        !("code" in v) ||
+        typeof v.createdAt !== "string"
       ) {
         throw new Error(`tools[${i}].versions[${j}] must have "version" (integer ≥ 1), "description", "code" and "createdAt"`)
       }
@@ -200,7 +205,11 @@ export const writeFileAtomic = async (path: string, text: string): Promise<void>
   }
   // Make the rename itself durable where the platform allows opening a directory.
   const dir = await open(dirname(path), "r").catch(() => undefined)
-  if (dir !== undefined) await dir.sync().catch(() => undefined).finally(() => dir.close())
+  if (dir !== undefined)
+    await dir
+      .sync()
+      .catch(() => undefined)
+      .finally(() => dir.close())
 }
 
 const TEMP_NAME = /^\.(\d+)\.\d+\.[0-9a-f]+\.tmp$/
@@ -241,12 +250,15 @@ export const removeOrphanedTempFiles = async (path: string): Promise<ReadonlyArr
     if (!name.startsWith(base)) continue
     const match = TEMP_NAME.exec(name.slice(base.length))
     if (match === null || processAlive(Number(match[1]))) continue
-    await unlink(join(dirname(path), name)).then(() => removed.push(name), () => undefined)
+    await unlink(join(dirname(path), name)).then(
+      () => removed.push(name),
+      () => undefined
+    )
   }
   return removed
 }
 
-const messageOf = (error: unknown): string => error instanceof Error ? error.message : String(error)
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 /**
  * A store in one JSON file (see {@link encodeRegistry}), written atomically (temporary file,
@@ -273,10 +285,8 @@ export const jsonFileStore = (path: string): ToolRegistryStore => {
   let loaded = false
   let fileBytes = 0
   let journalBytes = 0
-  const failure = (operation: "load" | "save", message: string, cause: unknown) =>
-    new RegistryStoreError({ store: description, operation, message, cause })
-  const snapshot = (): Array<StoredTool> =>
-    [...state].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, versions]) => ({ name, versions }))
+  const failure = (operation: "load" | "save", message: string, cause: unknown) => new RegistryStoreError({ store: description, operation, message, cause })
+  const snapshot = (): Array<StoredTool> => [...state].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, versions]) => ({ name, versions }))
   const remember = (name: string, version: StoredVersion): void => {
     const versions = state.get(name)
     if (versions === undefined) state.set(name, [version])
@@ -385,7 +395,10 @@ const JOURNAL_MIN_BYTES = 64 * 1024
 const truncateTo = async (file: string, bytes: number): Promise<void> => {
   const handle = await open(file, "r+").catch(() => undefined)
   if (handle === undefined) return
-  await handle.truncate(bytes).catch(() => undefined).finally(() => handle.close())
+  await handle
+    .truncate(bytes)
+    .catch(() => undefined)
+    .finally(() => handle.close())
 }
 
 const encodeJournalLine = (name: string, v: StoredVersion): string =>
@@ -394,8 +407,14 @@ const encodeJournalLine = (name: string, v: StoredVersion): string =>
 const decodeJournalLine = (line: string): { name: string; version: StoredVersion } => {
   const json = Term.parseJsonText(line)
   if (
-    !isRecord(json) || typeof json.name !== "string" || typeof json.version !== "number" || !Number.isSafeInteger(json.version) ||
-    json.version < 1 || typeof json.description !== "string" || !("code" in json) || typeof json.createdAt !== "string"
+    !isRecord(json) ||
+    typeof json.name !== "string" ||
+    typeof json.version !== "number" ||
+    !Number.isSafeInteger(json.version) ||
+    json.version < 1 ||
+    typeof json.description !== "string" ||
+    !("code" in json) ||
+    typeof json.createdAt !== "string"
   ) {
     throw new Error(`expected {"name", "version", "description", "code", "createdAt"}`)
   }
@@ -415,7 +434,9 @@ const decodeJournalLine = (line: string): { name: string; version: StoredVersion
  * await store.save([])
  * ```
  */
-export const memoryRegistryStore = (initial: ReadonlyArray<StoredTool> = []): ToolRegistryStore & {
+export const memoryRegistryStore = (
+  initial: ReadonlyArray<StoredTool> = []
+): ToolRegistryStore & {
   /** What the last save wrote. */
   readonly current: () => ReadonlyArray<StoredTool>
 } => {
@@ -528,7 +549,7 @@ export const resolveStore = (store: string | ToolRegistryStore | undefined): Too
   store === undefined
     ? jsonFileStore(defaultStorePath())
     : typeof store !== "string"
-    ? store
-    : store === ":memory:"
-    ? memoryRegistryStore()
-    : jsonFileStore(store)
+      ? store
+      : store === ":memory:"
+        ? memoryRegistryStore()
+        : jsonFileStore(store)

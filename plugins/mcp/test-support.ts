@@ -78,8 +78,7 @@ export interface HttpProcess {
 }
 
 /** Start the server over HTTP in a child process (port 0: any free port) and wait for its URL. */
-export const startHttpProcess = (extra: ReadonlyArray<string> = [], port = "0"): Promise<HttpProcess> =>
-  spawnHttpServer(serverArgs(["--http", port, ...extra]))
+export const startHttpProcess = (extra: ReadonlyArray<string> = [], port = "0"): Promise<HttpProcess> => spawnHttpServer(serverArgs(["--http", port, ...extra]))
 
 /** The built `lambdagent` binary (`npx tsup` first), for end-to-end tests. */
 export const cliPath = join(root, "dist", "cli", "main.js")
@@ -158,10 +157,7 @@ export const factorialAcc = {
       else: {
         continue: {
           input: {
-            pair: [
-              { sub: [{ fst: { var: "n_acc" } }, 1] },
-              { mul: [{ fst: { var: "n_acc" } }, { snd: { var: "n_acc" } }] }
-            ]
+            pair: [{ sub: [{ fst: { var: "n_acc" } }, 1] }, { mul: [{ fst: { var: "n_acc" } }, { snd: { var: "n_acc" } }] }]
           }
         }
       }

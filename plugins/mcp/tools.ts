@@ -77,16 +77,21 @@ export interface LambdaToolsContext {
 }
 
 const fuelSchema = (limits: EvaluationLimits) =>
-  z.int().min(1).max(limits.maxFuel).optional().describe(
-    `Step budget of this call (default ${limits.defaultFuel}, at most ${limits.maxFuel}); every reduction is one step.`
-  )
+  z
+    .int()
+    .min(1)
+    .max(limits.maxFuel)
+    .optional()
+    .describe(`Step budget of this call (default ${limits.defaultFuel}, at most ${limits.maxFuel}); every reduction is one step.`)
 
 /** Any JSON value, said explicitly (a bare `{}` schema is flagged by schema linters); published as `anyOf`. */
 const anyJson = () => z.unknown().meta({ type: ["object", "array", "string", "number", "boolean", "null"] })
 
-const stepSchema = z.int().min(0).optional().describe(
-  "The step of the continuation being answered (copy it from the continuation); 0 or absent for a first call."
-)
+const stepSchema = z
+  .int()
+  .min(0)
+  .optional()
+  .describe("The step of the continuation being answered (copy it from the continuation); 0 or absent for a first call.")
 
 /**
  * The path to the first number in `json` that is an integer beyond 2^53: the MCP SDK reads
@@ -144,7 +149,8 @@ const checkExact = (json: unknown, argument: string): ErrorInfo | undefined => {
   if (found === undefined) return undefined
   return {
     kind: "InexactInteger",
-    message: `the ${argument} holds the number ${found.value}, beyond 2^53: as a JSON number it cannot be received exactly; ` +
+    message:
+      `the ${argument} holds the number ${found.value}, beyond 2^53: as a JSON number it cannot be received exactly; ` +
       `send the ${argument} as JSON text (a string) to keep every digit`,
     path: found.path,
     argument
@@ -183,10 +189,7 @@ const parseCode = (json: unknown, options: Term.ParseOptions = {}): { term: Term
  * A `lam` with an unbound variable inside is refused: there the variable is most likely a typo,
  * and making it a second parameter would change how the tool is called.
  */
-const implicitParameter = (
-  json: unknown,
-  term: Term.Term
-): { term: Term.Term; parameter?: string } | { error: ErrorInfo } => {
+const implicitParameter = (json: unknown, term: Term.Term): { term: Term.Term; parameter?: string } | { error: ErrorInfo } => {
   const { freeVariablePath, freeVariables } = analyzeTerm(term)
   if (freeVariables.length === 0) return { term }
   if (freeVariables.length === 1 && term._tag !== "Lam") {
@@ -194,9 +197,10 @@ const implicitParameter = (
     return { term: Term.parse({ lam: parameter, body: json }), parameter }
   }
   const names = freeVariables.map((v) => JSON.stringify(v)).join(", ")
-  const hint = term._tag === "Lam"
-    ? `bind it with another {"lam": …} around the code, or fix the name`
-    : `a tool takes one input: write {"lam": ${JSON.stringify(freeVariables[0])}, "body": <code>} and reach the other values through it (e.g. a pair)`
+  const hint =
+    term._tag === "Lam"
+      ? `bind it with another {"lam": …} around the code, or fix the name`
+      : `a tool takes one input: write {"lam": ${JSON.stringify(freeVariables[0])}, "body": <code>} and reach the other values through it (e.g. a pair)`
   return {
     error: {
       kind: "FreeVariable",
@@ -305,9 +309,7 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
     input: z.object({
       name: z.string().describe("Tool name: 1-128 characters from A-Z a-z 0-9 _ - ."),
       description: z.string().max(4096).describe("What the tool does (shown to clients)."),
-      code: anyJson().describe(
-        "The term, as JSON (e.g. {\"lam\": \"x\", \"body\": {\"mul\": [{\"var\": \"x\"}, {\"var\": \"x\"}]}}) or as JSON text."
-      )
+      code: anyJson().describe('The term, as JSON (e.g. {"lam": "x", "body": {"mul": [{"var": "x"}, {"var": "x"}]}}) or as JSON text.')
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     run: async (args) => {
@@ -344,8 +346,10 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
       }
       const warnings = [
         ...(implicit.parameter !== undefined
-          ? [`the code uses one unbound variable, ${JSON.stringify(implicit.parameter)}: it was taken as the tool's parameter ` +
-            `and stored as {"lam": ${JSON.stringify(implicit.parameter)}, "body": <code>}`]
+          ? [
+              `the code uses one unbound variable, ${JSON.stringify(implicit.parameter)}: it was taken as the tool's parameter ` +
+                `and stored as {"lam": ${JSON.stringify(implicit.parameter)}, "body": <code>}`
+            ]
           : []),
         ...[...analysis.capabilities.codeOf]
           .filter((target) => target !== name && registry.get(target) === undefined)
@@ -395,9 +399,7 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
     input: z.object({
       code: anyJson().optional().describe("A tool name, or a term (JSON or JSON text). Give this or tool."),
       tool: z.string().optional().describe("The name of an evolved tool to run (the same as code with a tool name). Give this or code."),
-      input: anyJson().describe(
-        "The input (a term: JSON values are data; JSON text in a string is parsed). Use null when the code is not a function."
-      ),
+      input: anyJson().describe("The input (a term: JSON values are data; JSON text in a string is parsed). Use null when the code is not a function."),
       step: stepSchema,
       fuel: fuelSchema(limits),
       version: z.int().min(1).optional().describe("Run this version of the named tool instead of the current one.")
@@ -416,7 +418,10 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
         const name = named
         const version = registry.version(name, args.version)
         if (version === undefined) {
-          const known = registry.get(name)!.versions.map((v) => v.version).join(", ")
+          const known = registry
+            .get(name)!
+            .versions.map((v) => v.version)
+            .join(", ")
           return errorResult({ kind: "UnknownVersion", message: `${name} has no version ${args.version} (versions: ${known})`, path: ["version"] })
         }
         const code = runnable(name, version)
@@ -493,9 +498,13 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
   const help = defineTool({
     name: "help",
     title: "Language help",
-    description: `Documentation of the term language and of this server's tools. Categories: ${HELP_CATEGORIES.join(", ")}; ` +
-      "without one, an overview.",
-    input: z.object({ category: z.string().optional().describe(`One of: ${HELP_CATEGORIES.join(", ")}.`) }),
+    description: `Documentation of the term language and of this server's tools. Categories: ${HELP_CATEGORIES.join(", ")}; ` + "without one, an overview.",
+    input: z.object({
+      category: z
+        .string()
+        .optional()
+        .describe(`One of: ${HELP_CATEGORIES.join(", ")}.`)
+    }),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     run: (args) => ({ content: [{ type: "text", text: helpText(args.category) }] })
   })
@@ -521,8 +530,11 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
     const effectful = caps !== undefined && (caps.llm || caps.tools.size > 0 || caps.memory)
     return defineTool({
       name: tool.name,
-      description: `${current.description}\n\n(Evolved lambda tool, version ${current.version}. Input: any JSON value or term. ` +
-        "Returns the value as JSON" + (caps?.continue === true ? ", or a continuation to send back with its step" : "") + ".)",
+      description:
+        `${current.description}\n\n(Evolved lambda tool, version ${current.version}. Input: any JSON value or term. ` +
+        "Returns the value as JSON" +
+        (caps?.continue === true ? ", or a continuation to send back with its step" : "") +
+        ".)",
       input: evolvedInput,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: !effectful, openWorldHint: effectful },
       run: async (args, call) => {
@@ -556,22 +568,27 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
     if (value instanceof Value.Closure) return undefined
     return {
       kind: "TypeError",
-      message: `tool ${JSON.stringify(name)} is not a function (its value is ${Value.typeName(value)}); call run with {"code": ${
-        JSON.stringify(name)
-      }, "input": null} to get its value`
+      message: `tool ${JSON.stringify(name)} is not a function (its value is ${Value.typeName(value)}); call run with {"code": ${JSON.stringify(
+        name
+      )}, "input": null} to get its value`
     }
   }
 
   const system = [evolve, run, list, help]
   // A stored tool whose name is now taken by a built-in or another module's tool stays
   // reachable through run, but is not published under that name.
-  const published = (name: string, reserved: ReadonlySet<string>) =>
-    TOOL_NAME_PATTERN.test(name) && !SYSTEM_TOOLS.includes(name) && !reserved.has(name)
+  const published = (name: string, reserved: ReadonlySet<string>) => TOOL_NAME_PATTERN.test(name) && !SYSTEM_TOOLS.includes(name) && !reserved.has(name)
   return {
     name: "lambda",
     tools: () => {
       const reserved = context.reservedNames()
-      return [...system, ...registry.list().filter((t) => published(t.name, reserved)).map(evolvedTool)]
+      return [
+        ...system,
+        ...registry
+          .list()
+          .filter((t) => published(t.name, reserved))
+          .map(evolvedTool)
+      ]
     },
     tool: (name) => {
       const builtIn = system.find((t) => t.name === name)

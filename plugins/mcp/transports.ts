@@ -266,12 +266,13 @@ export const serveStdio = async (server: LambdaServer, options: StdioServeOption
 
   guard.on("finish", () => {
     const waitMs = options.drainTimeoutMs ?? 60_000
-    const done = pending.size === 0
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => {
-        drained = resolve
-        setTimeout(resolve, waitMs).unref()
-      })
+    const done =
+      pending.size === 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            drained = resolve
+            setTimeout(resolve, waitMs).unref()
+          })
     void done.then(close)
   })
   stdout.on("error", () => void close()) // the client went away
@@ -356,7 +357,6 @@ interface HttpSession {
   readonly session: Server
   lastSeen: number
 }
-
 
 const sendJsonError = (
   res: ServerResponse,
@@ -555,10 +555,13 @@ export const serveHttp = async (server: LambdaServer, options: HttpServeOptions 
   const port = (http.address() as AddressInfo).port
   guard = guardFor(port)
 
-  const sweep = setInterval(() => {
-    const now = Date.now()
-    for (const [id, entry] of sessions) if (now - entry.lastSeen > idleMs) void closeSession(id)
-  }, Math.max(1000, Math.min(idleMs / 2, 60_000)))
+  const sweep = setInterval(
+    () => {
+      const now = Date.now()
+      for (const [id, entry] of sessions) if (now - entry.lastSeen > idleMs) void closeSession(id)
+    },
+    Math.max(1000, Math.min(idleMs / 2, 60_000))
+  )
   sweep.unref()
 
   let resolveClosed!: () => void
@@ -675,7 +678,9 @@ export const httpStartupWarnings = (host: string, security: HttpSecurityOptions)
     warnings.push(`warning: listening on ${host} without a token; anyone who can reach this port can use the server (set --token or $LAMBDAGENT_TOKEN)`)
   }
   if (HostGuard.isWildcardAddress(host) && (security.allowedHosts ?? []).length === 0) {
-    warnings.push(`note: listening on ${host}, but only requests addressed to 127.0.0.1, localhost or [::1] are accepted; add the names clients use with --allow-host`)
+    warnings.push(
+      `note: listening on ${host}, but only requests addressed to 127.0.0.1, localhost or [::1] are accepted; add the names clients use with --allow-host`
+    )
   }
   return warnings
 }
@@ -708,14 +713,13 @@ export const mcpCommand = async (options: McpCommandOptions = {}): Promise<void>
   const handle = await serve({
     ...rest,
     log,
-    transport: port === undefined
-      ? "stdio"
-      : { http: port, ...security, ...(host !== undefined ? { host } : {}), ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}) }
+    transport:
+      port === undefined
+        ? "stdio"
+        : { http: port, ...security, ...(host !== undefined ? { host } : {}), ...(sessionIdleMs !== undefined ? { sessionIdleMs } : {}) }
   })
   const { registry } = handle.server
-  log(
-    `serving ${port === undefined ? "stdio" : handle.url}; ${registry.size} tool${registry.size === 1 ? "" : "s"} from ${registry.store.description}`
-  )
+  log(`serving ${port === undefined ? "stdio" : handle.url}; ${registry.size} tool${registry.size === 1 ? "" : "s"} from ${registry.store.description}`)
   if (port !== undefined) for (const warning of httpStartupWarnings(host ?? "127.0.0.1", security)) log(warning)
   await serveUntilClosed(handle)
 }

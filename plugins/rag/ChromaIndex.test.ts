@@ -94,14 +94,20 @@ describe.skipIf(server === undefined)("ChromaIndex against a real Chroma server"
     // Mid-build: still the old index.
     assert.strictEqual((await index.query("espresso coffee", 1, 0))[0]?.chunk.id, "coffee.txt#0")
     proceed()
-    const message = await failing.then(() => "resolved", (e: unknown) => errorMessage(e))
+    const message = await failing.then(
+      () => "resolved",
+      (e: unknown) => errorMessage(e)
+    )
     assert.strictEqual(message, "source vanished")
     assert.strictEqual(await index.count(), 3)
     assert.strictEqual((await index.query("espresso coffee", 1, 0))[0]?.chunk.id, "coffee.txt#0")
     assert.deepStrictEqual(await collections(), before, "the half-built collection is gone")
     // A successful rebuild switches over and drops the old collection.
     await index.rebuild([chunk("new.txt", 0, "Volcanoes erupt lava and ash.")])
-    assert.deepStrictEqual((await index.query("lava", 3, 0)).map((h) => h.chunk.id), ["new.txt#0"])
+    assert.deepStrictEqual(
+      (await index.query("lava", 3, 0)).map((h) => h.chunk.id),
+      ["new.txt#0"]
+    )
     const atomic = (await collections()).filter((c) => c.includes("atomic"))
     assert.strictEqual(atomic.length, 2, `alias + one data collection, got ${atomic.join(", ")}`)
   })
@@ -184,7 +190,7 @@ describe.skipIf(server === undefined)("rag commands with the chroma backend and 
         name: "cli"
       })
       assert.isAbove(indexed.json.chunks, 20)
-      assert.include(indexed.text, "into chroma index \"cli\"")
+      assert.include(indexed.text, 'into chroma index "cli"')
       const answer = await queryCommand("What are the steps of the TCP three-way handshake?", {
         backend: "chroma",
         persistDirectory: path.join(work.dir, "chroma"),
@@ -228,7 +234,10 @@ describe("Chroma faults", () => {
 
   it("names the package to install when chromadb is missing", async () => {
     const missing = Object.assign(new Error("Cannot find package 'chromadb'"), { code: "ERR_MODULE_NOT_FOUND" })
-    const message = await expectReason(ChromaIndex.importChroma(() => Promise.reject(missing)), "MissingDependency")
+    const message = await expectReason(
+      ChromaIndex.importChroma(() => Promise.reject(missing)),
+      "MissingDependency"
+    )
     assert.strictEqual(message, "the chroma backend needs the optional package `chromadb`: run `npm install chromadb`")
   })
 

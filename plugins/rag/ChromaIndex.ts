@@ -22,14 +22,7 @@ import { randomBytes } from "node:crypto"
 import type { Chunk, ChunkMetadata, DocumentFormat } from "./chunk.ts"
 import type { Embeddings } from "./Embeddings.ts"
 import { describeFetchError, errorMessage, RagError, throwIfAborted } from "./RagError.ts"
-import {
-  batches,
-  type BuildReport,
-  type CallOptions,
-  checkQueryArgs,
-  type RetrievalIndex,
-  type SearchHit
-} from "./RetrievalIndex.ts"
+import { batches, type BuildReport, type CallOptions, checkQueryArgs, type RetrievalIndex, type SearchHit } from "./RetrievalIndex.ts"
 import { checkName } from "./SimpleIndex.ts"
 import { embeddingText } from "./VectorStore.ts"
 
@@ -230,9 +223,7 @@ export const make = (options: ChromaIndexOptions): RetrievalIndex => {
               timedOut = true
               controller.abort(new Error(`no answer within ${timeoutMs} ms`))
             }, timeoutMs)
-            return result
-              .then((v: unknown) => (isCollection(v) ? watch(v) : v))
-              .finally(() => clearTimeout(timer))
+            return result.then((v: unknown) => (isCollection(v) ? watch(v) : v)).finally(() => clearTimeout(timer))
           }
         }
       })
@@ -272,8 +263,7 @@ export const make = (options: ChromaIndexOptions): RetrievalIndex => {
 
   const isNotFound = async (cause: unknown): Promise<boolean> => {
     const chroma = await loadChroma()
-    return cause instanceof chroma.ChromaNotFoundError ||
-      (cause instanceof Error && /does not exist|not found/i.test(cause.message))
+    return cause instanceof chroma.ChromaNotFoundError || (cause instanceof Error && /does not exist|not found/i.test(cause.message))
   }
 
   const readAlias = async (client: Client): Promise<AliasRecord | undefined> => {
@@ -450,8 +440,7 @@ export const make = (options: ChromaIndexOptions): RetrievalIndex => {
         const live = await liveCollection(client)
         return live === undefined ? 0 : live.collection.count()
       }),
-    fingerprint: (callOptions) =>
-      withClient("read alias", callOptions, async (client) => (await readAlias(client))?.fingerprint),
+    fingerprint: (callOptions) => withClient("read alias", callOptions, async (client) => (await readAlias(client))?.fingerprint),
     clear: (callOptions) =>
       withClient("clear", callOptions, async (client) => {
         const all = await listAll(client)
@@ -468,12 +457,11 @@ export const make = (options: ChromaIndexOptions): RetrievalIndex => {
 }
 
 const isCollection = (v: unknown): v is Collection =>
-  typeof v === "object" && v !== null && typeof (v as { query?: unknown }).query === "function" &&
-  typeof (v as { add?: unknown }).add === "function"
+  typeof v === "object" && v !== null && typeof (v as { query?: unknown }).query === "function" && typeof (v as { add?: unknown }).add === "function"
 
 const listAll = async (client: Client): Promise<Array<string>> => {
   const names: Array<string> = []
-  for (let offset = 0;; offset += 100) {
+  for (let offset = 0; ; offset += 100) {
     const page = await client.listCollections({ limit: 100, offset })
     names.push(...page.map((c) => c.name))
     if (page.length < 100) return names

@@ -75,8 +75,15 @@ describe("OpenAI-compatible embeddings", () => {
     const e = Embeddings.openAI({ baseUrl, apiKey: "sk-test", model: "m1", batchSize: 2 })
     assert.strictEqual(e.id, "openai:m1")
     const vectors = await e.embed(["a", "bb", "ccc"])
-    assert.deepStrictEqual(vectors, [[1, 0], [2, 1], [3, 0]])
-    assert.deepStrictEqual(requests.map((r) => r.body.input), [["a", "bb"], ["ccc"]])
+    assert.deepStrictEqual(vectors, [
+      [1, 0],
+      [2, 1],
+      [3, 0]
+    ])
+    assert.deepStrictEqual(
+      requests.map((r) => r.body.input),
+      [["a", "bb"], ["ccc"]]
+    )
     assert.isTrue(requests.every((r) => r.auth === "Bearer sk-test" && r.body.model === "m1"))
   })
 
@@ -91,7 +98,7 @@ describe("OpenAI-compatible embeddings", () => {
   })
 
   it("reports a malformed body, a refused connection and a slow server", async () => {
-    const malformed = await serve((_req, res) => res.end("{\"data\": [{\"embedding\": \"nope\"}]}"))
+    const malformed = await serve((_req, res) => res.end('{"data": [{"embedding": "nope"}]}'))
     await expectReason(Embeddings.openAI({ baseUrl: malformed }).embed(["x"]), "EmbeddingFailed")
 
     const port = await freePort()

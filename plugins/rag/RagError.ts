@@ -88,7 +88,9 @@ export class RagError extends Data.TaggedError("RagError")<{
  * ```
  */
 export const isRagError = (u: unknown): u is RagError =>
-  typeof u === "object" && u !== null && (u as { readonly _tag?: unknown })._tag === "RagError" &&
+  typeof u === "object" &&
+  u !== null &&
+  (u as { readonly _tag?: unknown })._tag === "RagError" &&
   typeof (u as { readonly reason?: unknown }).reason === "string"
 
 /**
@@ -102,7 +104,7 @@ export const isRagError = (u: unknown): u is RagError =>
  * errorMessage(new Error("boom")) // "boom"
  * ```
  */
-export const errorMessage = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
+export const errorMessage = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
 /**
  * Turn an `fs` failure on `path` into a {@link RagError} (`SourceNotFound` or `SourceUnreadable`). Not part of the public entry point.

@@ -103,10 +103,7 @@ export interface RetrievalIndex {
   /** Add chunks to the current index; a chunk whose id is already present replaces it. */
   readonly add: (chunks: Iterable<Chunk> | AsyncIterable<Chunk>, options?: CallOptions) => Promise<BuildReport>
   /** Replace the whole index with these chunks, atomically. */
-  readonly rebuild: (
-    chunks: Iterable<Chunk> | AsyncIterable<Chunk>,
-    options?: CallOptions & { readonly fingerprint?: string }
-  ) => Promise<BuildReport>
+  readonly rebuild: (chunks: Iterable<Chunk> | AsyncIterable<Chunk>, options?: CallOptions & { readonly fingerprint?: string }) => Promise<BuildReport>
   /** The best `topK` chunks for `text` with a score of at least `minScore`, best first. An empty index answers `[]`. */
   readonly query: (text: string, topK: number, minScore: number, options?: QueryOptions) => Promise<Array<SearchHit>>
   /** Number of chunks in the current index (0 when it was never built). */

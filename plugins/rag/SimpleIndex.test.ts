@@ -42,11 +42,17 @@ describe("SimpleIndex", () => {
     await index.rebuild(corpus)
     const hits = await index.query("how hot should the water be for green tea?", 3, 0)
     assert.strictEqual(hits[0]?.chunk.metadata.source, "tea.txt")
-    assert.isTrue(hits.every((h, i) => i === 0 || hits[i - 1]!.score >= h.score), "best first")
+    assert.isTrue(
+      hits.every((h, i) => i === 0 || hits[i - 1]!.score >= h.score),
+      "best first"
+    )
     assert.lengthOf(await index.query("water tea chain", 1, 0), 1)
     const top = hits[0]!.score
     const strict = await index.query("how hot should the water be for green tea?", 3, top)
-    assert.deepStrictEqual(strict.map((h) => h.chunk.id), ["tea.txt#0"])
+    assert.deepStrictEqual(
+      strict.map((h) => h.chunk.id),
+      ["tea.txt#0"]
+    )
     assert.deepStrictEqual(await index.query("the of and", 3, 0), [], "stop words only")
   })
 
@@ -61,7 +67,10 @@ describe("SimpleIndex", () => {
     assert.strictEqual((await reader.query("espresso", 1, 0))[0]?.chunk.id, "coffee.txt#0")
     // The reader notices that another instance replaced the file.
     await writer.rebuild([chunk("new.txt", 0, "Volcanoes erupt lava.")])
-    assert.deepStrictEqual((await reader.query("lava", 3, 0)).map((h) => h.chunk.id), ["new.txt#0"])
+    assert.deepStrictEqual(
+      (await reader.query("lava", 3, 0)).map((h) => h.chunk.id),
+      ["new.txt#0"]
+    )
     assert.strictEqual(await reader.count(), 1)
   })
 
@@ -70,8 +79,15 @@ describe("SimpleIndex", () => {
     await index.add(corpus)
     await index.add([chunk("tea.txt", 0, "Oolong is partly oxidised."), chunk("tide.txt", 0, "The moon raises tides.")])
     assert.strictEqual(await index.count(), 4)
-    assert.deepStrictEqual((await index.query("green steeped", 3, 0)).map((h) => h.chunk.id), [], "the old text is gone")
-    assert.deepStrictEqual((await index.query("oolong", 3, 0)).map((h) => h.chunk.id), ["tea.txt#0"])
+    assert.deepStrictEqual(
+      (await index.query("green steeped", 3, 0)).map((h) => h.chunk.id),
+      [],
+      "the old text is gone"
+    )
+    assert.deepStrictEqual(
+      (await index.query("oolong", 3, 0)).map((h) => h.chunk.id),
+      ["tea.txt#0"]
+    )
     const again = SimpleIndex.make({ persistDirectory: dir })
     assert.strictEqual(await again.count(), 4)
   })

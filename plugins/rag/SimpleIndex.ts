@@ -25,12 +25,7 @@ import type { Chunk } from "./chunk.ts"
 import type { Embeddings } from "./Embeddings.ts"
 import { checkFusion, type FusionCandidate, type FusionOptions, fuseScores, type RetrievalMode, retrievalModes, vectorShare } from "./fusion.ts"
 import { errorMessage, RagError, throwIfAborted } from "./RagError.ts"
-import {
-  batches,
-  checkQueryArgs,
-  type RetrievalIndex,
-  type SearchHit
-} from "./RetrievalIndex.ts"
+import { batches, checkQueryArgs, type RetrievalIndex, type SearchHit } from "./RetrievalIndex.ts"
 import { processTerm, tokenize } from "./terms.ts"
 import { embeddingText, embedUnit, encodeVector, makeMatrix, nearest, topRows, type VectorMatrix } from "./VectorStore.ts"
 
@@ -94,8 +89,7 @@ const emptyState = (): State => ({
   stamp: undefined
 })
 
-const stampOf = (stat: { readonly ino: number; readonly size: number; readonly mtimeMs: number }): string =>
-  `${stat.ino}:${stat.size}:${stat.mtimeMs}`
+const stampOf = (stat: { readonly ino: number; readonly size: number; readonly mtimeMs: number }): string => `${stat.ino}:${stat.size}:${stat.mtimeMs}`
 
 /**
  * Options of the `simple` backend.
@@ -234,7 +228,10 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
           await handle.write(`,"vectors":{"model":${JSON.stringify(next.model)},"data":{`)
           let firstVector = true
           const { ids } = next.vectors
-          for (const batch of chunkBatches(ids.map((_, row) => row), 1000)) {
+          for (const batch of chunkBatches(
+            ids.map((_, row) => row),
+            1000
+          )) {
             const body = batch.map((row) => `${JSON.stringify(ids[row])}:"${encodeVector(next.vectors.row(row))}"`).join(",")
             await handle.write(firstVector ? body : `,${body}`)
             firstVector = false
@@ -379,9 +376,7 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
         if (chunk !== undefined && !plain.has(id)) yield { chunk, bm25: 0, vector: vectorScale(row) }
       }
     }
-    const known = embeddings?.knows === undefined || words.length === 0
-      ? 1
-      : words.filter((w) => embeddings.knows!(w)).length / words.length
+    const known = embeddings?.knows === undefined || words.length === 0 ? 1 : words.filter((w) => embeddings.knows!(w)).length / words.length
     return fuseScores(candidates(), vectorShare(fusion.vectorWeight, known), topK)
   }
 
@@ -394,11 +389,12 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
     if (base.chunks.size === 0 || text.trim() === "") return []
     if (mode !== "bm25") checkModel(base)
     const depth = Math.max(fusion.depth, topK)
-    const ranked = mode === "bm25"
-      ? bm25Ranking(base, text, topK, minScore)
-      : mode === "vector"
-      ? vectorRanking(base, await embedQuery(text, callOptions?.signal), depth)
-      : hybridRanking(base, text, await embedQuery(text, callOptions?.signal), depth, topK)
+    const ranked =
+      mode === "bm25"
+        ? bm25Ranking(base, text, topK, minScore)
+        : mode === "vector"
+          ? vectorRanking(base, await embedQuery(text, callOptions?.signal), depth)
+          : hybridRanking(base, text, await embedQuery(text, callOptions?.signal), depth, topK)
     return ranked.filter((h) => h.score >= minScore).slice(0, topK)
   }
 
@@ -493,7 +489,8 @@ const load = async (file: string, stamp: string): Promise<State> => {
     throw corrupt(`not JSON (${errorMessage(cause)})`, cause)
   }
   if (parsed.format !== fileFormat) throw corrupt(`not a ${fileFormat} file`)
-  if (parsed.version !== 1 && parsed.version !== 2 && parsed.version !== fileVersion) throw corrupt(`unsupported version ${String(parsed.version)} (expected ${fileVersion})`)
+  if (parsed.version !== 1 && parsed.version !== 2 && parsed.version !== fileVersion)
+    throw corrupt(`unsupported version ${String(parsed.version)} (expected ${fileVersion})`)
   if (!Array.isArray(parsed.chunks) || typeof parsed.index !== "object" || parsed.index === null) {
     throw corrupt("missing chunks or index")
   }

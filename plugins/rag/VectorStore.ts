@@ -23,9 +23,7 @@ import { RagError } from "./RagError.ts"
  * ```
  */
 export const embeddingText = (chunk: Chunk): string =>
-  chunk.metadata.section !== undefined && chunk.metadata.section.length > 0
-    ? `${chunk.metadata.section.join(" > ")}\n${chunk.text}`
-    : chunk.text
+  chunk.metadata.section !== undefined && chunk.metadata.section.length > 0 ? `${chunk.metadata.section.join(" > ")}\n${chunk.text}` : chunk.text
 
 /**
  * One vector per text, unit length, checked to be finite and of one length.
@@ -258,11 +256,7 @@ export const topRows = (scores: Float64Array, count: number, topK: number): Arra
  * console.log(VectorStore.nearest(m, new Float32Array([0.8, 0.6]), 1)) // [{ id: "a", score: 0.800000011920929 }]
  * ```
  */
-export const nearest = (
-  matrix: VectorMatrix,
-  query: Float32Array,
-  topK: number
-): Array<{ readonly id: string; readonly score: number }> => {
+export const nearest = (matrix: VectorMatrix, query: Float32Array, topK: number): Array<{ readonly id: string; readonly score: number }> => {
   if (matrix.size === 0 || query.length !== matrix.dimensions) return []
   const scores = matrix.similarities(query)
   return topRows(scores, matrix.size, topK).map((r) => ({ id: matrix.ids[r]!, score: scores[r]! }))
@@ -280,8 +274,7 @@ export const nearest = (
  * console.log(VectorStore.decodeVector(text)) // Float32Array [1, 0.5]
  * ```
  */
-export const encodeVector = (vector: Float32Array): string =>
-  Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString("base64")
+export const encodeVector = (vector: Float32Array): string => Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString("base64")
 
 /**
  * The inverse of {@link encodeVector}; `undefined` for text that is not such a vector.

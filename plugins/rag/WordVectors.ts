@@ -63,7 +63,11 @@ export interface Table {
  * normaliseWord("Don't") // "dont"
  * ```
  */
-export const normaliseWord = (word: string): string => word.toLowerCase().replace(/['’]s$/, "").replace(/['’]/g, "")
+export const normaliseWord = (word: string): string =>
+  word
+    .toLowerCase()
+    .replace(/['’]s$/, "")
+    .replace(/['’]/g, "")
 
 /**
  * Serialise a table: `LGWV`, the format version, the word count and the dimensions (u32 little
@@ -81,7 +85,8 @@ export const normaliseWord = (word: string): string => word.toLowerCase().replac
  * ```
  */
 export const encodeTable = (words: ReadonlyArray<string>, vectors: Float32Array, dimensions: number): Uint8Array => {
-  if (vectors.length !== words.length * dimensions) throw new RangeError(`${words.length} words need ${words.length * dimensions} numbers, got ${vectors.length}`)
+  if (vectors.length !== words.length * dimensions)
+    throw new RangeError(`${words.length} words need ${words.length * dimensions} numbers, got ${vectors.length}`)
   const text = new TextEncoder().encode(words.join("\n"))
   const padded = Math.ceil(text.length / 4) * 4
   const headerBytes = 20

@@ -27,7 +27,10 @@ describe("splitSpans", () => {
     const para2 = "Kappa lambda mu nu xi omicron pi rho sigma tau."
     const text = `${para1}\n\n${para2}`
     const spans = splitSpans(text, { chunkSize: 70, chunkOverlap: 0 })
-    assert.deepStrictEqual(spans.map((s) => text.slice(s.start, s.end)), [para1, para2])
+    assert.deepStrictEqual(
+      spans.map((s) => text.slice(s.start, s.end)),
+      [para1, para2]
+    )
     const sentences = "One two three four five six. Seven eight nine ten eleven twelve thirteen."
     const cut = splitSpans(sentences, { chunkSize: 45, chunkOverlap: 0 })
     assert.strictEqual(sentences.slice(cut[0]!.start, cut[0]!.end), "One two three four five six.")
@@ -36,7 +39,10 @@ describe("splitSpans", () => {
   it("cuts a word longer than the chunk size inside the word", () => {
     const text = "x".repeat(130)
     const spans = splitSpans(text, { chunkSize: 50, chunkOverlap: 0 })
-    assert.deepStrictEqual(spans.map((s) => s.end - s.start), [50, 50, 30])
+    assert.deepStrictEqual(
+      spans.map((s) => s.end - s.start),
+      [50, 50, 30]
+    )
   })
 
   it("rejects sizes that cannot work", () => {
@@ -58,7 +64,7 @@ describe("splitSpans", () => {
         fc.integer({ min: 0, max: 9 }),
         (parts, size, overlapTenth) => {
           const text = parts.join(" ")
-          const overlap = Math.floor((size / 2 - 1) * overlapTenth / 10)
+          const overlap = Math.floor(((size / 2 - 1) * overlapTenth) / 10)
           const spans = splitSpans(text, { chunkSize: size, chunkOverlap: overlap })
           let coveredTo = 0
           for (const [i, s] of spans.entries()) {
@@ -95,7 +101,10 @@ describe("markdownSections", () => {
       "Call it."
     ].join("\n")
     const sections = markdownSections(md)
-    assert.deepStrictEqual(sections.map((s) => s.path), [[], ["Guide", "Install"], ["Guide", "Install", "Linux"], ["Guide", "Use"]])
+    assert.deepStrictEqual(
+      sections.map((s) => s.path),
+      [[], ["Guide", "Install"], ["Guide", "Install", "Linux"], ["Guide", "Use"]]
+    )
     // "# Guide" has no text of its own: it stays with the next section instead of standing alone.
     assert.isTrue(md.slice(sections[1]!.start, sections[1]!.end).startsWith("# Guide\n\n## Install\n\nRun the installer."))
     assert.isTrue(md.slice(sections[2]!.start, sections[2]!.end).startsWith("### Linux"))
@@ -104,7 +113,10 @@ describe("markdownSections", () => {
   it("ignores # lines inside fenced code and reads setext headings", () => {
     const md = "Title\n=====\n\nText.\n\n```sh\n# not a heading\n```\n\nSub\n---\n\nMore."
     const sections = markdownSections(md)
-    assert.deepStrictEqual(sections.map((s) => s.path), [["Title"], ["Title", "Sub"]])
+    assert.deepStrictEqual(
+      sections.map((s) => s.path),
+      [["Title"], ["Title", "Sub"]]
+    )
     assert.include(md.slice(sections[0]!.start, sections[0]!.end), "# not a heading")
   })
 })
@@ -114,7 +126,10 @@ describe("flattenJson", () => {
     const text = flattenJson({
       name: "Riverside",
       tags: ["a", "b"],
-      branches: [{ city: "North", open: true }, { city: "South", open: false }],
+      branches: [
+        { city: "North", open: true },
+        { city: "South", open: false }
+      ],
       "odd key": null
     })
     assert.strictEqual(
@@ -128,7 +143,7 @@ describe("flattenJson", () => {
         "branches[1].city: South",
         "branches[1].open: false",
         "",
-        "\"odd key\": null"
+        '"odd key": null'
       ].join("\n")
     )
   })

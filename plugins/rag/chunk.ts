@@ -202,11 +202,7 @@ const skipSpace = (text: string, at: number, end: number): number => {
  * // ["one two three four", "five six"]
  * ```
  */
-export const splitSpans = (
-  text: string,
-  options?: ChunkOptions,
-  range: Span = { start: 0, end: text.length }
-): Array<Span> => {
+export const splitSpans = (text: string, options?: ChunkOptions, range: Span = { start: 0, end: text.length }): Array<Span> => {
   const { chunkOverlap, chunkSize } = resolveChunkOptions(options)
   const spans: Array<Span> = []
   const end = range.end
@@ -260,7 +256,11 @@ interface Heading {
 }
 
 const cleanTitle = (raw: string): string =>
-  raw.replace(/\s+#+\s*$/, "").replace(/[*_`]/g, "").replace(/\[([^\]]*)\]\([^)]*\)/g, "$1").trim()
+  raw
+    .replace(/\s+#+\s*$/, "")
+    .replace(/[*_`]/g, "")
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .trim()
 
 /** ATX (`## Title`) and setext (`Title` over `===`/`---`) headings outside fenced code blocks. */
 const findHeadings = (text: string): Array<Heading> => {

@@ -36,7 +36,10 @@ describe("rag index / rag query commands (simple backend)", () => {
     assert.strictEqual(run.code, 0, run.stderr)
     const result = JSON.parse(run.stdout.trim().split("\n").pop()!) as { text: string; json: { indexed: number; results: Array<{ source: string }> } }
     assert.strictEqual(result.json.indexed, 2)
-    assert.deepStrictEqual(result.json.results.map((r) => r.source), ["kb/tea.md"])
+    assert.deepStrictEqual(
+      result.json.results.map((r) => r.source),
+      ["kb/tea.md"]
+    )
     assert.match(result.text, /^\[Source 1, score=[\d.]+ \(kb\/tea\.md > Tea > Green, chunk 0\)\]\n# Tea\n\n## Green\n\nSteep green tea/)
   })
 
@@ -46,7 +49,7 @@ describe("rag index / rag query commands (simple backend)", () => {
     assert.strictEqual(r.json.indexed, 0)
     assert.strictEqual(
       r.text,
-      "No results: the simple index \"default\" at nowhere/default.json is empty or was never built. Build it with `lambdagent rag index <source>`."
+      'No results: the simple index "default" at nowhere/default.json is empty or was never built. Build it with `lambdagent rag index <source>`.'
     )
   })
 

@@ -117,8 +117,7 @@ export interface CommandResult<J> {
   readonly json: J
 }
 
-const asRagError = (cause: unknown): RagError =>
-  isRagError(cause) ? cause : new RagError({ reason: "BackendFailed", message: errorMessage(cause), cause })
+const asRagError = (cause: unknown): RagError => (isRagError(cause) ? cause : new RagError({ reason: "BackendFailed", message: errorMessage(cause), cause }))
 
 const locate = (options: IndexLocationOptions) => {
   const backend = options.backend ?? "simple"
@@ -139,8 +138,7 @@ const locate = (options: IndexLocationOptions) => {
 }
 
 /** A location for messages: paths inside `baseDir` are shown relative to it. */
-const displayLocation = (location: string, baseDir: string): string =>
-  location.split(`${path.resolve(baseDir)}${path.sep}`).join("")
+const displayLocation = (location: string, baseDir: string): string => location.split(`${path.resolve(baseDir)}${path.sep}`).join("")
 
 /**
  * Index a source (files or directories): read, chunk, and atomically replace the index. The old
@@ -155,10 +153,7 @@ const displayLocation = (location: string, baseDir: string): string =>
  * console.log(text) // Indexed 12 chunks from 3 files into simple index "default" at .rag/default.json in 15 ms.
  * ```
  */
-export const indexCommand = async (
-  source: string | ReadonlyArray<string>,
-  options: IndexCommandOptions = {}
-): Promise<CommandResult<IndexSummary>> => {
+export const indexCommand = async (source: string | ReadonlyArray<string>, options: IndexCommandOptions = {}): Promise<CommandResult<IndexSummary>> => {
   const baseDir = options.baseDir ?? process.cwd()
   try {
     const chunkSize = options.chunkSize ?? 1000
@@ -255,10 +250,7 @@ export interface QuerySummary {
  * console.log(text)
  * ```
  */
-export const queryCommand = async (
-  question: string,
-  options: QueryCommandOptions = {}
-): Promise<CommandResult<QuerySummary>> => {
+export const queryCommand = async (question: string, options: QueryCommandOptions = {}): Promise<CommandResult<QuerySummary>> => {
   const baseDir = options.baseDir ?? process.cwd()
   try {
     if (question.trim() === "") throw new RagError({ reason: "InvalidConfig", message: "the question is empty" })
@@ -267,9 +259,7 @@ export const queryCommand = async (
     try {
       const callOptions = options.signal === undefined ? {} : { signal: options.signal }
       const indexed = await opened.index.count(callOptions)
-      const hits = indexed === 0
-        ? []
-        : await opened.index.query(question, options.topK ?? 3, options.minScore ?? 0, callOptions)
+      const hits = indexed === 0 ? [] : await opened.index.query(question, options.topK ?? 3, options.minScore ?? 0, callOptions)
       const summary: QuerySummary = {
         query: question,
         backend: options.backend ?? "simple",
@@ -277,9 +267,10 @@ export const queryCommand = async (
         indexed,
         results: toJsonResults(hits)
       }
-      const text = indexed === 0
-        ? `No results: the ${summary.backend} index "${summary.name}" at ${displayLocation(opened.location, baseDir)} is empty or was never built. Build it with \`lambdagent rag index <source>\`.`
-        : formatHits(hits, options.format ?? "numbered", question)
+      const text =
+        indexed === 0
+          ? `No results: the ${summary.backend} index "${summary.name}" at ${displayLocation(opened.location, baseDir)} is empty or was never built. Build it with \`lambdagent rag index <source>\`.`
+          : formatHits(hits, options.format ?? "numbered", question)
       return { text, json: summary }
     } finally {
       await opened.close()

@@ -38,7 +38,10 @@ export const EmbeddingsConfig = z.strictObject({
   provider: z.enum(["local", "hashing", "openai"]).default("local"),
   model: z.string().min(1).optional(),
   baseUrl: z.url().optional(),
-  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").optional(),
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")
+    .optional(),
   dimensions: z.number().int().min(2).max(65_536).optional(),
   timeoutMs: z.number().int().positive().optional()
 })
@@ -56,9 +59,7 @@ export const EmbeddingsConfig = z.strictObject({
  */
 export type EmbeddingsConfig = z.output<typeof EmbeddingsConfig>
 
-const indexName = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit")
+const indexName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "1 to 100 letters, digits, '.', '_' or '-', starting with a letter or digit")
 
 /**
  * The YAML `rag:` block. Unknown keys are rejected (they are usually typos).

@@ -222,5 +222,12 @@ export const evaluationTable = (rows: ReadonlyArray<EvaluationRow>): string => {
   const header = ["mode", "kind", "questions", "recall@1", "recall@3", "MRR"]
   const body = rows.map((r) => [r.mode, r.kind, String(r.questions), r.recallAt1.toFixed(3), r.recallAt3.toFixed(3), r.mrr.toFixed(3)])
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)))
-  return [header, ...body].map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n")
+  return [header, ...body]
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join("  ")
+        .trimEnd()
+    )
+    .join("\n")
 }

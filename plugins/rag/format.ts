@@ -127,9 +127,7 @@ export const formatHits = (hits: ReadonlyArray<SearchHit>, format: OutputFormat,
     case "plain":
       return hits.length === 0 ? noResults(query) : hits.map((h) => h.chunk.text).join("\n\n")
     case "numbered":
-      return hits.length === 0
-        ? noResults(query)
-        : hits.map((h, i) => `${sourceHeader(h, i + 1)}\n${h.chunk.text}`).join("\n\n")
+      return hits.length === 0 ? noResults(query) : hits.map((h, i) => `${sourceHeader(h, i + 1)}\n${h.chunk.text}`).join("\n\n")
   }
 }
 
@@ -152,5 +150,4 @@ export const formatHits = (hits: ReadonlyArray<SearchHit>, format: OutputFormat,
  * console.log(contextPrompt("Why?", "[Source 1, score=1.000 (a.txt, chunk 0)]\nBecause."))
  * ```
  */
-export const contextPrompt = (input: string, context: string): string =>
-  `[Retrieved Context]\n${context}\n\n[Question]\n${input}`
+export const contextPrompt = (input: string, context: string): string => `[Retrieved Context]\n${context}\n\n[Question]\n${input}`

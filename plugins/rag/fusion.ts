@@ -136,8 +136,7 @@ export interface FusionCandidate {
  * console.log(vectorShare(0.7, 0.5)) // 0.35
  * ```
  */
-export const vectorShare = (vectorWeight: number, knownShare: number): number =>
-  vectorWeight * Math.min(1, Math.max(0, knownShare))
+export const vectorShare = (vectorWeight: number, knownShare: number): number => vectorWeight * Math.min(1, Math.max(0, knownShare))
 
 /**
  * The `limit` best candidates by `weight × vector + (1 − weight) × bm25`, best first; among

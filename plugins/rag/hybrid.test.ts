@@ -27,20 +27,34 @@ describe("WordVectors", () => {
     assert.isAbove(dot(question!, refunds!), dot(question!, tides!) + 0.1)
     assert.deepStrictEqual(await encoder.embed([]), [])
     const [empty] = await encoder.embed(["  ... "])
-    assert.isTrue(empty!.every((x) => x === 0), "a text without words has the zero vector")
+    assert.isTrue(
+      empty!.every((x) => x === 0),
+      "a text without words has the zero vector"
+    )
   })
 
   it("looks inflected words up by their stem, compounds by their parts, and leaves unknown words out", async () => {
     const table = WordVectors.shippedTable()
     for (const word of ["refunding", "oxidised", "houseplants", "xqbcrypt"]) assert.isFalse(table.rows.has(word), word)
     const [refunding, refund, oxidised, oxidized, houseplants, house, plants, unknown, zebra] = await encoder.embed([
-      "refunding", "refund", "oxidised", "oxidized", "houseplants", "house", "plants", "xqbcrypt", "zebra xqbcrypt"
+      "refunding",
+      "refund",
+      "oxidised",
+      "oxidized",
+      "houseplants",
+      "house",
+      "plants",
+      "xqbcrypt",
+      "zebra xqbcrypt"
     ])
     assert.closeTo(dot(refunding!, refund!), 1, 1e-6)
     assert.closeTo(dot(oxidised!, oxidized!), 1, 1e-6, "British spelling")
     assert.isAbove(dot(houseplants!, house!), 0.3)
     assert.isAbove(dot(houseplants!, plants!), 0.3)
-    assert.isTrue(unknown!.every((x) => x === 0), "an unknown word alone has the zero vector")
+    assert.isTrue(
+      unknown!.every((x) => x === 0),
+      "an unknown word alone has the zero vector"
+    )
     assert.deepStrictEqual(zebra, (await encoder.embed(["zebra"]))[0], "and adds nothing beside known words")
   })
 
@@ -48,7 +62,14 @@ describe("WordVectors", () => {
     const bytes = WordVectors.encodeTable(["tea", "coffee", "thé"], new Float32Array([1, 0, 0.5, -0.5, 0, 0.25]), 2)
     const table = WordVectors.decodeTable(bytes)
     assert.strictEqual(table.dimensions, 2)
-    assert.deepStrictEqual([...table.rows], [["tea", 0], ["coffee", 1], ["thé", 2]])
+    assert.deepStrictEqual(
+      [...table.rows],
+      [
+        ["tea", 0],
+        ["coffee", 1],
+        ["thé", 2]
+      ]
+    )
     assert.closeTo(table.values[2]! * table.scales[1]!, 0.5, 0.005)
     assert.closeTo(table.values[5]! * table.scales[2]!, 0.25, 0.005)
     const fails = (b: Uint8Array, detail: RegExp) => {
@@ -78,17 +99,35 @@ describe("fusion and vector search", () => {
       { chunk: c("both"), bm25: 0.6, vector: 0.9 }
     ]
     const fused = fuseScores(candidates, 0.7, 10)
-    assert.deepStrictEqual(fused.map((h) => h.chunk.id), ["both#0", "meaning#0", "words#0"])
+    assert.deepStrictEqual(
+      fused.map((h) => h.chunk.id),
+      ["both#0", "meaning#0", "words#0"]
+    )
     assert.closeTo(fused[0]!.score, 0.7 * 0.9 + 0.3 * 0.6, 1e-12)
-    assert.deepStrictEqual(fuseScores(candidates, 0, 10).map((h) => h.chunk.id), ["words#0", "both#0", "meaning#0"], "BM25 alone")
-    assert.deepStrictEqual(fuseScores(candidates, 1, 10).map((h) => h.chunk.id), ["meaning#0", "both#0", "words#0"], "vectors alone")
-    assert.deepStrictEqual(fuseScores(candidates, 0.7, 2).map((h) => h.chunk.id), ["both#0", "meaning#0"], "the best two, selected")
+    assert.deepStrictEqual(
+      fuseScores(candidates, 0, 10).map((h) => h.chunk.id),
+      ["words#0", "both#0", "meaning#0"],
+      "BM25 alone"
+    )
+    assert.deepStrictEqual(
+      fuseScores(candidates, 1, 10).map((h) => h.chunk.id),
+      ["meaning#0", "both#0", "words#0"],
+      "vectors alone"
+    )
+    assert.deepStrictEqual(
+      fuseScores(candidates, 0.7, 2).map((h) => h.chunk.id),
+      ["both#0", "meaning#0"],
+      "the best two, selected"
+    )
     assert.deepStrictEqual(fuseScores(candidates, 0.7, 0), [])
     assert.strictEqual(vectorShare(0.7, 1), 0.7)
     assert.closeTo(vectorShare(0.7, 0.5), 0.35, 1e-12)
     assert.strictEqual(vectorShare(0.7, 0), 0)
     assert.deepStrictEqual(checkFusion(undefined), { vectorWeight: 0.7, depth: 50 })
-    assert.throws(() => checkFusion({ vectorWeight: 1.5, depth: 0 }), /fusion.vectorWeight must be from 0 to 1, got 1.5; fusion.depth must be a positive integer, got 0/)
+    assert.throws(
+      () => checkFusion({ vectorWeight: 1.5, depth: 0 }),
+      /fusion.vectorWeight must be from 0 to 1, got 1.5; fusion.depth must be a positive integer, got 0/
+    )
     assert.throws(() => SimpleIndex.make({ embeddings: encoder, fusion: { vectorWeight: Number.NaN } }), /vectorWeight/)
   })
 
@@ -97,7 +136,10 @@ describe("fusion and vector search", () => {
     matrix.set("x", new Float32Array([1, 0]))
     matrix.set("y", new Float32Array([0, 1]))
     matrix.set("z", new Float32Array([Math.SQRT1_2, Math.SQRT1_2]))
-    assert.deepStrictEqual(VectorStore.nearest(matrix, new Float32Array([1, 0]), 2).map((h) => h.id), ["x", "z"])
+    assert.deepStrictEqual(
+      VectorStore.nearest(matrix, new Float32Array([1, 0]), 2).map((h) => h.id),
+      ["x", "z"]
+    )
     assert.deepStrictEqual(VectorStore.nearest(matrix, new Float32Array([1, 0, 0]), 2), [], "a query of another length matches nothing")
     const v = new Float32Array([0.25, -1.5, 3])
     assert.deepStrictEqual(VectorStore.decodeVector(VectorStore.encodeVector(v)), v)
@@ -107,7 +149,7 @@ describe("fusion and vector search", () => {
   it("stores vectors in one matrix that grows, replaces by id in place, copies independently and scores like a plain loop", () => {
     const random = (() => {
       let seed = 7
-      return () => ((seed = (seed * 16807) % 2147483647) / 2147483647) - 0.5
+      return () => (seed = (seed * 16807) % 2147483647) / 2147483647 - 0.5
     })()
     const plain = new Map<string, Float32Array>()
     const matrix = VectorStore.makeMatrix()
@@ -123,8 +165,10 @@ describe("fusion and vector search", () => {
     assert.strictEqual(matrix.rowOf("c3"), 3)
     assert.deepStrictEqual(matrix.row(3), replaced)
     const query = Float32Array.from({ length: 16 }, random)
-    const expected = [...plain].map(([id, v]) => ({ id, score: v.reduce((sum, x, i) => sum + x * query[i]!, 0) }))
-      .sort((a, b) => b.score - a.score).slice(0, 10)
+    const expected = [...plain]
+      .map(([id, v]) => ({ id, score: v.reduce((sum, x, i) => sum + x * query[i]!, 0) }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, 10)
     assert.deepStrictEqual(VectorStore.nearest(matrix, query, 10), expected, "the same ids and the same numbers")
     assert.deepStrictEqual(VectorStore.topRows(new Float64Array([0.5, 0.9, 0.5, 0.1]), 4, 3), [1, 0, 2], "ties keep row order")
 
@@ -213,10 +257,16 @@ describe("SimpleIndex with vectors", () => {
     const written = JSON.parse(await fs.readFile(file, "utf8"))
     await fs.writeFile(file, JSON.stringify({ ...written, version: 2 }))
     const reopened = SimpleIndex.make({ persistDirectory: dir, name: "old", embeddings: encoder })
-    assert.deepStrictEqual((await reopened.query("moon range", 1, 0, { mode: "bm25" })).map((h) => h.chunk.id), ["tides.txt#0"])
+    assert.deepStrictEqual(
+      (await reopened.query("moon range", 1, 0, { mode: "bm25" })).map((h) => h.chunk.id),
+      ["tides.txt#0"]
+    )
     for (const mode of ["vector", "hybrid"] as const) {
       const message = await expectReason(reopened.query("moon range", 1, 0, { mode }), "InvalidConfig")
-      assert.include(message, 'simple index "old" was built with embeddings use-lite-512 but is used with use-lite-words-128: rebuild it (lambdagent rag index)')
+      assert.include(
+        message,
+        'simple index "old" was built with embeddings use-lite-512 but is used with use-lite-words-128: rebuild it (lambdagent rag index)'
+      )
     }
     assert.isUndefined(await reopened.fingerprint(), "fromConfig rebuilds it on first use")
     await fs.writeFile(file, JSON.stringify({ ...written, version: 4 }))
@@ -288,8 +338,7 @@ describe("retrieval quality on the labelled example set", () => {
       await index.rebuild(chunks)
       for (const h of [0, 1]) scored[h]!.push((await evaluate(index, halves[h]!, ["hybrid"])).rows)
     }
-    const better = (h: number, kind: string) =>
-      Math.max(rowOf(baseline[h]!, "bm25", kind).recallAt3, rowOf(baseline[h]!, "vector", kind).recallAt3)
+    const better = (h: number, kind: string) => Math.max(rowOf(baseline[h]!, "bm25", kind).recallAt3, rowOf(baseline[h]!, "vector", kind).recallAt3)
     const holds = (h: number, w: number) => kinds.filter((kind) => rowOf(scored[h]![w]!, "hybrid", kind).recallAt3 >= better(h, kind)).length
     const merit = (h: number, w: number): [number, number, number] => {
       const all = rowOf(scored[h]![w]!, "hybrid", "all")
@@ -299,12 +348,17 @@ describe("retrieval quality on the labelled example set", () => {
       const at = a.findIndex((x, i) => x !== b[i])
       return at >= 0 && a[at]! > b[at]!
     }
-    for (const [tune, test] of [[0, 1], [1, 0]] as const) {
+    for (const [tune, test] of [
+      [0, 1],
+      [1, 0]
+    ] as const) {
       const best = weights.map((_, w) => merit(tune, w)).reduce((top, m) => (outranks(m, top) ? m : top))
       const tied = weights.map((_, w) => w).filter((w) => !outranks(best, merit(tune, w)))
       const chosen = tied[Math.floor(tied.length / 2)]!
       const heldOut = rowOf(scored[test]![chosen]!, "hybrid", "all")
-      console.log(`tuned on half ${tune + 1}: vector weight ${weights[chosen]} (of ${tied.map((w) => weights[w]).join(", ")}); half ${test + 1}: recall@3 ${heldOut.recallAt3.toFixed(3)}, MRR ${heldOut.mrr.toFixed(3)}`)
+      console.log(
+        `tuned on half ${tune + 1}: vector weight ${weights[chosen]} (of ${tied.map((w) => weights[w]).join(", ")}); half ${test + 1}: recall@3 ${heldOut.recallAt3.toFixed(3)}, MRR ${heldOut.mrr.toFixed(3)}`
+      )
       for (const kind of kinds) {
         assert.isAtLeast(rowOf(scored[test]![chosen]!, "hybrid", kind).recallAt3, better(test, kind), `half ${test + 1}, ${kind}`)
       }
@@ -327,16 +381,20 @@ describe("evalCommand", () => {
   afterAll(() => work.cleanup())
 
   it("measures an index built by indexCommand, per mode and kind", async () => {
-    await fs.writeFile(path.join(work.dir, "q.json"), JSON.stringify([
-      { question: "how do I get my money back for a yearly plan", kind: "paraphrase", source: "refunds-annual.md" },
-      { question: "What is the 3-2-1 backup rule?", kind: "lexical", source: ["backups.md", "docs/nowhere.md"] }
-    ]))
+    await fs.writeFile(
+      path.join(work.dir, "q.json"),
+      JSON.stringify([
+        { question: "how do I get my money back for a yearly plan", kind: "paraphrase", source: "refunds-annual.md" },
+        { question: "What is the 3-2-1 backup rule?", kind: "lexical", source: ["backups.md", "docs/nowhere.md"] }
+      ])
+    )
     await indexCommand(path.join(examplesDir, "docs"), { baseDir: work.dir, persistDirectory: "idx" })
     const { json, text } = await evalCommand({ baseDir: work.dir, persistDirectory: "idx", questions: "q.json", modes: ["bm25", "hybrid"] })
     assert.strictEqual(json.questions, 2)
-    assert.deepStrictEqual(json.rows.map((r) => `${r.mode}/${r.kind}`), [
-      "bm25/paraphrase", "bm25/lexical", "bm25/all", "hybrid/paraphrase", "hybrid/lexical", "hybrid/all"
-    ])
+    assert.deepStrictEqual(
+      json.rows.map((r) => `${r.mode}/${r.kind}`),
+      ["bm25/paraphrase", "bm25/lexical", "bm25/all", "hybrid/paraphrase", "hybrid/lexical", "hybrid/all"]
+    )
     const hybridAll = json.rows.find((r) => r.mode === "hybrid" && r.kind === "all")!
     assert.strictEqual(hybridAll.recallAt3, 1)
     assert.match(text, /mode\s+kind\s+questions\s+recall@1\s+recall@3\s+MRR/)

@@ -39,12 +39,19 @@ describe("ingest", () => {
     })
     const result = await ingest("kb", { baseDir: dir })
     assert.deepStrictEqual(result.files, ["kb/a.md", "kb/sub/b.txt", "kb/sub/deeper/c.json"])
-    assert.deepStrictEqual(result.chunks.map((c) => c.text), ["# A\n\nAlpha text.", "Bravo text.", "charlie: text"])
-    assert.deepStrictEqual(result.chunks.map((c) => c.metadata.format), ["markdown", "text", "json"])
     assert.deepStrictEqual(
-      result.skipped.map((s) => `${s.path}: ${s.reason}`).sort(),
-      ["kb/.hidden.md: hidden entry", "kb/logo.png: unsupported file type .png", "kb/node_modules: node_modules is not ingested"]
+      result.chunks.map((c) => c.text),
+      ["# A\n\nAlpha text.", "Bravo text.", "charlie: text"]
     )
+    assert.deepStrictEqual(
+      result.chunks.map((c) => c.metadata.format),
+      ["markdown", "text", "json"]
+    )
+    assert.deepStrictEqual(result.skipped.map((s) => `${s.path}: ${s.reason}`).sort(), [
+      "kb/.hidden.md: hidden entry",
+      "kb/logo.png: unsupported file type .png",
+      "kb/node_modules: node_modules is not ingested"
+    ])
   })
 
   it("fails clearly for a missing source and for an explicit unsupported file", async () => {
@@ -63,12 +70,15 @@ describe("ingest", () => {
     assert.strictEqual(error.message, "big/huge.txt is 15000 bytes, above the limit of 10000 bytes (raise maxFileBytes or split the file)")
     const skipped = await ingest("big", { baseDir: dir, maxFileBytes: 10_000, onFileError: "skip" })
     assert.deepStrictEqual(skipped.files, ["big/small.txt"])
-    assert.deepStrictEqual(skipped.chunks.map((c) => c.text), ["tiny file"])
+    assert.deepStrictEqual(
+      skipped.chunks.map((c) => c.text),
+      ["tiny file"]
+    )
     assert.strictEqual(skipped.skipped[0]?.path, "big/huge.txt")
   })
 
   it("reports invalid JSON inside a directory", async () => {
-    await writeTree(dir, { "j/ok.json": "[1,2]", "j/broken.json": "{\"a\":" })
+    await writeTree(dir, { "j/ok.json": "[1,2]", "j/broken.json": '{"a":' })
     const error = await rejectsWith(ingest("j", { baseDir: dir }), "InvalidSource")
     assert.include(error.message, "j/broken.json is not valid JSON")
   })
@@ -90,7 +100,10 @@ describe("ingest", () => {
     await fs.symlink(path.join(dir, "loop"), path.join(dir, "loop", "again"))
     const result = await ingest("loop", { baseDir: dir })
     assert.deepStrictEqual(result.files, ["loop/a.txt"])
-    assert.include(result.skipped.map((s) => s.reason), "directory already visited (link cycle)")
+    assert.include(
+      result.skipped.map((s) => s.reason),
+      "directory already visited (link cycle)"
+    )
   })
 
   it.skipIf(fileModesUnavailable !== undefined)("reports an unreadable (chmod 000) file and directory as SourceUnreadable", async () => {

@@ -261,10 +261,7 @@ export const scanSource = async (
  * const text = await readDocument(files[0]!, { maxFileBytes: 1_000_000 })
  * ```
  */
-export const readDocument = async (
-  file: SourceFile,
-  options?: Pick<IngestOptions, "maxFileBytes" | "signal">
-): Promise<string> => {
+export const readDocument = async (file: SourceFile, options?: Pick<IngestOptions, "maxFileBytes" | "signal">): Promise<string> => {
   const maxFileBytes = resolveMaxFileBytes(options?.maxFileBytes)
   const tooLarge = (size: number): RagError =>
     new RagError({
@@ -327,10 +324,7 @@ const resolveMaxFileBytes = (value: number | undefined): number => {
  * for await (const chunk of chunkFiles(scan, { chunkSize: 800 })) console.log(chunk.id)
  * ```
  */
-export async function* chunkFiles(
-  scan: SourceScan,
-  options?: IngestOptions & { readonly onSkip?: (skipped: SkippedFile) => void }
-): AsyncGenerator<Chunk> {
+export async function* chunkFiles(scan: SourceScan, options?: IngestOptions & { readonly onSkip?: (skipped: SkippedFile) => void }): AsyncGenerator<Chunk> {
   const sizes = resolveChunkOptions(options)
   resolveMaxFileBytes(options?.maxFileBytes)
   for (const file of scan.files) {

@@ -97,9 +97,11 @@ const stem = (word: string): string => {
  * ```
  */
 export const processTerm = (token: string): string | null => {
-  const lower = token.toLowerCase().replace(/['’]s$/, "").replace(/['’]/g, "")
+  const lower = token
+    .toLowerCase()
+    .replace(/['’]s$/, "")
+    .replace(/['’]/g, "")
   if (lower === "" || stopWords.has(lower)) return null
   if (lower.length === 1 && !cjk.test(lower) && !/\p{N}/u.test(lower)) return null
   return /^[a-z]+$/.test(lower) ? stem(lower) : lower
 }
-

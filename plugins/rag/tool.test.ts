@@ -35,7 +35,7 @@ describe("ragTool", () => {
   it("accepts {query} objects (as JSON text too) and rejects empty queries", async () => {
     const tool = ragTool({ index, format: "plain", topK: 1 })
     assert.strictEqual(await callTool(tool, { query: "espresso" }), "Espresso is brewed by forcing hot water through ground coffee.")
-    assert.strictEqual(await callTool(tool, "{\"query\":\"espresso\"}"), "Espresso is brewed by forcing hot water through ground coffee.")
+    assert.strictEqual(await callTool(tool, '{"query":"espresso"}'), "Espresso is brewed by forcing hot water through ground coffee.")
     const error = await Effect.runPromise(Effect.flip(Tools.call(tool, "   ")))
     assert.strictEqual(error.reason, "InvalidInput")
     assert.include(error.message, "the query is empty")
@@ -48,18 +48,18 @@ describe("ragTool", () => {
     }
     assert.strictEqual(json.query, "hot water tea coffee")
     assert.lengthOf(json.results, 2)
-    assert.deepStrictEqual(json.results.map((r) => r.rank), [1, 2])
+    assert.deepStrictEqual(
+      json.results.map((r) => r.rank),
+      [1, 2]
+    )
     assert.deepStrictEqual(json.results.map((r) => r.source).sort(), ["coffee.txt", "tea.txt"])
     const none = JSON.parse(String(await callTool(ragTool({ index, format: "json", minScore: 1e6 }), "tea"))) as { results: [] }
     assert.deepStrictEqual(none.results, [])
   })
 
   it("says there are no results instead of failing", async () => {
-    assert.strictEqual(await callTool(ragTool({ index }), "quantum chromodynamics"), "No relevant passages found for \"quantum chromodynamics\".")
-    assert.strictEqual(
-      await callTool(ragTool({ index: SimpleIndex.memory() }), "tea"),
-      "No relevant passages found for \"tea\"."
-    )
+    assert.strictEqual(await callTool(ragTool({ index }), "quantum chromodynamics"), 'No relevant passages found for "quantum chromodynamics".')
+    assert.strictEqual(await callTool(ragTool({ index: SimpleIndex.memory() }), "tea"), 'No relevant passages found for "tea".')
   })
 })
 
@@ -71,10 +71,7 @@ describe("retrieveContext", () => {
     assert.strictEqual(first, "[Retrieved Context]")
     assert.match(second!, header)
     assert.strictEqual(rest.join("\n"), "Green tea is steeped at 75 degrees for two minutes.\n\n[Question]\nHow hot for green tea?")
-    assert.strictEqual(
-      await retrieveContext("zzz", { index }),
-      "[Retrieved Context]\nNo relevant passages found for \"zzz\".\n\n[Question]\nzzz"
-    )
+    assert.strictEqual(await retrieveContext("zzz", { index }), '[Retrieved Context]\nNo relevant passages found for "zzz".\n\n[Question]\nzzz')
   })
 })
 
@@ -129,7 +126,10 @@ describe("fromConfig", () => {
     const rag = fromConfig({ source: "kb", persistDirectory: ".rag", topK: 1, agentic: false }, base)
     assert.strictEqual(rag.config.agentic, false)
     const prompt = await rag.retrieve("chain oil")
-    assert.match(prompt, /^\[Retrieved Context\]\n\[Source 1, score=[\d.]+ \(kb\/bikes\.md > Bikes, chunk 0\)\]\n# Bikes\n\nOil the chain monthly\.\n\n\[Question\]\nchain oil$/)
+    assert.match(
+      prompt,
+      /^\[Retrieved Context\]\n\[Source 1, score=[\d.]+ \(kb\/bikes\.md > Bikes, chunk 0\)\]\n# Bikes\n\nOil the chain monthly\.\n\n\[Question\]\nchain oil$/
+    )
     const file = path.join(base, ".rag", "default.json")
     const firstWrite = (await fs.stat(file)).mtimeMs
     // A second runtime over the same files reuses the persisted index.

@@ -63,11 +63,7 @@ export interface RagToolOptions extends RetrieveOptions {
  * ```
  */
 export const RagQueryInput: z.ZodType<string> = z
-  .union([
-    z.string(),
-    z.number().transform(String),
-    z.object({ query: z.string() }).transform((o) => o.query)
-  ])
+  .union([z.string(), z.number().transform(String), z.object({ query: z.string() }).transform((o) => o.query)])
   .pipe(z.string().trim().min(1, "the query is empty"))
 
 const settings = (options: RetrieveOptions): { topK: number; minScore: number; format: OutputFormat } => {
@@ -90,10 +86,7 @@ const settings = (options: RetrieveOptions): { topK: number; minScore: number; f
  * console.log(hits) // []
  * ```
  */
-export const search = (
-  query: string,
-  options: RetrieveOptions & { readonly signal?: AbortSignal }
-): Promise<Array<SearchHit>> => {
+export const search = (query: string, options: RetrieveOptions & { readonly signal?: AbortSignal }): Promise<Array<SearchHit>> => {
   const { minScore, topK } = settings(options)
   return options.index.query(query, topK, minScore, options.signal === undefined ? {} : { signal: options.signal })
 }
@@ -109,10 +102,8 @@ export const search = (
  * console.log(await retrieve("green tea", { index: SimpleIndex.memory() })) // No relevant passages found for "green tea".
  * ```
  */
-export const retrieve = async (
-  query: string,
-  options: RetrieveOptions & { readonly signal?: AbortSignal }
-): Promise<string> => formatHits(await search(query, options), settings(options).format, query)
+export const retrieve = async (query: string, options: RetrieveOptions & { readonly signal?: AbortSignal }): Promise<string> =>
+  formatHits(await search(query, options), settings(options).format, query)
 
 /**
  * The non-agentic mode: search with the whole input and return the input with the context in
@@ -135,10 +126,8 @@ export const retrieve = async (
  * console.log(prompt.startsWith("[Retrieved Context]\n")) // true
  * ```
  */
-export const retrieveContext = async (
-  input: string,
-  options: RetrieveOptions & { readonly signal?: AbortSignal }
-): Promise<string> => contextPrompt(input, await retrieve(input, options))
+export const retrieveContext = async (input: string, options: RetrieveOptions & { readonly signal?: AbortSignal }): Promise<string> =>
+  contextPrompt(input, await retrieve(input, options))
 
 /**
  * The `rag_retrieve` tool (kind `rag`): takes a query and answers with the formatted passages.
@@ -159,7 +148,8 @@ export const retrieveContext = async (
  */
 export const ragTool = (options: RagToolOptions): Tools.ToolDefinition<string> => {
   const { format, minScore, topK } = settings(options)
-  const description = options.description ??
+  const description =
+    options.description ??
     `Search the knowledge base and return the ${topK} most relevant passages, each with its source. ` +
       `Input: a search query in plain words (for example the question, or its key terms).`
   return Tools.define<string>({

@@ -4,15 +4,7 @@ import * as Effect from "effect/Effect"
 import { Redis } from "ioredis"
 import { MemoryStore } from "lambdagent"
 import { memoryStoreConformance } from "../../src/testing/MemoryStoreKit.ts"
-import {
-  failureOf,
-  freePort,
-  hasRedisServer,
-  openScoped,
-  type RedisServer,
-  redisServer,
-  startWorker
-} from "../../test/fixtures/helpers.ts"
+import { failureOf, freePort, hasRedisServer, openScoped, type RedisServer, redisServer, startWorker } from "../../test/fixtures/helpers.ts"
 import { deleteRedisKeys, redisUnavailable, testRedisUrl } from "../../test/fixtures/redis.ts"
 import { waitFor } from "../../test/fixtures/waitFor.ts"
 import * as RedisMemory from "./index.ts"
@@ -32,10 +24,14 @@ afterAll(async () => {
   await deleteRedisKeys(prefix, url)
 })
 
-memoryStoreConformance("redis", async ({ maxEntries }) => {
-  const { value: store, close } = await openScoped(RedisMemory.make({ url, keyPrefix: prefix, maxEntries }))
-  return { store, cleanup: close }
-}, unavailable === undefined ? {} : { skip: unavailable })
+memoryStoreConformance(
+  "redis",
+  async ({ maxEntries }) => {
+    const { value: store, close } = await openScoped(RedisMemory.make({ url, keyPrefix: prefix, maxEntries }))
+    return { store, cleanup: close }
+  },
+  unavailable === undefined ? {} : { skip: unavailable }
+)
 
 describe.skipIf(unavailable !== undefined)("RedisMemory", () => {
   it("lays out one key per entry plus three sorted sets per namespace under the prefix", async () => {
@@ -70,7 +66,10 @@ describe.skipIf(unavailable !== undefined)("RedisMemory", () => {
       for (const key of ["a", "b", "c"]) await Effect.runPromise(store.put("global", key, key))
       const k = RedisMemory.keys(p, "global")
       await client.del(k.valuePrefix + "c")
-      assert.deepStrictEqual((await Effect.runPromise(store.listRecent("global", 10))).map((e) => e.key), ["b", "a"])
+      assert.deepStrictEqual(
+        (await Effect.runPromise(store.listRecent("global", 10))).map((e) => e.key),
+        ["b", "a"]
+      )
       assert.strictEqual(await client.zcard(k.lru), 2)
       await client.del(k.valuePrefix + "a")
       assert.isUndefined(await Effect.runPromise(store.get("global", "a")))
@@ -115,7 +114,8 @@ describe.skipIf(unavailable !== undefined)("RedisMemory", () => {
         id: `p${i}`,
         count: 150,
         maxEntries: 10_000
-      }))
+      })
+    )
     const codes = await Promise.all(workers.map((w) => w.exited))
     codes.forEach((code, i) => assert.strictEqual(code, 0, workers[i]!.output()))
     const { value: store, close } = await openScoped(RedisMemory.make({ url, keyPrefix: prefix, maxEntries: 10_000 }))
@@ -147,9 +147,7 @@ describe.skipIf(unavailable !== undefined)("RedisMemory", () => {
     const acked = [...worker.acks]
     const { value: store, close } = await openScoped(RedisMemory.make({ url, keyPrefix: prefix, maxEntries: 10_000_000 }))
     try {
-      const entries = await Effect.runPromise(
-        Effect.forEach(acked, (i) => store.get("durable", `d-${i}`), { concurrency: 16 })
-      )
+      const entries = await Effect.runPromise(Effect.forEach(acked, (i) => store.get("durable", `d-${i}`), { concurrency: 16 }))
       const missing = acked.filter((i, n) => entries[n]?.value !== `value d ${i}`)
       assert.deepStrictEqual(missing, [])
     } finally {
@@ -183,18 +181,14 @@ describe.skipIf(noServerBinary !== undefined)("RedisMemory faults (private redis
 
   it("the password of the URL never shows in errors", async () => {
     const port = await freePort()
-    const error = await failureOf(
-      Effect.scoped(RedisMemory.make({ url: `redis://agent:s3cret-pass@127.0.0.1:${port}`, connectTimeoutMs: 500 }))
-    )
+    const error = await failureOf(Effect.scoped(RedisMemory.make({ url: `redis://agent:s3cret-pass@127.0.0.1:${port}`, connectTimeoutMs: 500 })))
     assert.notInclude(error.message, "s3cret-pass")
     assert.include(error.message, `127.0.0.1:${port}`)
   })
 
   it("Redis killed mid-run: operations fail fast with MemoryError, and the store works again after a restart", async () => {
     const server = await startServer()
-    const { value: store, close } = await openScoped(
-      RedisMemory.make({ url: server.url, commandTimeoutMs: 500, connectTimeoutMs: 500 })
-    )
+    const { value: store, close } = await openScoped(RedisMemory.make({ url: server.url, commandTimeoutMs: 500, connectTimeoutMs: 500 }))
     try {
       await Effect.runPromise(store.put("session:1", "k", "before"))
       assert.strictEqual((await Effect.runPromise(store.get("session:1", "k")))?.value, "before")
@@ -211,12 +205,21 @@ describe.skipIf(noServerBinary !== undefined)("RedisMemory faults (private redis
 
       await server.start() // same port, empty (no persistence)
       await waitFor(
-        () => Effect.runPromise(store.put("session:1", "k", "after").pipe(Effect.as(true), Effect.catch(() => Effect.succeed(false)))),
+        () =>
+          Effect.runPromise(
+            store.put("session:1", "k", "after").pipe(
+              Effect.as(true),
+              Effect.catch(() => Effect.succeed(false))
+            )
+          ),
         "the store to reconnect when Redis is back",
         { everyMs: 100 }
       )
       assert.strictEqual((await Effect.runPromise(store.get("session:1", "k")))?.value, "after")
-      assert.deepStrictEqual((await Effect.runPromise(store.listRecent("session:1", 5))).map((e) => e.value), ["after"])
+      assert.deepStrictEqual(
+        (await Effect.runPromise(store.listRecent("session:1", 5))).map((e) => e.value),
+        ["after"]
+      )
     } finally {
       await close()
     }
@@ -224,9 +227,7 @@ describe.skipIf(noServerBinary !== undefined)("RedisMemory faults (private redis
 
   it("a hung Redis (SIGSTOP) makes operations fail after the command timeout instead of hanging", async () => {
     const server = await startServer()
-    const { value: store, close } = await openScoped(
-      RedisMemory.make({ url: server.url, commandTimeoutMs: 300, connectTimeoutMs: 500 })
-    )
+    const { value: store, close } = await openScoped(RedisMemory.make({ url: server.url, commandTimeoutMs: 300, connectTimeoutMs: 500 }))
     try {
       await Effect.runPromise(store.put("global", "k", "v"))
       server.signal("SIGSTOP")
@@ -238,12 +239,19 @@ describe.skipIf(noServerBinary !== undefined)("RedisMemory faults (private redis
       assert.isAtLeast(Date.now() - started, 250)
       server.signal("SIGCONT")
       let value: string | undefined
-      await waitFor(async () => {
-        value = await Effect.runPromise(
-          store.get("global", "k").pipe(Effect.map((e) => e?.value), Effect.catch(() => Effect.succeed(undefined)))
-        )
-        return value !== undefined
-      }, "the store to answer after SIGCONT", { everyMs: 100 })
+      await waitFor(
+        async () => {
+          value = await Effect.runPromise(
+            store.get("global", "k").pipe(
+              Effect.map((e) => e?.value),
+              Effect.catch(() => Effect.succeed(undefined))
+            )
+          )
+          return value !== undefined
+        },
+        "the store to answer after SIGCONT",
+        { everyMs: 100 }
+      )
       assert.strictEqual(value, "v")
     } finally {
       server.signal("SIGCONT")
@@ -255,7 +263,7 @@ describe.skipIf(noServerBinary !== undefined)("RedisMemory faults (private redis
     const server = await startServer()
     const admin = new Redis(server.url)
     try {
-      const clients = async () => (await admin.client("LIST") as string).trim().split("\n").length
+      const clients = async () => ((await admin.client("LIST")) as string).trim().split("\n").length
       assert.strictEqual(await clients(), 1)
       const { close } = await openScoped(RedisMemory.make({ url: server.url }))
       assert.strictEqual(await clients(), 2)

@@ -213,17 +213,12 @@ export const scripts: {
  * await evalScript(client, scripts.clear, [k.lru, k.log, k.exp], [k.valuePrefix])
  * ```
  */
-export const evalScript = (
-  client: Redis,
-  s: Script,
-  keys: ReadonlyArray<string>,
-  args: ReadonlyArray<string | number>
-): Promise<unknown> =>
-  client.evalsha(s.sha, keys.length, ...keys, ...args).catch((error: unknown) =>
-    error instanceof Error && error.message.startsWith("NOSCRIPT")
-      ? client.eval(s.lua, keys.length, ...keys, ...args)
-      : Promise.reject(error)
-  )
+export const evalScript = (client: Redis, s: Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>): Promise<unknown> =>
+  client
+    .evalsha(s.sha, keys.length, ...keys, ...args)
+    .catch((error: unknown) =>
+      error instanceof Error && error.message.startsWith("NOSCRIPT") ? client.eval(s.lua, keys.length, ...keys, ...args) : Promise.reject(error)
+    )
 
 /**
  * The Redis keys of a namespace. The value key of an entry is `valuePrefix + key`; the
@@ -237,7 +232,10 @@ export const evalScript = (
  * keys("p:", "session:1").lru // "p:lru:session:1"
  * ```
  */
-export const keys = (prefix: string, ns: string): {
+export const keys = (
+  prefix: string,
+  ns: string
+): {
   readonly lru: string
   readonly log: string
   readonly exp: string
@@ -257,9 +255,7 @@ const decode = (key: string, raw: string): MemoryStore.MemoryEntry => {
   const j = raw.indexOf(":", i + 1)
   const createdAt = Number(raw.slice(0, i))
   const value = raw.slice(j + 1)
-  return j === i + 1
-    ? { key, value, createdAt }
-    : { key, value, createdAt, expiresAt: Number(raw.slice(i + 1, j)) }
+  return j === i + 1 ? { key, value, createdAt } : { key, value, createdAt, expiresAt: Number(raw.slice(i + 1, j)) }
 }
 
 /**
@@ -286,7 +282,7 @@ export const redactUrl = (url: string): string => {
 /** ioredis' messages for a command refused or dropped because the connection is gone. */
 const OFFLINE = /Stream isn't writeable|Connection is closed|max retries per request/i
 
-const messageOf = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
+const messageOf = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
 const positiveInt = (name: string, value: number): string | undefined =>
   Number.isSafeInteger(value) && value > 0 ? undefined : `${name} must be a positive integer, got ${value}`
@@ -313,23 +309,21 @@ const positiveInt = (name: string, value: number): string | undefined =>
  * }))
  * ```
  */
-export const make = (
-  options: RedisMemoryOptions = {}
-): Effect.Effect<MemoryStore.MemoryStoreShape, MemoryStore.MemoryError, Scope.Scope> =>
-  Effect.gen(function*() {
-    const openError = (message: string, cause?: unknown) =>
-      new MemoryStore.MemoryError({ store: "redis", operation: "open", message, cause })
-    const url = options.url ?? (yield* Config.String("LAMBDAGENT_REDIS_URL").pipe(
-      Config.withDefault(defaultUrl),
-      Effect.mapError((cause) => openError(`cannot read LAMBDAGENT_REDIS_URL: ${cause.message}`, cause))
-    ))
+export const make = (options: RedisMemoryOptions = {}): Effect.Effect<MemoryStore.MemoryStoreShape, MemoryStore.MemoryError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const openError = (message: string, cause?: unknown) => new MemoryStore.MemoryError({ store: "redis", operation: "open", message, cause })
+    const url =
+      options.url ??
+      (yield* Config.String("LAMBDAGENT_REDIS_URL").pipe(
+        Config.withDefault(defaultUrl),
+        Effect.mapError((cause) => openError(`cannot read LAMBDAGENT_REDIS_URL: ${cause.message}`, cause))
+      ))
     const shownUrl = redactUrl(url)
     const maxEntries = options.maxEntries ?? MemoryStore.defaultMaxEntries
     const prefix = options.keyPrefix ?? defaultKeyPrefix
     const connectTimeout = options.connectTimeoutMs ?? 2000
     const commandTimeout = options.commandTimeoutMs ?? 2000
-    const invalid = positiveInt("maxEntries", maxEntries) ?? positiveInt("connectTimeoutMs", connectTimeout) ??
-      positiveInt("commandTimeoutMs", commandTimeout)
+    const invalid = positiveInt("maxEntries", maxEntries) ?? positiveInt("connectTimeoutMs", connectTimeout) ?? positiveInt("commandTimeoutMs", commandTimeout)
     if (invalid !== undefined) return yield* openError(`Redis store at ${shownUrl}: ${invalid}`)
 
     let lastError: Error | undefined
@@ -372,18 +366,13 @@ export const make = (
         })
     )
 
-    const call = <A>(
-      operation: MemoryStore.MemoryError["operation"],
-      f: () => Promise<A>
-    ): Effect.Effect<A, MemoryStore.MemoryError> =>
+    const call = <A>(operation: MemoryStore.MemoryError["operation"], f: () => Promise<A>): Effect.Effect<A, MemoryStore.MemoryError> =>
       Effect.tryPromise({
         try: f,
         catch: (cause) => {
           const message = messageOf(cause)
           const offline = client.status !== "ready" || OFFLINE.test(message)
-          const reason = offline
-            ? `not connected (${client.status}${lastError ? `; last error: ${lastError.message}` : ""}): ${message}`
-            : message
+          const reason = offline ? `not connected (${client.status}${lastError ? `; last error: ${lastError.message}` : ""}): ${message}` : message
           return new MemoryStore.MemoryError({
             store: "redis",
             operation,
@@ -418,7 +407,8 @@ export const make = (
           scripts.put,
           [k.valuePrefix + key, k.lru, k.log, k.exp, k.seq],
           [k.valuePrefix, key, value, Math.ceil(ttlMs), maxEntries, onlyIfAbsent ? 1 : 0]
-        ).then(Number))
+        ).then(Number)
+      )
     }
 
     const store: MemoryStore.MemoryStoreShape = {
@@ -438,9 +428,7 @@ export const make = (
         if (!(n > 0)) return Effect.succeed([])
         const k = keys(prefix, ns)
         return call("listRecent", async () => {
-          const flat = await evalScript(client, scripts.list, [k.lru, k.log, k.exp], [k.valuePrefix, n]) as Array<
-            string
-          >
+          const flat = (await evalScript(client, scripts.list, [k.lru, k.log, k.exp], [k.valuePrefix, n])) as Array<string>
           const out: Array<MemoryStore.MemoryEntry> = []
           for (let i = 0; i < flat.length; i += 2) out.push(decode(flat[i]!, flat[i + 1]!))
           return out
@@ -469,9 +457,8 @@ export const make = (
  * Effect.runPromise(program.pipe(Effect.provide(RedisMemory.layer({ maxEntries: 100 }))))
  * ```
  */
-export const layer = (
-  options: RedisMemoryOptions = {}
-): Layer.Layer<MemoryStore.MemoryStore, MemoryStore.MemoryError> => Layer.effect(MemoryStore.MemoryStore, make(options))
+export const layer = (options: RedisMemoryOptions = {}): Layer.Layer<MemoryStore.MemoryStore, MemoryStore.MemoryError> =>
+  Layer.effect(MemoryStore.MemoryStore, make(options))
 
 /**
  * The Redis store's constructors under one name: `RedisMemory.make`, `RedisMemory.layer`.
@@ -499,9 +486,7 @@ export const RedisMemory = { make, layer } as const
  */
 export const stores: {
   /** The Redis store of {@link make}, for `memory.strategy: redis`. */
-  readonly redis: (
-    options?: RedisMemoryOptions
-  ) => Effect.Effect<MemoryStore.MemoryStoreShape, MemoryStore.MemoryError, Scope.Scope>
+  readonly redis: (options?: RedisMemoryOptions) => Effect.Effect<MemoryStore.MemoryStoreShape, MemoryStore.MemoryError, Scope.Scope>
 } = { redis: make }
 
 /**

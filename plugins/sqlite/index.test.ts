@@ -109,7 +109,10 @@ describe("SqliteMemory", () => {
       assert.isAtLeast(Date.now() - started, 250)
       // reads still work under WAL while the writer holds its lock
       const recent = await Effect.runPromise(store.listRecent("global", 10))
-      assert.deepStrictEqual(recent.map((e) => e.key), ["before"])
+      assert.deepStrictEqual(
+        recent.map((e) => e.key),
+        ["before"]
+      )
       holder.exec("ROLLBACK")
       // nothing was half-written, and the store writes again once the lock is gone
       await Effect.runPromise(store.put("global", "k", "v2"))
@@ -170,31 +173,35 @@ describe("SqliteMemory", () => {
   })
 
   it.effect("the sweeper deletes expired rows on the Clock's schedule (TestClock)", () =>
-      Effect.gen(function*() {
-        const path = freshFile("sweep")
-        yield* TestClock.setTime(Date.now()) // before the sweeper starts sleeping
-        const store = yield* SqliteMemory.make({ path, sweepIntervalMs: 1_000 })
-        yield* store.put("session:1", "short", "s", { ttlMs: 500 })
-        yield* store.put("session:2", "short", "s", { ttlMs: 500 })
-        yield* store.put("session:2", "long", "l")
-        const rows = () => {
-          const raw = new DatabaseSync(path)
-          try {
-            return Number(raw.prepare("SELECT count(*) AS n FROM lambdagent_memory").get()?.["n"])
-          } finally {
-            raw.close()
-          }
+    Effect.gen(function* () {
+      const path = freshFile("sweep")
+      yield* TestClock.setTime(Date.now()) // before the sweeper starts sleeping
+      const store = yield* SqliteMemory.make({ path, sweepIntervalMs: 1_000 })
+      yield* store.put("session:1", "short", "s", { ttlMs: 500 })
+      yield* store.put("session:2", "short", "s", { ttlMs: 500 })
+      yield* store.put("session:2", "long", "l")
+      const rows = () => {
+        const raw = new DatabaseSync(path)
+        try {
+          return Number(raw.prepare("SELECT count(*) AS n FROM lambdagent_memory").get()?.["n"])
+        } finally {
+          raw.close()
         }
-        assert.strictEqual(rows(), 3)
-        yield* TestClock.adjust("1 second")
-        // the sweeper fiber runs when the clock passes its interval
-        yield* Effect.yieldNow
-        assert.strictEqual(rows(), 1)
-        assert.deepStrictEqual((yield* store.listRecent("session:2", 10)).map((e) => e.key), ["long"])
-      }))
+      }
+      assert.strictEqual(rows(), 3)
+      yield* TestClock.adjust("1 second")
+      // the sweeper fiber runs when the clock passes its interval
+      yield* Effect.yieldNow
+      assert.strictEqual(rows(), 1)
+      assert.deepStrictEqual(
+        (yield* store.listRecent("session:2", 10)).map((e) => e.key),
+        ["long"]
+      )
+    })
+  )
 
   it.effect("a get meeting an expired row deletes it (expiry on read)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const path = freshFile("expire-on-read")
       const store = yield* SqliteMemory.make({ path, sweepIntervalMs: 0 })
       yield* store.put("global", "k", "v", { ttlMs: 50 })
@@ -209,7 +216,8 @@ describe("SqliteMemory", () => {
       } finally {
         raw.close()
       }
-    }))
+    })
+  )
 
   it("rejects invalid options with a MemoryError at open", async () => {
     const error = await failureOf(Effect.scoped(SqliteMemory.make({ path: ":memory:", maxEntries: 0 })))
@@ -237,9 +245,7 @@ describe("SqliteMemory", () => {
   it("layer provides MemoryStore and plugin exposes the factory", async () => {
     const path = freshFile("layer")
     const value = await Effect.runPromise(
-      MemoryStore.MemoryStore.use((s) => Effect.andThen(s.put("global", "k", "v"), s.get("global", "k"))).pipe(
-        Effect.provide(SqliteMemory.layer({ path }))
-      )
+      MemoryStore.MemoryStore.use((s) => Effect.andThen(s.put("global", "k", "v"), s.get("global", "k"))).pipe(Effect.provide(SqliteMemory.layer({ path })))
     )
     assert.strictEqual(value?.value, "v")
     assert.strictEqual(SqliteMemory.plugin.name, "sqlite")
@@ -252,7 +258,8 @@ describe("SqliteMemory across processes", () => {
     // no file yet: the workers also race to create it, switch it to WAL and create the schema
     const path = freshFile("multi")
     const workers = Array.from({ length: 4 }, (_, i) =>
-      startWorker("write", { store: "sqlite", target: path, ns: "shared", id: `p${i}`, count: 150, maxEntries: 10_000 }))
+      startWorker("write", { store: "sqlite", target: path, ns: "shared", id: `p${i}`, count: 150, maxEntries: 10_000 })
+    )
     const codes = await Promise.all(workers.map((w) => w.exited))
     codes.forEach((code, i) => assert.strictEqual(code, 0, workers[i]!.output()))
     const { value: store, close } = await openScoped(SqliteMemory.make({ path, maxEntries: 10_000 }))
@@ -280,9 +287,9 @@ describe("SqliteMemory across processes", () => {
     assert.isAtLeast(acked.length, 300)
     const { value: store, close } = await openScoped(SqliteMemory.make({ path, maxEntries: 1_000_000 }))
     try {
-      const missing = (await Effect.runPromise(
-        Effect.forEach(acked, (i) => Effect.map(store.get("durable", `d-${i}`), (e) => e?.value === `value d ${i}` ? -1 : i))
-      )).filter((i) => i >= 0)
+      const missing = (
+        await Effect.runPromise(Effect.forEach(acked, (i) => Effect.map(store.get("durable", `d-${i}`), (e) => (e?.value === `value d ${i}` ? -1 : i))))
+      ).filter((i) => i >= 0)
       assert.deepStrictEqual(missing, [])
     } finally {
       await close()

@@ -199,23 +199,21 @@ const isBusy = (cause: unknown): boolean => {
   return code === SQLITE_BUSY || code === SQLITE_LOCKED
 }
 
-const messageOf = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
+const messageOf = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
 /** A column read back as text, or as UTF-8 bytes for the rows marked `nul`. */
 const text = (column: unknown): string =>
   typeof column === "string"
     ? column
     : column instanceof Uint8Array
-    ? Buffer.from(column.buffer, column.byteOffset, column.byteLength).toString("utf8")
-    : String(column)
+      ? Buffer.from(column.buffer, column.byteOffset, column.byteLength).toString("utf8")
+      : String(column)
 
 const toEntry = (key: string, row: Record<string, unknown>): MemoryStore.MemoryEntry => {
   const value = text(row["value"])
   const createdAt = Number(row["created_at"])
   const expiresAt = row["expires_at"]
-  return expiresAt === null || expiresAt === undefined
-    ? { key, value, createdAt }
-    : { key, value, createdAt, expiresAt: Number(expiresAt) }
+  return expiresAt === null || expiresAt === undefined ? { key, value, createdAt } : { key, value, createdAt, expiresAt: Number(expiresAt) }
 }
 
 /** A sleep on real timers: waiting for another process's lock is about wall time, not `TestClock`. */
@@ -255,21 +253,22 @@ const positiveInt = (name: string, value: number, allowZero = false): string | u
  * }))
  * ```
  */
-export const make = (
-  options: SqliteMemoryOptions = {}
-): Effect.Effect<MemoryStore.MemoryStoreShape, MemoryStore.MemoryError, Scope.Scope> =>
-  Effect.gen(function*() {
-    const path = options.path ?? (yield* Config.String("LAMBDAGENT_SQLITE_PATH").pipe(
-      Config.withDefault(defaultPath),
-      Effect.mapError((cause) =>
-        new MemoryStore.MemoryError({
-          store: "sqlite",
-          operation: "open",
-          message: `cannot read LAMBDAGENT_SQLITE_PATH: ${cause.message}`,
-          cause
-        })
-      )
-    ))
+export const make = (options: SqliteMemoryOptions = {}): Effect.Effect<MemoryStore.MemoryStoreShape, MemoryStore.MemoryError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const path =
+      options.path ??
+      (yield* Config.String("LAMBDAGENT_SQLITE_PATH").pipe(
+        Config.withDefault(defaultPath),
+        Effect.mapError(
+          (cause) =>
+            new MemoryStore.MemoryError({
+              store: "sqlite",
+              operation: "open",
+              message: `cannot read LAMBDAGENT_SQLITE_PATH: ${cause.message}`,
+              cause
+            })
+        )
+      ))
     const maxEntries = options.maxEntries ?? MemoryStore.defaultMaxEntries
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000
     const sweepIntervalMs = options.sweepIntervalMs ?? 60_000
@@ -301,8 +300,8 @@ export const make = (
         cause
       })
 
-    const invalid = positiveInt("maxEntries", maxEntries) ?? positiveInt("busyTimeoutMs", busyTimeoutMs, true) ??
-      positiveInt("sweepIntervalMs", sweepIntervalMs, true)
+    const invalid =
+      positiveInt("maxEntries", maxEntries) ?? positiveInt("busyTimeoutMs", busyTimeoutMs, true) ?? positiveInt("sweepIntervalMs", sweepIntervalMs, true)
     if (invalid !== undefined) return yield* fail("open", undefined, invalid)
 
     /**
@@ -310,12 +309,7 @@ export const make = (
      * lock, until `busyTimeoutMs` has passed. SQLite's busy handler blocks for at most
      * `BUSY_SLICE_MS` per attempt; between attempts the fiber sleeps without blocking.
      */
-    const attempt = <A>(
-      db: DatabaseSync,
-      operation: Operation,
-      write: boolean,
-      body: (now: number) => A
-    ): Effect.Effect<A, MemoryStore.MemoryError> =>
+    const attempt = <A>(db: DatabaseSync, operation: Operation, write: boolean, body: (now: number) => A): Effect.Effect<A, MemoryStore.MemoryError> =>
       Effect.clockWith((clock: Clock.Clock) => {
         const deadline = Date.now() + busyTimeoutMs
         const loop = (): Effect.Effect<A, MemoryStore.MemoryError> => {
@@ -372,16 +366,16 @@ export const make = (
       db.exec(`PRAGMA synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}`)
     })
 
-    const hasSchema = yield* attempt(db, "open", false, () =>
-      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'lambdagent_memory_meta'").get() !==
-        undefined)
+    const hasSchema = yield* attempt(
+      db,
+      "open",
+      false,
+      () => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'lambdagent_memory_meta'").get() !== undefined
+    )
     if (!hasSchema) yield* attempt(db, "open", true, () => db.exec(schema))
     const version = yield* attempt(db, "open", false, () =>
-      Number(
-        (db.prepare("SELECT value FROM lambdagent_memory_meta WHERE key = 'schema_version'").get() ?? { value: "0" })[
-          "value"
-        ]
-      ))
+      Number((db.prepare("SELECT value FROM lambdagent_memory_meta WHERE key = 'schema_version'").get() ?? { value: "0" })["value"])
+    )
     if (version !== schemaVersion) {
       return yield* fail(
         "open",
@@ -402,9 +396,7 @@ export const make = (
       const sweepOnce = attempt(db, "clear", true, (now) => prepared.sweep.run(now)).pipe(
         Effect.catch((error) => Effect.logWarning(`memory sweep failed: ${error.message}`))
       )
-      yield* Effect.forkScoped(
-        Effect.forever(Effect.flatMap(Effect.sleep(sweepIntervalMs), () => sweepOnce))
-      )
+      yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Effect.sleep(sweepIntervalMs), () => sweepOnce)))
     }
 
     const ttlOf = (putOptions: MemoryStore.PutOptions | undefined): Effect.Effect<number, MemoryStore.MemoryError> => {
@@ -437,8 +429,7 @@ export const make = (
           if (prepared.findExpired.get(ns, key, now) !== undefined) prepared.deleteExpired.run(ns, key, now)
           return undefined
         }),
-      put: (ns, key, value, putOptions) =>
-        Effect.flatMap(ttlOf(putOptions), (ttl) => attempt(db, "put", true, (now) => write(ns, key, value, ttl, now))),
+      put: (ns, key, value, putOptions) => Effect.flatMap(ttlOf(putOptions), (ttl) => attempt(db, "put", true, (now) => write(ns, key, value, ttl, now))),
       putIfAbsent: (ns, key, value, putOptions) =>
         Effect.flatMap(ttlOf(putOptions), (ttl) =>
           attempt(db, "put", true, (now) => {
@@ -446,13 +437,13 @@ export const make = (
             if (prepared.live.get(ns, key, now) !== undefined) return false
             write(ns, key, value, ttl, now)
             return true
-          })),
+          })
+        ),
       listRecent: (ns, limit) => {
         // a namespace never holds more than maxEntries, which also tames Infinity and huge limits
         const n = Math.min(Math.floor(limit), maxEntries)
         if (!(n > 0)) return Effect.succeed([])
-        return attempt(db, "listRecent", false, (now) =>
-          prepared.listRecent.all(ns, now, n).map((row) => toEntry(text(row["key"]), row)))
+        return attempt(db, "listRecent", false, (now) => prepared.listRecent.all(ns, now, n).map((row) => toEntry(text(row["key"]), row)))
       },
       clear: (ns) => attempt(db, "clear", false, () => void prepared.clear.run(ns))
     }
@@ -474,9 +465,8 @@ export const make = (
  * Effect.runPromise(program.pipe(Effect.provide(SqliteMemory.layer({ path: "memory.sqlite" }))))
  * ```
  */
-export const layer = (
-  options: SqliteMemoryOptions = {}
-): Layer.Layer<MemoryStore.MemoryStore, MemoryStore.MemoryError> => Layer.effect(MemoryStore.MemoryStore, make(options))
+export const layer = (options: SqliteMemoryOptions = {}): Layer.Layer<MemoryStore.MemoryStore, MemoryStore.MemoryError> =>
+  Layer.effect(MemoryStore.MemoryStore, make(options))
 
 /**
  * The SQLite store's constructors under one name: `SqliteMemory.make`, `SqliteMemory.layer`.
@@ -504,9 +494,7 @@ export const SqliteMemory = { make, layer } as const
  */
 export const stores: {
   /** The SQLite store of {@link make}, for `memory.strategy: sqlite`. */
-  readonly sqlite: (
-    options?: SqliteMemoryOptions
-  ) => Effect.Effect<MemoryStore.MemoryStoreShape, MemoryStore.MemoryError, Scope.Scope>
+  readonly sqlite: (options?: SqliteMemoryOptions) => Effect.Effect<MemoryStore.MemoryStoreShape, MemoryStore.MemoryError, Scope.Scope>
 } = { sqlite: make }
 
 /**

@@ -71,14 +71,18 @@ describe("12.1 compile correctness", () => {
   })
 
   it("T03 type: chain with three steps compiles to a compose of three stages", () => {
-    const term = fromConfig(`type: chain\n${MODEL}\nchain:\n  steps:\n    - {name: a, prompt: A.}\n    - {name: b, prompt: B.}\n    - {name: c, prompt: C.}\n`) as Term.Of<"Compose">
+    const term = fromConfig(
+      `type: chain\n${MODEL}\nchain:\n  steps:\n    - {name: a, prompt: A.}\n    - {name: b, prompt: B.}\n    - {name: c, prompt: C.}\n`
+    ) as Term.Of<"Compose">
     expect(term._tag).toBe("Compose")
     expect(term.stages).toHaveLength(3)
     expect(term.stages.map((s) => (s as Term.Of<"Llm">).name)).toEqual(["a", "b", "c"])
   })
 
   it("T04 type: router with routes x and y compiles to a route with two routes", () => {
-    const term = fromConfig(`type: router\n${MODEL}\nrouter:\n  classifier: {prompt: Classify.}\n  routes:\n    x: {systemPrompt: X.}\n    y: {systemPrompt: Y.}\n`) as Term.Of<"Route">
+    const term = fromConfig(
+      `type: router\n${MODEL}\nrouter:\n  classifier: {prompt: Classify.}\n  routes:\n    x: {systemPrompt: X.}\n    y: {systemPrompt: Y.}\n`
+    ) as Term.Of<"Route">
     expect(term._tag).toBe("Route")
     expect(term.routes).toHaveLength(2)
     expect(term.routes.map(([label]) => label)).toEqual(["x", "y"])
@@ -105,7 +109,9 @@ describe("12.1 compile correctness", () => {
   })
 
   it("T06 memory.enabled: true makes memory the outermost term, around the guard and the core", () => {
-    const term = fromConfig(`type: react\nsystemPrompt: Think.\n${MODEL}\nreact: {maxSteps: 5}\nmcp: {localTools: [terminate]}\nguard: {validator: "len(x) > 0", retry: 1}\nmemory: {enabled: true, size: 5, ttl: 60}\n`)
+    const term = fromConfig(
+      `type: react\nsystemPrompt: Think.\n${MODEL}\nreact: {maxSteps: 5}\nmcp: {localTools: [terminate]}\nguard: {validator: "len(x) > 0", retry: 1}\nmemory: {enabled: true, size: 5, ttl: 60}\n`
+    )
     expect(term._tag).toBe("Memory")
     const memory = term as Term.Of<"Memory">
     expect(memory.agent._tag).toBe("Guard")
@@ -116,7 +122,9 @@ describe("12.1 compile correctness", () => {
   })
 
   it("T06 (run) being outermost, memory reads before everything and writes the guarded result after everything", async () => {
-    const term = fromConfig(`type: react\nsystemPrompt: Think.\n${MODEL}\nreact: {maxSteps: 5}\nmcp: {localTools: [terminate]}\nguard: {validator: "len(x) > 0", retry: 1}\nmemory: {size: 5, ttl: 60}\n`)
+    const term = fromConfig(
+      `type: react\nsystemPrompt: Think.\n${MODEL}\nreact: {maxSteps: 5}\nmcp: {localTools: [terminate]}\nguard: {validator: "len(x) > 0", retry: 1}\nmemory: {size: 5, ttl: 60}\n`
+    )
     const model = Scripted.respond((req) => JSON.stringify({ tool: "terminate", args: `answer to: ${lastUser(req)}` }))
     const runtime = runtimeWith(model)
     try {
@@ -141,7 +149,9 @@ describe("12.1 compile correctness", () => {
     expect(Term.pretty(guards[0]!.validate)).toBe("λx. (length(x)) > 3")
 
     // Nested: a guard on a chain step inside a router route.
-    const nested = fromConfig(`type: router\n${MODEL}\nrouter:\n  classifier: {prompt: Classify.}\n  routes:\n    write:\n      type: chain\n      chain:\n        steps:\n          - {prompt: Draft.}\n          - {prompt: Check., guard: {validator: "'error' not in x", retry: 1}}\n  default: Sorry.\n`)
+    const nested = fromConfig(
+      `type: router\n${MODEL}\nrouter:\n  classifier: {prompt: Classify.}\n  routes:\n    write:\n      type: chain\n      chain:\n        steps:\n          - {prompt: Draft.}\n          - {prompt: Check., guard: {validator: "'error' not in x", retry: 1}}\n  default: Sorry.\n`
+    )
     const inner = find(nested, "Guard")
     expect(inner).toHaveLength(1)
     expect(inner[0]!.agent).toMatchObject({ _tag: "Llm", system: "Check." })
@@ -161,7 +171,7 @@ describe("12.1 compile correctness", () => {
       expect(agent.tools.find((t) => t.name === "terminate")).toMatchObject({ kind: "terminate", declared: true })
     })
 
-    it("Tool(\"terminate\") evaluates to its input, for any input, even when a runtime defines another terminate", async () => {
+    it('Tool("terminate") evaluates to its input, for any input, even when a runtime defines another terminate', async () => {
       // A chain step `tool: terminate` puts the Tool("terminate") node itself in the term.
       const chain = fromConfig(`type: chain\n${MODEL}\nmcp: {localTools: [terminate]}\nchain:\n  steps:\n    - {tool: terminate}\n`) as Term.Of<"Compose">
       const terminate = chain.stages[0]!
@@ -205,7 +215,7 @@ describe("12.2 end to end, with a scripted model", () => {
   // `run` belongs to the lambda MCP server, which the file starts as a child process; here the same
   // server runs in process (createLambdaServer) and the compiled tool reference is bound to its
   // `run` tool, so nothing is spawned and nothing leaves the machine.
-  it("E01 the calculator config answers \"1+1?\" with a string containing 2, computed by its run tool", async () => {
+  it('E01 the calculator config answers "1+1?" with a string containing 2, computed by its run tool', async () => {
     const agent = loadConfig("examples/agents/calculator.yml")
     const runRef = agent.tools.find((t) => t.name === "run")
     expect(runRef).toMatchObject({ kind: "mcp", server: "lambda" })
@@ -239,7 +249,7 @@ describe("12.2 end to end, with a scripted model", () => {
     }
   })
 
-  it("E02 a simple agent answers \"Hello\" with a non-empty string (the file names the offline scripted provider)", async () => {
+  it('E02 a simple agent answers "Hello" with a non-empty string (the file names the offline scripted provider)', async () => {
     const term = fromConfig("type: simple\nname: Greeter\nsystemPrompt: Greet the user.\nmodel: {provider: scripted, name: echo}\n")
     const runtime = createRuntime()
     try {
@@ -253,7 +263,9 @@ describe("12.2 end to end, with a scripted model", () => {
   })
 
   it("E03 a chain of three steps leaves three stage entries in the trace, in order", async () => {
-    const term = fromConfig(`type: chain\n${MODEL}\nchain:\n  steps:\n    - {name: extract, prompt: Extract.}\n    - {name: analyze, prompt: Analyze.}\n    - {name: draft, prompt: Draft.}\n`)
+    const term = fromConfig(
+      `type: chain\n${MODEL}\nchain:\n  steps:\n    - {name: extract, prompt: Extract.}\n    - {name: analyze, prompt: Analyze.}\n    - {name: draft, prompt: Draft.}\n`
+    )
     const runtime = runtimeWith(Scripted.respond((req) => `${system(req).replace(".", "")}(${lastUser(req)})`))
     try {
       const out = await runtime.run(term, "a paragraph of text")

@@ -23,7 +23,10 @@ describe("bounds", () => {
   it("takes a router's most expensive branch plus the classifier", () => {
     const t = Term.route({
       classify: llm("c"),
-      routes: [["cheap", Term.lam("x", Term.lit("fixed"))], ["dear", Term.compose([llm("a"), llm("b")])]],
+      routes: [
+        ["cheap", Term.lam("x", Term.lit("fixed"))],
+        ["dear", Term.compose([llm("a"), llm("b")])]
+      ],
       default: tool("fallback")
     })
     expect(bounds(t)).toEqual({ llmCalls: 3, toolCalls: 1 })

@@ -114,7 +114,10 @@ export const builtinImplementations: Readonly<Record<string, (input: unknown) =>
     return diff < 0.5 ? floor : diff > 0.5 ? floor + 1 : floor % 2 === 0 ? floor : floor + 1
   },
   [parserToolNames.boolean]: (input) => {
-    const t = text(input).trim().toLowerCase().replace(/[.!]+$/, "")
+    const t = text(input)
+      .trim()
+      .toLowerCase()
+      .replace(/[.!]+$/, "")
     if (["true", "yes", "y", "1"].includes(t)) return true
     if (["false", "no", "n", "0"].includes(t)) return false
     throw new Error(`the output is not a yes/no answer: ${JSON.stringify(t.slice(0, 40))}`)

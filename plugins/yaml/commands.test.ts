@@ -14,7 +14,8 @@ const dirWith = (files: Record<string, string>): string => {
 }
 
 const GOOD = "type: simple\nname: Good\nsystemPrompt: Hi.\nmodel: {provider: openai, name: gpt-4o-mini}\n"
-const LINT_ERROR = "type: react\nname: Loop\nsystemPrompt: Think.\nmodel: {provider: openai, name: gpt-4o-mini}\nreact: {maxSteps: 5}\nmcp: {localTools: [search]}\n"
+const LINT_ERROR =
+  "type: react\nname: Loop\nsystemPrompt: Think.\nmodel: {provider: openai, name: gpt-4o-mini}\nreact: {maxSteps: 5}\nmcp: {localTools: [search]}\n"
 const TYPO = "type: simple\nsystemPromt: Hi.\n"
 
 describe("agentFiles", () => {
@@ -33,7 +34,7 @@ describe("compileCommand", () => {
     expect(r.stderr).toBe("")
     expect(r.stdout.split("\n").slice(0, 2)).toEqual([
       "Summarizer =",
-      "  Summarizer:LLM_{anthropic/claude-sonnet-4-20250514, θ=0.3}(\"Summarize the text you are given in three sentence…\")"
+      '  Summarizer:LLM_{anthropic/claude-sonnet-4-20250514, θ=0.3}("Summarize the text you are given in three sentence…")'
     ])
   })
 
@@ -55,7 +56,9 @@ describe("compileCommand", () => {
     const r = compileCommand(join(dir, "typo.yml"))
     expect(r.exitCode).toBe(2)
     expect(r.stdout).toBe("")
-    expect(r.stderr).toBe(`error: ${join(dir, "typo.yml")}: not a valid agent file:\n  ${join(dir, "typo.yml")}:2:1: systemPromt: unknown key "systemPromt" (did you mean "systemPrompt"?)\n`)
+    expect(r.stderr).toBe(
+      `error: ${join(dir, "typo.yml")}: not a valid agent file:\n  ${join(dir, "typo.yml")}:2:1: systemPromt: unknown key "systemPromt" (did you mean "systemPrompt"?)\n`
+    )
     const json = JSON.parse(compileCommand(join(dir, "typo.yml"), { format: "json" }).stdout)
     expect(json.files[0].error).toMatchObject({ tag: "SchemaError", line: 2, column: 1 })
   })
@@ -109,7 +112,10 @@ describe("lintCommand", () => {
     const r = lintCommand(dir, { format: "json" })
     const report = LintReportSchema.parse(JSON.parse(r.stdout))
     expect(report.exitCode).toBe(2)
-    expect(report.files.map((f) => [f.agent, f.error?.tag ?? null, f.counts.error])).toEqual([["Loop", null, 1], [null, "SchemaError", 0]])
+    expect(report.files.map((f) => [f.agent, f.error?.tag ?? null, f.counts.error])).toEqual([
+      ["Loop", null, 1],
+      [null, "SchemaError", 0]
+    ])
   })
 
   it("honours --level, --rules, --ignore and --max-llm-calls", () => {
@@ -129,7 +135,7 @@ describe("lintCommand", () => {
 describe("lambdaCommand", () => {
   it("prints the lambda expression in each format", () => {
     expect(lambdaCommand("examples/agents/simple.yml").stdout).toBe(
-      "Summarizer = Summarizer:LLM_{anthropic/claude-sonnet-4-20250514, θ=0.3}(\"Summarize the text you are given in three sentence…\")\n"
+      'Summarizer = Summarizer:LLM_{anthropic/claude-sonnet-4-20250514, θ=0.3}("Summarize the text you are given in three sentence…")\n'
     )
     expect(lambdaCommand("examples/agents/simple.yml", { format: "formal" }).stdout).toMatch(/^Summarizer = \(λx\. LLM_/)
     const json = JSON.parse(lambdaCommand("examples/agents/parallel.yml", { format: "json" }).stdout)

@@ -64,10 +64,10 @@ export const agentFiles = (target: string): ReadonlyArray<string> | undefined =>
 const notFound = (target: string, format: "text" | "json" | "human" | "formal"): CommandResult =>
   format === "json"
     ? {
-      stdout: `${JSON.stringify({ version: 1, files: [], error: { tag: "ConfigError", message: `${target}: file not found` }, exitCode: 4 }, null, 2)}\n`,
-      stderr: "",
-      exitCode: 4
-    }
+        stdout: `${JSON.stringify({ version: 1, files: [], error: { tag: "ConfigError", message: `${target}: file not found` }, exitCode: 4 }, null, 2)}\n`,
+        stderr: "",
+        exitCode: 4
+      }
     : { stdout: "", stderr: `error: ${target}: file not found\n`, exitCode: 4 }
 
 const errorText = (e: YamlError): string => {
@@ -112,7 +112,10 @@ const compiledJson = (agent: CompiledAgent) => {
     lambda: d.lambda,
     structure: d.structure,
     constructs: d.constructs,
-    bounds: { llmCalls: Number.isFinite(d.bounds.llmCalls) ? d.bounds.llmCalls : null, toolCalls: Number.isFinite(d.bounds.toolCalls) ? d.bounds.toolCalls : null },
+    bounds: {
+      llmCalls: Number.isFinite(d.bounds.llmCalls) ? d.bounds.llmCalls : null,
+      toolCalls: Number.isFinite(d.bounds.toolCalls) ? d.bounds.toolCalls : null
+    },
     tools: agent.tools.map((t) => ({
       name: t.name,
       kind: t.kind,
@@ -167,7 +170,10 @@ export const compileCommand = (target: string, options: CompileCommandOptions = 
       entries.push({ file, error: errorReport(e) })
       continue
     }
-    const lintResult = options.validate === true ? lint({ path: file }, { ...options.lint, ...(options.overrides !== undefined ? { overrides: options.overrides } : {}) }) : undefined
+    const lintResult =
+      options.validate === true
+        ? lint({ path: file }, { ...options.lint, ...(options.overrides !== undefined ? { overrides: options.overrides } : {}) })
+        : undefined
     if (lintResult !== undefined) lintResults.push(lintResult)
     if (format === "json") {
       entries.push({ ...compiledJson(agent), ...(lintResult !== undefined ? { lint: lintReport([lintResult]).files[0] } : {}) })
@@ -222,7 +228,11 @@ export const lintCommand = (target: string, options: LintCommandOptions = {}): C
   if (files.length === 0) return noFiles(target, format)
   const unknownRules = [...(options.rules ?? []), ...(options.ignore ?? [])].filter((r) => !/^L\d{3}$/i.test(r))
   if (unknownRules.length > 0) {
-    return { stdout: "", stderr: `error: unknown rule id${unknownRules.length > 1 ? "s" : ""} ${unknownRules.join(", ")} (rules are ${lintRules[0]!.id}…${lintRules.at(-1)!.id})\n`, exitCode: 2 }
+    return {
+      stdout: "",
+      stderr: `error: unknown rule id${unknownRules.length > 1 ? "s" : ""} ${unknownRules.join(", ")} (rules are ${lintRules[0]!.id}…${lintRules.at(-1)!.id})\n`,
+      exitCode: 2
+    }
   }
   const results = files.map((file) => lint({ path: file }, options))
   const exitCode = lintExitCode(results)
@@ -270,7 +280,11 @@ export const lambdaCommand = (file: string, options: LambdaCommandOptions = {}):
   if (!isFile) return notFound(file, format)
   try {
     const agent = loadConfig({ path: file }, options.overrides ?? {})
-    return { stdout: `${toLambdaExpr(agent, { format, ...(options.desugar !== undefined ? { desugar: options.desugar } : {}) }).replace(/\n$/, "")}\n`, stderr: "", exitCode: 0 }
+    return {
+      stdout: `${toLambdaExpr(agent, { format, ...(options.desugar !== undefined ? { desugar: options.desugar } : {}) }).replace(/\n$/, "")}\n`,
+      stderr: "",
+      exitCode: 0
+    }
   } catch (e) {
     if (!isYamlError(e)) throw e
     return format === "json"
@@ -329,28 +343,34 @@ export const skillsCommand = (file: string, options: { readonly format?: "text" 
     agent = loadConfig({ path: file })
   } catch (e) {
     if (!isYamlError(e)) throw e
-    return format === "json" ? { stdout: jsonText({ error: errorReport(e) }), stderr: "", exitCode: 2 } : { stdout: "", stderr: `${errorText(e)}\n`, exitCode: 2 }
+    return format === "json"
+      ? { stdout: jsonText({ error: errorReport(e) }), stderr: "", exitCode: 2 }
+      : { stdout: "", stderr: `${errorText(e)}\n`, exitCode: 2 }
   }
   const entries: Array<SkillListing> = [
-    ...(agent.config.skills ?? []).map((s): SkillListing => ({
-      kind: "skill",
-      name: s.name,
-      tool: s.name,
-      ...(s.description !== undefined ? { description: s.description } : {}),
-      tags: s.tags ?? [],
-      input: s.inputType ?? "Str",
-      output: s.outputType ?? "Str"
-    })),
-    ...Object.entries(agent.config.subAgents ?? {}).map(([name, s]): SkillListing => ({
-      kind: "subagent",
-      name,
-      tool: subAgentToolName(name, s),
-      ...(s.description !== undefined ? { description: s.description } : {}),
-      tags: s.tags ?? [],
-      input: "Str",
-      output: "Str",
-      ...(s.config !== undefined ? { config: s.config } : {})
-    }))
+    ...(agent.config.skills ?? []).map(
+      (s): SkillListing => ({
+        kind: "skill",
+        name: s.name,
+        tool: s.name,
+        ...(s.description !== undefined ? { description: s.description } : {}),
+        tags: s.tags ?? [],
+        input: s.inputType ?? "Str",
+        output: s.outputType ?? "Str"
+      })
+    ),
+    ...Object.entries(agent.config.subAgents ?? {}).map(
+      ([name, s]): SkillListing => ({
+        kind: "subagent",
+        name,
+        tool: subAgentToolName(name, s),
+        ...(s.description !== undefined ? { description: s.description } : {}),
+        tags: s.tags ?? [],
+        input: "Str",
+        output: "Str",
+        ...(s.config !== undefined ? { config: s.config } : {})
+      })
+    )
   ]
   if (format === "json") return { stdout: jsonText({ file, skills: entries }), stderr: "", exitCode: 0 }
   if (entries.length === 0) return { stdout: `${file}: no skills or sub-agents\n`, stderr: "", exitCode: 0 }

@@ -149,7 +149,11 @@ describe("type: react", () => {
     })
     expect((agent.term as Term.Of<"React">).tools).toEqual(["terminate", "read_file", "fetch", "summarizer", "planner"])
     const refs = new Map(agent.tools.map((r) => [r.name, r]))
-    expect(refs.get("read_file")).toMatchObject({ kind: "mcp", server: "files", connection: { transport: "stdio", command: "mcp-files", args: ["--root", "."] } })
+    expect(refs.get("read_file")).toMatchObject({
+      kind: "mcp",
+      server: "files",
+      connection: { transport: "stdio", command: "mcp-files", args: ["--root", "."] }
+    })
     expect(refs.get("fetch")?.connection).toEqual({ transport: "http", url: "https://web.example.com/mcp" })
     expect(refs.get("summarizer")).toMatchObject({ kind: "cli", cli: { command: "lambdagent run s.yml -", format: "json", timeout: 60, retry: 1 } })
     expect(refs.get("planner")).toMatchObject({ kind: "a2a", a2a: { url: "https://a2a.example.com", timeout: 30 } })
@@ -223,7 +227,15 @@ describe("type: chain", () => {
   })
 
   it("parses number and boolean outputs with the parser builtins", () => {
-    const t = termOf({ type: "chain", chain: { steps: [{ prompt: "Count.", outputParser: "number" }, { prompt: "Yes?", outputParser: "boolean" }] } }) as Term.Of<"Compose">
+    const t = termOf({
+      type: "chain",
+      chain: {
+        steps: [
+          { prompt: "Count.", outputParser: "number" },
+          { prompt: "Yes?", outputParser: "boolean" }
+        ]
+      }
+    }) as Term.Of<"Compose">
     const { value } = runAgent(t.stages[0]!, "x", { llm: () => " 41.5 " })
     expect(value).toBe(42)
     expect(runAgent(t.stages[1]!, "x", { llm: () => "Yes." }).value).toBe(true)
@@ -288,7 +300,10 @@ describe("type: router", () => {
 })
 
 describe("type: parallel", () => {
-  const branches = [{ name: "researcher", systemPrompt: "Research." }, { name: "critic", systemPrompt: "Critique." }]
+  const branches = [
+    { name: "researcher", systemPrompt: "Research." },
+    { name: "critic", systemPrompt: "Critique." }
+  ]
 
   it("compiles to par with a tuple merge by default", () => {
     const t = termOf({ type: "parallel", parallel: { agents: branches } }) as Term.Of<"Par">
@@ -317,7 +332,11 @@ describe("type: parallel", () => {
   it("passes the raw list to the merge LLM when a branch does not yield text", () => {
     const t = termOf({
       type: "parallel",
-      parallel: { agents: [{ systemPrompt: "A" }, { type: "parallel", parallel: { agents: [{ systemPrompt: "B" }, { systemPrompt: "C" }] } }], merge: "custom", mergePrompt: "Merge." }
+      parallel: {
+        agents: [{ systemPrompt: "A" }, { type: "parallel", parallel: { agents: [{ systemPrompt: "B" }, { systemPrompt: "C" }] } }],
+        merge: "custom",
+        mergePrompt: "Merge."
+      }
     }) as Term.Of<"Par">
     expect((t.merge as Term.Term)._tag).toBe("Llm")
     expect((t.branches[1] as Term.Of<"Par">).branches).toHaveLength(2)
@@ -348,7 +367,10 @@ describe("memory, guard, rag and the wrapping order", () => {
   })
 
   it("records a custom store's name", () => {
-    expect(compile({ type: "simple", systemPrompt: "x", memory: { strategy: "custom", customStore: "crm" } }).memory[0]).toMatchObject({ strategy: "custom", customStore: "crm" })
+    expect(compile({ type: "simple", systemPrompt: "x", memory: { strategy: "custom", customStore: "crm" } }).memory[0]).toMatchObject({
+      strategy: "custom",
+      customStore: "crm"
+    })
   })
 
   it("maps guard fallbacks: error, empty, last, a text, and {value}", () => {
@@ -371,9 +393,9 @@ describe("memory, guard, rag and the wrapping order", () => {
 
   it("retries until the validator accepts", () => {
     const t = termOf({ type: "simple", systemPrompt: "x", guard: { validator: "x.startswith('{') and 'error' not in x", retry: 3 } })
-    const outputs = ["nope", "{error}", "{\"ok\": true}"]
+    const outputs = ["nope", "{error}", '{"ok": true}']
     const { calls, value } = runAgent(t, "in", { llm: ({ index }) => outputs[index]! })
-    expect(value).toBe("{\"ok\": true}")
+    expect(value).toBe('{"ok": true}')
     expect(calls.llm).toHaveLength(3)
   })
 
@@ -444,10 +466,33 @@ describe("sandbox", () => {
 
   it("takes every field of seed §20.1, and work_dir relative to the file", () => {
     const agent = compileConfig(
-      { type: "simple", systemPrompt: "x", sandbox: { enabled: true, policy: "permissive", timeout: 60, memory_mb: 4096, network: false, allow_subprocess: false, max_output_bytes: 100, max_fds: 16, work_dir: "out" } },
+      {
+        type: "simple",
+        systemPrompt: "x",
+        sandbox: {
+          enabled: true,
+          policy: "permissive",
+          timeout: 60,
+          memory_mb: 4096,
+          network: false,
+          allow_subprocess: false,
+          max_output_bytes: 100,
+          max_fds: 16,
+          work_dir: "out"
+        }
+      },
       { baseDir: "/srv/agents" }
     )
-    expect(agent.runtime.sandbox).toEqual({ preset: "permissive", timeout: 60, memoryMb: 4096, network: false, allowSubprocess: false, maxOutputBytes: 100, maxFds: 16, workDir: "/srv/agents/out" })
+    expect(agent.runtime.sandbox).toEqual({
+      preset: "permissive",
+      timeout: 60,
+      memoryMb: 4096,
+      network: false,
+      allowSubprocess: false,
+      maxOutputBytes: 100,
+      maxFds: 16,
+      workDir: "/srv/agents/out"
+    })
   })
 
   it("refuses limits no command can run under (L039), and sandbox below the top level", () => {
@@ -513,10 +558,12 @@ describe("sharedMemory", () => {
       }
     })
     const route = agent.term as Term.Of<"Route">
-    const react = (label: string) => ((route.routes.find(([l]) => l === label)![1]) as Term.Of<"Compose">).stages[1] as Term.Of<"React">
+    const react = (label: string) => (route.routes.find(([l]) => l === label)![1] as Term.Of<"Compose">).stages[1] as Term.Of<"React">
     expect(react("work").tools).toEqual(["terminate", "shared_read", "shared_write", "shared_append"])
     expect(react("idle").tools).toEqual(["terminate"])
-    expect((compile({ type: "react", systemPrompt: "x", mcp: { localTools: ["terminate"] }, sharedMemory: {} }).term as Term.Of<"Compose">).stages[1]).toMatchObject({
+    expect(
+      (compile({ type: "react", systemPrompt: "x", mcp: { localTools: ["terminate"] }, sharedMemory: {} }).term as Term.Of<"Compose">).stages[1]
+    ).toMatchObject({
       tools: ["terminate", "shared_read", "shared_write"]
     })
     expect(agent.tools.filter((t) => t.kind === "shared").map((t) => t.name)).toEqual(["shared_read", "shared_write", "shared_append", "shared_memory_context"])
@@ -527,7 +574,10 @@ describe("sharedMemory", () => {
       type: "parallel",
       sharedMemory: { publish: true, inject: false },
       parallel: {
-        agents: [{ name: "researcher", systemPrompt: "r" }, { name: "critic", systemPrompt: "c" }],
+        agents: [
+          { name: "researcher", systemPrompt: "r" },
+          { name: "critic", systemPrompt: "c" }
+        ],
         merge: "custom",
         mergePrompt: "Merge."
       }
@@ -575,7 +625,11 @@ describe("sharedMemory", () => {
 })
 
 describe("overrides", () => {
-  const file = { type: "router", model: { provider: "openai", name: "gpt-4o", baseUrl: "http://127.0.0.1:1/v1", temperature: 0.5 }, router: { classifier: { prompt: "?" }, routes: { a: { type: "react", systemPrompt: "r", react: { maxSteps: 3 } } } } }
+  const file = {
+    type: "router",
+    model: { provider: "openai", name: "gpt-4o", baseUrl: "http://127.0.0.1:1/v1", temperature: 0.5 },
+    router: { classifier: { prompt: "?" }, routes: { a: { type: "react", systemPrompt: "r", react: { maxSteps: 3 } } } }
+  }
 
   it("replace the model name of every call, or the provider too with provider:name", () => {
     const t = termOf(file, { model: "gpt-5" }) as Term.Of<"Route">
@@ -596,7 +650,10 @@ describe("overrides", () => {
     const agent = compile({ type: "react", systemPrompt: "x", mcp: { localTools: ["terminate"] } }, { tools: ["weather", clock] })
     expect((agent.term as Term.Of<"React">).tools).toEqual(["terminate", "weather", "clock"])
     expect(agent.tools.find((t) => t.name === "clock")).toMatchObject({ kind: "injected", definition: clock })
-    expect(compile({ type: "chain", chain: { steps: [{ tool: "weather" }] } }, { tools: ["weather"] }).tools[0]).toMatchObject({ kind: "injected", declared: true })
+    expect(compile({ type: "chain", chain: { steps: [{ tool: "weather" }] } }, { tools: ["weather"] }).tools[0]).toMatchObject({
+      kind: "injected",
+      declared: true
+    })
   })
 
   it("accept providers passed in the overrides, and memory stores for strategy custom", () => {
@@ -632,9 +689,7 @@ describe("semantic errors", () => {
     expect(semanticRules(() => compile({ type: "router", router: { classifier: { prompt: "?" }, routes: {} } }))).toEqual(["L005"])
     expect(semanticRules(() => compile({ type: "chain", chain: { steps: [] } }))).toEqual(["L006"])
     expect(semanticRules(() => compile({ type: "router", router: { classifier: { prompt: "?" }, routes: { a: " " }, default: "" } }))).toEqual(["L023", "L023"])
-    expect(semanticRules(() =>
-      compile({ type: "react", systemPrompt: "x", mcp: { onlineTool: { a: ["search"], b: ["search"] } } })
-    )).toEqual(["L034"])
+    expect(semanticRules(() => compile({ type: "react", systemPrompt: "x", mcp: { onlineTool: { a: ["search"], b: ["search"] } } }))).toEqual(["L034"])
   })
 
   it("name the position of the problem", () => {
@@ -684,10 +739,28 @@ describe("nested sub-agents", () => {
 })
 
 describe("inputs and determinism", () => {
-  const examples = readdirSync("examples/agents").filter((f) => f.endsWith(".yml")).sort()
+  const examples = readdirSync("examples/agents")
+    .filter((f) => f.endsWith(".yml"))
+    .sort()
 
   it("has an example of every kind", () => {
-    expect(examples).toEqual(["approval.yml", "assistant.yml", "calculator.yml", "chain.yml", "guard.yml", "memory.yml", "parallel.yml", "pipeline.yml", "react.yml", "review-chat.yml", "router.yml", "sandboxed.yml", "simple.yml", "support-desk.yml", "team.yml"])
+    expect(examples).toEqual([
+      "approval.yml",
+      "assistant.yml",
+      "calculator.yml",
+      "chain.yml",
+      "guard.yml",
+      "memory.yml",
+      "parallel.yml",
+      "pipeline.yml",
+      "react.yml",
+      "review-chat.yml",
+      "router.yml",
+      "sandboxed.yml",
+      "simple.yml",
+      "support-desk.yml",
+      "team.yml"
+    ])
   })
 
   it.each(examples)("compiles %s to the same bytes every time, and the term parses back to itself", (file) => {

@@ -27,7 +27,21 @@ import type { Budget, LanguageModel, MemoryStore, Sandbox, Tools } from "lambdag
 import { SharedMemory, Term } from "lambdagent"
 import { parserToolNames, isBuiltinTool } from "./builtins.ts"
 import { type FieldPath, formatFieldPath, type Issue, schemaError, semanticError } from "./errors.ts"
-import type { A2AClientConfig, A2AServerConfig, AgentConfig, AgentFile, AgentType, CliAgentConfig, GuardConfig, McpConfig, ModelConfig, SharedMemoryConfig, SkillConfig, StepConfig, SubAgentConfig } from "./schema.ts"
+import type {
+  A2AClientConfig,
+  A2AServerConfig,
+  AgentConfig,
+  AgentFile,
+  AgentType,
+  CliAgentConfig,
+  GuardConfig,
+  McpConfig,
+  ModelConfig,
+  SharedMemoryConfig,
+  SkillConfig,
+  StepConfig,
+  SubAgentConfig
+} from "./schema.ts"
 import { knownProviders } from "./schema.ts"
 import { sandboxIssues, sandboxPolicy } from "./sandbox.ts"
 import { parseSource, readSource, type Source } from "./source.ts"
@@ -351,12 +365,12 @@ const describeDeclaration = (d: Declaration) =>
   d.kind === "mcp"
     ? `MCP server ${JSON.stringify(d.server)}`
     : d.kind === "cli"
-    ? "cli.agents"
-    : d.kind === "a2a"
-    ? "a2a.clients"
-    : d.kind === "shared"
-    ? "sharedMemory"
-    : "the overrides"
+      ? "cli.agents"
+      : d.kind === "a2a"
+        ? "a2a.clients"
+        : d.kind === "shared"
+          ? "sharedMemory"
+          : "the overrides"
 
 /**
  * The problems that make a file impossible to compile even though its shape is right; each names
@@ -391,13 +405,32 @@ export const semanticIssues = (
   }
   for (const { agent, path, type } of agentsOf(file)) {
     if (type === "simple" && blank(agent.systemPrompt)) {
-      add("L001", [...path, "systemPrompt"], "a simple agent needs a systemPrompt: without one it has no behaviour", "a non-empty systemPrompt", agent.systemPrompt === undefined ? "missing" : "an empty string")
+      add(
+        "L001",
+        [...path, "systemPrompt"],
+        "a simple agent needs a systemPrompt: without one it has no behaviour",
+        "a non-empty systemPrompt",
+        agent.systemPrompt === undefined ? "missing" : "an empty string"
+      )
     }
     if (type === "react" && agent.react?.thinkPrompt !== undefined) {
       // thinkPrompt replaces systemPrompt, so a blank one leaves the think step without instruction.
-      if (blank(agent.react.thinkPrompt)) add("L001", [...path, "react", "thinkPrompt"], "react.thinkPrompt is empty: it replaces systemPrompt, so the think step has no instruction", "a non-empty thinkPrompt", "an empty string")
+      if (blank(agent.react.thinkPrompt))
+        add(
+          "L001",
+          [...path, "react", "thinkPrompt"],
+          "react.thinkPrompt is empty: it replaces systemPrompt, so the think step has no instruction",
+          "a non-empty thinkPrompt",
+          "an empty string"
+        )
     } else if (type === "react" && blank(agent.systemPrompt)) {
-      add("L001", [...path, "systemPrompt"], "a react agent needs a systemPrompt (or react.thinkPrompt) for its think step", "a non-empty systemPrompt", agent.systemPrompt === undefined ? "missing" : "an empty string")
+      add(
+        "L001",
+        [...path, "systemPrompt"],
+        "a react agent needs a systemPrompt (or react.thinkPrompt) for its think step",
+        "a non-empty systemPrompt",
+        agent.systemPrompt === undefined ? "missing" : "an empty string"
+      )
     }
     agent.chain?.steps.forEach((step, i) => {
       if (step.prompt !== undefined && blank(step.prompt)) {
@@ -420,25 +453,56 @@ export const semanticIssues = (
       add("L006", [...path, "chain", "steps"], "the chain has no steps", "at least one step", "none")
     }
     for (const [label, route] of Object.entries(agent.router?.routes ?? {})) {
-      if (typeof route === "string" && blank(route)) add("L023", [...path, "router", "routes", label], `route ${JSON.stringify(label)} answers an empty string`, "a sub-agent or a non-empty answer", "an empty string")
+      if (typeof route === "string" && blank(route))
+        add(
+          "L023",
+          [...path, "router", "routes", label],
+          `route ${JSON.stringify(label)} answers an empty string`,
+          "a sub-agent or a non-empty answer",
+          "an empty string"
+        )
     }
     if (typeof agent.router?.default === "string" && blank(agent.router.default)) {
       add("L023", [...path, "router", "default"], "the default route answers an empty string", "a sub-agent or a non-empty answer", "an empty string")
     }
     const memory = agent.memory
-    if (memory !== undefined && memory.enabled !== false && memory.strategy === "custom" && memory.customStore === undefined && overrides.memoryStore === undefined) {
+    if (
+      memory !== undefined &&
+      memory.enabled !== false &&
+      memory.strategy === "custom" &&
+      memory.customStore === undefined &&
+      overrides.memoryStore === undefined
+    ) {
       add("L035", [...path, "memory", "strategy"], "strategy custom needs customStore (or a memory store passed in the overrides)", "customStore", "missing")
     }
   }
   sandboxIssues(file, add)
   channelIssues(file, add)
   const shared = file.sharedMemory
-  if (shared !== undefined && shared.enabled !== false && shared.strategy === "custom" && shared.customStore === undefined && overrides.sharedMemoryStore === undefined) {
-    add("L036", ["sharedMemory", "strategy"], "sharedMemory strategy custom needs customStore (or a shared memory store passed in the overrides)", "customStore", "missing")
+  if (
+    shared !== undefined &&
+    shared.enabled !== false &&
+    shared.strategy === "custom" &&
+    shared.customStore === undefined &&
+    overrides.sharedMemoryStore === undefined
+  ) {
+    add(
+      "L036",
+      ["sharedMemory", "strategy"],
+      "sharedMemory strategy custom needs customStore (or a shared memory store passed in the overrides)",
+      "customStore",
+      "missing"
+    )
   }
   for (const [name, decls] of declarationsOf(file, overrides)) {
     for (const d of decls.slice(1)) {
-      add("L034", d.path, `tool ${JSON.stringify(name)} is declared by ${describeDeclaration(decls[0]!)} and by ${describeDeclaration(d)}; a tool name must have one source`, "a unique tool name", name)
+      add(
+        "L034",
+        d.path,
+        `tool ${JSON.stringify(name)} is declared by ${describeDeclaration(decls[0]!)} and by ${describeDeclaration(d)}; a tool name must have one source`,
+        "a unique tool name",
+        name
+      )
     }
   }
   return out
@@ -450,16 +514,18 @@ const channelIssues = (file: AgentFile, add: (rule: string, path: FieldPath, mes
   file.channels?.forEach((c, i) => {
     const first = declared.get(c.name)
     if (first === undefined) declared.set(c.name, i)
-    else add("L047", ["channels", i, "name"], `channel ${JSON.stringify(c.name)} is declared twice (first at channels[${first}])`, "a unique channel name", c.name)
+    else
+      add("L047", ["channels", i, "name"], `channel ${JSON.stringify(c.name)} is declared twice (first at channels[${first}])`, "a unique channel name", c.name)
   })
   const list = [...declared.keys()].map((n) => JSON.stringify(n)).join(", ")
   for (const { agent, path } of agentsOf(file)) {
     for (const op of ["receive", "send"] as const) {
       const channel = agent[op]
       if (channel === undefined || declared.has(channel)) continue
-      const message = file.channels === undefined
-        ? `${op} names channel ${JSON.stringify(channel)}, but the file has no channels: block`
-        : `${op} names channel ${JSON.stringify(channel)}, which channels: does not declare (it declares ${list})`
+      const message =
+        file.channels === undefined
+          ? `${op} names channel ${JSON.stringify(channel)}, but the file has no channels: block`
+          : `${op} names channel ${JSON.stringify(channel)}, which channels: does not declare (it declares ${list})`
       add("L046", [...path, op], message, "a channel of channels:", channel)
     }
   }
@@ -522,7 +588,10 @@ const publisher = (name: string, tool: Term.Term): Term.Term =>
 
 /** Whether a stage is a {@link publisher}. */
 const isPublisher = (t: Term.Term): boolean =>
-  t._tag === "Lam" && t.body._tag === "App" && t.body.arg._tag === "App" && t.body.arg.func._tag === "Tool" &&
+  t._tag === "Lam" &&
+  t.body._tag === "App" &&
+  t.body.arg._tag === "App" &&
+  t.body.arg.func._tag === "Tool" &&
   t.body.arg.func.name === SharedMemory.toolNames.publish
 
 /** `λrs. "[a]:\n" ++ rs[0] ++ "\n\n---\n\n" ++ "[b]:\n" ++ rs[1] …` */
@@ -534,7 +603,10 @@ const labelledJoin = (names: ReadonlyArray<string>): Term.Term => {
     parts.push(Term.lit(`[${name}]:\n`), Term.head(element))
     element = Term.tail(element)
   })
-  return Term.lam("rs", parts.reduce((a, b) => Term.concat(a, b)))
+  return Term.lam(
+    "rs",
+    parts.reduce((a, b) => Term.concat(a, b))
+  )
 }
 
 /** An `a2a.clients` entry without its name: how to reach the remote agent. */
@@ -588,13 +660,15 @@ interface FileContext {
 }
 
 const cycleError = (path: FieldPath, cycle: ReadonlyArray<string>) =>
-  semanticError([{
-    path,
-    field: formatFieldPath(path),
-    message: `sub-agent cycle: ${cycle.join(" → ")}`,
-    expected: "sub-agents that do not call themselves",
-    actual: cycle.join(" → ")
-  }])
+  semanticError([
+    {
+      path,
+      field: formatFieldPath(path),
+      message: `sub-agent cycle: ${cycle.join(" → ")}`,
+      expected: "sub-agents that do not call themselves",
+      actual: cycle.join(" → ")
+    }
+  ])
 
 class Compiler {
   readonly origins = new Map<Term.Term, FieldPath>()
@@ -610,12 +684,17 @@ class Compiler {
   /** Tool names whose terms are being compiled, innermost last (a repeat is a cycle). */
   private readonly building: Array<string> = []
 
-  constructor(private readonly file: AgentFile, private readonly overrides: Overrides, private readonly context: FileContext = { files: [] }) {
+  constructor(
+    private readonly file: AgentFile,
+    private readonly overrides: Overrides,
+    private readonly context: FileContext = { files: [] }
+  ) {
     for (const [name, sub] of Object.entries(file.subAgents ?? {})) {
       this.agentTools.set(subAgentToolName(name, sub), { kind: "subagent", key: name, path: ["subAgents", name], description: sub.description, config: sub })
     }
     file.skills?.forEach((skill, i) => {
-      if (!this.agentTools.has(skill.name)) this.agentTools.set(skill.name, { kind: "skill", key: skill.name, path: ["skills", i], description: skillText(skill), skill })
+      if (!this.agentTools.has(skill.name))
+        this.agentTools.set(skill.name, { kind: "skill", key: skill.name, path: ["skills", i], description: skillText(skill), skill })
     })
     this.shared = sharedRequirement(file.sharedMemory)
     this.declarations = declarationsOf(file, overrides)
@@ -677,9 +756,10 @@ class Compiler {
     for (const [k, v] of entries) if (v !== undefined) settings[k] = v
     if (provider !== undefined && !this.providers.includes(provider)) this.providers.push(provider)
     const conversation = model?.conversation ?? conversationDefault
-    const maxHistoryTokens = conversation === false
-      ? undefined
-      : model?.maxHistoryTokens ?? (model?.contextWindow !== undefined ? Math.min(Math.floor(model.contextWindow / 2), MODEL_HISTORY_CAP) : undefined)
+    const maxHistoryTokens =
+      conversation === false
+        ? undefined
+        : (model?.maxHistoryTokens ?? (model?.contextWindow !== undefined ? Math.min(Math.floor(model.contextWindow / 2), MODEL_HISTORY_CAP) : undefined))
     const term = Term.llm({
       system,
       name,
@@ -703,13 +783,19 @@ class Compiler {
       this.visitBuiltins(validator, [...path, "validator"])
     }
     if (guard.maxOutputLength !== undefined) checks.push(Term.lte(Term.length(Term.var("x")), Term.lit(guard.maxOutputLength)))
-    const validate = Term.lam("x", checks.reduce((a, b) => Term.and(a, b)))
+    const validate = Term.lam(
+      "x",
+      checks.reduce((a, b) => Term.and(a, b))
+    )
     const f = guard.fallback
-    const fallback: Term.Fallback = f === undefined
-      ? "error"
-      : typeof f === "string"
-      ? f === "error" || f === "empty" || f === "last" ? f : { value: Term.lit(f) }
-      : { value: Term.lit(f.value) }
+    const fallback: Term.Fallback =
+      f === undefined
+        ? "error"
+        : typeof f === "string"
+          ? f === "error" || f === "empty" || f === "last"
+            ? f
+            : { value: Term.lit(f) }
+          : { value: Term.lit(f.value) }
     return this.mark(Term.guard({ agent: core, validate, retry: guard.retry ?? 0, fallback }), path)
   }
 
@@ -750,7 +836,14 @@ class Compiler {
     return names
   }
 
-  agent(agent: AgentConfig, path: FieldPath, parentModel: ModelConfig | undefined, fallbackName: string, isRoot: boolean, conversationDefault?: boolean): Term.Term {
+  agent(
+    agent: AgentConfig,
+    path: FieldPath,
+    parentModel: ModelConfig | undefined,
+    fallbackName: string,
+    isRoot: boolean,
+    conversationDefault?: boolean
+  ): Term.Term {
     const type = agent.type ?? "simple"
     const name = agent.name ?? agent.agentId ?? fallbackName
     const model = mergeModel(parentModel, agent.model)
@@ -764,7 +857,12 @@ class Compiler {
       case "react": {
         const tools = this.reactTools(agent, path, isRoot, agenticRag ? rag : undefined)
         const agentTools = tools.filter((t) => this.isAgentTool(t))
-        const think = this.llm(`${agent.react?.thinkPrompt ?? agent.systemPrompt ?? ""}${this.agentToolDocs(agentTools)}`, `${name}.think`, model, agent.react?.thinkPrompt !== undefined ? [...path, "react", "thinkPrompt"] : [...path, "systemPrompt"])
+        const think = this.llm(
+          `${agent.react?.thinkPrompt ?? agent.systemPrompt ?? ""}${this.agentToolDocs(agentTools)}`,
+          `${name}.think`,
+          model,
+          agent.react?.thinkPrompt !== undefined ? [...path, "react", "thinkPrompt"] : [...path, "systemPrompt"]
+        )
         const r = agent.react
         core = this.mark(
           Term.react({
@@ -780,10 +878,7 @@ class Compiler {
         break
       }
       case "chain":
-        core = this.mark(
-          Term.compose(agent.chain!.steps.map((step, i) => this.step(step, i, agent, path, model))),
-          [...path, "chain"]
-        )
+        core = this.mark(Term.compose(agent.chain!.steps.map((step, i) => this.step(step, i, agent, path, model))), [...path, "chain"])
         break
       case "router":
         core = this.router(agent, path, model, name)
@@ -844,17 +939,24 @@ class Compiler {
   scoped(file: AgentFile, term: Term.Term): Term.Term {
     const declared = file.channels
     if (declared === undefined) return term
-    return this.mark(Term.channels(declared.map((c) => ({ name: c.name, capacity: c.capacity ?? 0 })), term), ["channels"])
+    return this.mark(
+      Term.channels(
+        declared.map((c) => ({ name: c.name, capacity: c.capacity ?? 0 })),
+        term
+      ),
+      ["channels"]
+    )
   }
 
   private step(step: StepConfig, i: number, agent: AgentConfig, path: FieldPath, model: ModelConfig | undefined): Term.Term {
     const at = [...path, "chain", "steps", i]
     const name = step.name ?? `step${i + 1}`
-    let core = step.tool !== undefined
-      ? this.tool(step.tool, [...at, "tool"], agent, agent.mcp?.localTools?.includes(step.tool) ?? false)
-      : step.ask !== undefined
-      ? this.mark(Term.ask(step.ask), [...at, "ask"])
-      : this.llm(step.prompt ?? "", name, mergeModel(model, step.model), at)
+    let core =
+      step.tool !== undefined
+        ? this.tool(step.tool, [...at, "tool"], agent, agent.mcp?.localTools?.includes(step.tool) ?? false)
+        : step.ask !== undefined
+          ? this.mark(Term.ask(step.ask), [...at, "ask"])
+          : this.llm(step.prompt ?? "", name, mergeModel(model, step.model), at)
     const parser = step.outputParser
     if (parser !== undefined && parser !== "text") {
       core = this.mark(Term.compose([core, this.tool(parserToolNames[parser], [...at, "outputParser"], agent, true)]), at)
@@ -867,9 +969,7 @@ class Compiler {
     const router = agent.router!
     const routes = Object.entries(router.routes ?? {})
     const categories = router.classifier.categories ?? routes.map(([label]) => label)
-    const prompt = categories.length === 0
-      ? router.classifier.prompt
-      : `${router.classifier.prompt}\n\nAnswer with exactly one of: ${categories.join(", ")}.`
+    const prompt = categories.length === 0 ? router.classifier.prompt : `${router.classifier.prompt}\n\nAnswer with exactly one of: ${categories.join(", ")}.`
     const classifyPath = [...path, "router", "classifier"]
     const classify = this.llm(prompt, `${name}.classifier`, mergeModel(model, router.classifier.model), classifyPath, false)
     const target = (value: string | AgentConfig, at: FieldPath, label: string): Term.Term =>
@@ -891,9 +991,7 @@ class Compiler {
     let merge: Term.Merge = parallel.merge === "concat" ? "concat" : "tuple"
     if (parallel.merge === "custom") {
       const merger = this.llm(parallel.mergePrompt ?? "", `${name}.merge`, model, [...path, "parallel", "mergePrompt"])
-      merge = branches.every(yieldsText)
-        ? this.mark(Term.compose([labelledJoin(names), merger]), [...path, "parallel", "merge"])
-        : merger
+      merge = branches.every(yieldsText) ? this.mark(Term.compose([labelledJoin(names), merger]), [...path, "parallel", "merge"]) : merger
     }
     return this.mark(Term.par(branches, merge), [...path, "parallel"])
   }
@@ -910,11 +1008,12 @@ class Compiler {
     if (this.building.includes(name)) throw cycleError(tool.path, [...this.building.slice(this.building.indexOf(name)), name])
     this.building.push(name)
     try {
-      tool.term = tool.skill !== undefined
-        ? this.agent(tool.skill.agent, [...tool.path, "agent"], this.file.model, tool.key, false)
-        : tool.config!.inline !== undefined
-        ? this.agent(tool.config!.inline, [...tool.path, "inline"], this.file.model, tool.key, false)
-        : this.subAgentFile(tool)
+      tool.term =
+        tool.skill !== undefined
+          ? this.agent(tool.skill.agent, [...tool.path, "agent"], this.file.model, tool.key, false)
+          : tool.config!.inline !== undefined
+            ? this.agent(tool.config!.inline, [...tool.path, "inline"], this.file.model, tool.key, false)
+            : this.subAgentFile(tool)
     } finally {
       this.building.pop()
     }
@@ -924,7 +1023,11 @@ class Compiler {
   private subAgentFile(tool: AgentTool): Term.Term {
     const path = [...tool.path, "config"]
     const file = resolvePath(this.context.baseDir ?? ".", tool.config!.config ?? "")
-    if (this.context.files.includes(file)) throw cycleError(path, [...this.context.files.slice(this.context.files.indexOf(file)), file].map((f) => relativePath(this.context.baseDir ?? ".", f) || f))
+    if (this.context.files.includes(file))
+      throw cycleError(
+        path,
+        [...this.context.files.slice(this.context.files.indexOf(file)), file].map((f) => relativePath(this.context.baseDir ?? ".", f) || f)
+      )
     const source = readSource(file)
     const sub = validateConfig(source)
     const issues = semanticIssues(sub, { overrides: this.overrides, locate: (p) => source.locate(p) })
@@ -941,7 +1044,9 @@ class Compiler {
   private agentToolDocs(names: ReadonlyArray<string>): string {
     const lines = names.flatMap((n) => {
       const tool = this.agentTools.get(n)
-      return tool === undefined ? [] : [`- ${n}: ${tool.description ?? `the ${tool.kind === "skill" ? "skill" : "sub-agent"} ${tool.key}`} Arguments: {"task": "<what to do>"}`]
+      return tool === undefined
+        ? []
+        : [`- ${n}: ${tool.description ?? `the ${tool.kind === "skill" ? "skill" : "sub-agent"} ${tool.key}`} Arguments: {"task": "<what to do>"}`]
     })
     return lines.length === 0 ? "" : `\n\n## Agents you can call as tools\n${lines.join("\n")}`
   }
@@ -963,18 +1068,28 @@ class Compiler {
     // each turn sees the transcript in its input, so a speaker keeps no conversation of its own
     const agents = chat.agents.map((a, i) => [names[i]!, this.agent(a, [...at, "agents", i], model, names[i]!, false, false)] as const)
     const kind = chat.scheduler ?? "round_robin"
-    const scheduler: Term.Scheduler = kind === "round_robin"
-      ? kind
-      : kind === "random"
-      ? { random: chat.seed ?? 0 }
-      : { llm: this.llm(`${chat.schedulerPrompt ?? "Name the participant who should speak next."}\n\nAnswer with exactly one of: ${names.join(", ")}.`, `${name}.scheduler`, mergeModel(model, chat.schedulerModel), [...at, "schedulerPrompt"], false) }
+    const scheduler: Term.Scheduler =
+      kind === "round_robin"
+        ? kind
+        : kind === "random"
+          ? { random: chat.seed ?? 0 }
+          : {
+              llm: this.llm(
+                `${chat.schedulerPrompt ?? "Name the participant who should speak next."}\n\nAnswer with exactly one of: ${names.join(", ")}.`,
+                `${name}.scheduler`,
+                mergeModel(model, chat.schedulerModel),
+                [...at, "schedulerPrompt"],
+                false
+              )
+            }
     let until: Term.Term | undefined
     if (chat.termination?.custom !== undefined) {
       until = this.mark(compileValidatorExpr(parseValidator(chat.termination.custom)), [...at, "termination", "custom"])
       this.visitBuiltins(until, [...at, "termination", "custom"])
     }
     const summary = chat.summaryAgent === undefined ? undefined : this.agent(chat.summaryAgent, [...at, "summaryAgent"], model, `${name}.summary`, false, false)
-    const history = model?.maxHistoryTokens ?? (model?.contextWindow !== undefined ? Math.min(Math.floor(model.contextWindow / 2), MODEL_HISTORY_CAP) : undefined)
+    const history =
+      model?.maxHistoryTokens ?? (model?.contextWindow !== undefined ? Math.min(Math.floor(model.contextWindow / 2), MODEL_HISTORY_CAP) : undefined)
     return this.mark(
       Term.groupChat({
         agents,
@@ -1037,7 +1152,8 @@ class Compiler {
       }
       const cli = b.kind === "cli" ? file.cli?.agents?.[name] : undefined
       const client = b.kind === "a2a" ? file.a2a?.clients?.find((c) => c.name === name) : undefined
-      const definition = b.kind === "injected" ? this.overrides.tools?.find((t): t is Tools.ToolDefinition => typeof t !== "string" && t.name === name) : undefined
+      const definition =
+        b.kind === "injected" ? this.overrides.tools?.find((t): t is Tools.ToolDefinition => typeof t !== "string" && t.name === name) : undefined
       out.push({
         name,
         kind: b.kind,
@@ -1073,7 +1189,11 @@ class Compiler {
  * compileChecked({ type: "simple", systemPrompt: "Hi" }, {}).term._tag // "Llm"
  * ```
  */
-export const compileChecked = (file: AgentFile, overrides: Overrides, where: { readonly baseDir?: string; readonly file?: string } = {}): {
+export const compileChecked = (
+  file: AgentFile,
+  overrides: Overrides,
+  where: { readonly baseDir?: string; readonly file?: string } = {}
+): {
   readonly term: Term.Term
   readonly tools: ReadonlyArray<ToolReference>
   readonly memory: ReadonlyArray<MemoryRequirement>
@@ -1097,7 +1217,13 @@ export const compileChecked = (file: AgentFile, overrides: Overrides, where: { r
 const checkOverrides = (overrides: Overrides): void => {
   const issues: Array<Issue> = []
   const bad = (key: string, expected: string, actual: unknown) =>
-    issues.push({ path: ["overrides", key], field: `overrides.${key}`, message: `expected ${expected}, got ${JSON.stringify(actual)}`, expected, actual: JSON.stringify(actual) })
+    issues.push({
+      path: ["overrides", key],
+      field: `overrides.${key}`,
+      message: `expected ${expected}, got ${JSON.stringify(actual)}`,
+      expected,
+      actual: JSON.stringify(actual)
+    })
   const t = overrides.temperature
   if (t !== undefined && (typeof t !== "number" || !Number.isFinite(t) || t < 0 || t > 2)) bad("temperature", "a number from 0 to 2", t)
   const m = overrides.maxSteps
@@ -1149,15 +1275,18 @@ export const compileConfig = (config: unknown, options: CompileOptions = {}): Co
   const overrides = options.overrides ?? {}
   checkOverrides(overrides)
   // With a source, positions come from it; its value is used when no value is passed.
-  const source: Source = options.source !== undefined
-    ? (config === undefined ? options.source : { ...options.source, value: config })
-    : {
-      ...(options.file !== undefined ? { file: options.file } : {}),
-      text: "",
-      value: config,
-      locate: () => undefined,
-      locateInString: () => undefined
-    }
+  const source: Source =
+    options.source !== undefined
+      ? config === undefined
+        ? options.source
+        : { ...options.source, value: config }
+      : {
+          ...(options.file !== undefined ? { file: options.file } : {}),
+          text: "",
+          value: config,
+          locate: () => undefined,
+          locateInString: () => undefined
+        }
   const file = validateConfig(source, { providers: Object.keys(overrides.providers ?? {}) })
   const issues = semanticIssues(file, { overrides, locate: (p) => source.locate(p) })
   if (issues.length > 0) throw semanticError(issues, source.file)
@@ -1249,8 +1378,7 @@ export const loadSource = (input: ConfigInput): Source => {
  * console.log(agent.type, agent.tools.length)
  * ```
  */
-export const loadConfig = (input: ConfigInput, overrides: Overrides = {}): CompiledAgent =>
-  compileConfig(undefined, { source: loadSource(input), overrides })
+export const loadConfig = (input: ConfigInput, overrides: Overrides = {}): CompiledAgent => compileConfig(undefined, { source: loadSource(input), overrides })
 
 /**
  * Compile an agent file (a path or YAML text) to a term. The same file always gives the same

@@ -9,7 +9,7 @@ group("describe", () => {
     expect(describe("examples/agents/react.yml").split("\n")).toEqual([
       "Research assistant =",
       "  Y₁₂(λself. λstate.",
-      "    let t = Research assistant.think:LLM_{openai/gpt-4o-mini, θ=0.2}(\"You answer questions by searching the web and comp…\")(state) in",
+      '    let t = Research assistant.think:LLM_{openai/gpt-4o-mini, θ=0.2}("You answer questions by searching the web and comp…")(state) in',
       "    CASE t [(web_search, Tool_MCP(search-server/web_search)), (calculator, Tool(calculator)), (summarizer, Tool_CLI(summarizer)), (terminate, λx. x)]",
       "    >> IF is_terminate THEN t ELSE self(state ⊕ obs)",
       "  )",
@@ -28,7 +28,7 @@ group("describe", () => {
     expect(memory).toContain("Memory: memory → sqlite store, size=20, ttl=7200s, scope=user")
     const router = describe("examples/agents/router.yml").split("\n")
     expect(router[1]).toMatch(/^ {2}CASE \(Help desk\.classifier:LLM_/)
-    expect(router).toContain("    (\"greeting\", λx. \"Hello! Ask me about code or maths.\"),")
+    expect(router).toContain('    ("greeting", λx. "Hello! Ask me about code or maths."),')
     expect(router[5]).toMatch(/^ {4}\(_, assistant:LLM_/)
   })
 
@@ -37,12 +37,16 @@ group("describe", () => {
     expect(team.slice(1, 5)).toEqual([
       "  PAIR(",
       "    Tool_Σ(shared_memory_context)",
-      "    >> researcher:LLM_{openai/gpt-4o-mini, θ=0.3}(\"List the strongest evidence for the proposal. Buil…\")",
-      "    >> λy. Σ ∪ {\"researcher\" ↦ y}; y,"
+      '    >> researcher:LLM_{openai/gpt-4o-mini, θ=0.3}("List the strongest evidence for the proposal. Buil…")',
+      '    >> λy. Σ ∪ {"researcher" ↦ y}; y,'
     ])
-    expect(team).toContain("  >> λy. Σ ∪ {\"Review team\" ↦ y}; y")
+    expect(team).toContain('  >> λy. Σ ∪ {"Review team" ↦ y}; y')
     expect(team).toContain("Shared memory: sqlite store .lambdagent/team-memory.db, namespace=review-team, append-only, size=1000")
-    expect(description("examples/agents/team.yml").sharedMemory).toMatchObject({ strategy: "sqlite", publish: true, initial: { goal: "A short, balanced review of the proposal." } })
+    expect(description("examples/agents/team.yml").sharedMemory).toMatchObject({
+      strategy: "sqlite",
+      publish: true,
+      initial: { goal: "A short, balanced review of the proposal." }
+    })
   })
 
   it("reports the facts as data", () => {
@@ -59,8 +63,8 @@ group("toLambdaExpr", () => {
   const simple = "type: simple\nname: S\nsystemPrompt: Summarize.\nmodel: {provider: openai, name: gpt-4o, temperature: 0}\n"
 
   it("writes human and formal notation with Term.pretty", () => {
-    expect(toLambdaExpr(simple)).toBe("S = S:LLM_{openai/gpt-4o, θ=0}(\"Summarize.\")")
-    expect(toLambdaExpr(simple, { format: "formal" })).toBe("S = (λx. LLM_{openai/gpt-4o, θ=0}(\"Summarize.\")(x))")
+    expect(toLambdaExpr(simple)).toBe('S = S:LLM_{openai/gpt-4o, θ=0}("Summarize.")')
+    expect(toLambdaExpr(simple, { format: "formal" })).toBe('S = (λx. LLM_{openai/gpt-4o, θ=0}("Summarize.")(x))')
     const term = fromConfig("examples/agents/chain.yml")
     expect(toLambdaExpr("examples/agents/chain.yml")).toBe(`Report writer = ${Term.pretty(term)}`)
   })
@@ -71,10 +75,10 @@ group("toLambdaExpr", () => {
     expect(out.type).toBe("react")
     expect(Term.parse(out.term)).toEqual(fromConfig("examples/agents/react.yml"))
     expect(out.tools).toEqual([
-      { name: "web_search", kind: "mcp", lambda: "λx. MCP(\"search-server\", \"web_search\", x)" },
-      { name: "calculator", kind: "local", lambda: "λx. Tool(\"calculator\", x)" },
+      { name: "web_search", kind: "mcp", lambda: 'λx. MCP("search-server", "web_search", x)' },
+      { name: "calculator", kind: "local", lambda: 'λx. Tool("calculator", x)' },
       { name: "terminate", kind: "terminate", lambda: "λx. x" },
-      { name: "summarizer", kind: "cli", lambda: "λx. exec(\"lambdagent run examples/agents/simple.yml --quiet -\", x)" }
+      { name: "summarizer", kind: "cli", lambda: 'λx. exec("lambdagent run examples/agents/simple.yml --quiet -", x)' }
     ])
   })
 
@@ -127,7 +131,8 @@ group("desugar", () => {
 
   it("keeps the oracles and gives a compiled agent the same behaviour", () => {
     const agent = loadConfig("examples/agents/chain.yml")
-    const answers = (name: string, index: number) => (name === "analyze" && index === 1 ? "too short" : `${name} output that is long enough to pass the length check`)
+    const answers = (name: string, index: number) =>
+      name === "analyze" && index === 1 ? "too short" : `${name} output that is long enough to pass the length check`
     const original = runAgent(agent.term, "text", { llm: ({ name, index }) => answers(name, index) })
     const desugared = runAgent(desugar(agent.term), "text", { llm: ({ name, index }) => answers(name, index) })
     expect(desugared.value).toBe(original.value)

@@ -86,38 +86,29 @@ const structure = (t: Term.Term, agent: CompiledAgent, refs: ReadonlyMap<string,
     case "Par": {
       const head = t.branches.length === 2 ? "PAIR" : "PAR"
       const branches = t.branches.map((b, i) => withSuffix(recur(b), i < t.branches.length - 1 ? "," : ""))
-      const merge = t.merge === "tuple" ? [] : t.merge === "concat" ? [">> concat"] : (() => {
-        const lines = recur(t.merge)
-        return [`>> ${lines[0]}`, ...indent(lines.slice(1), "   ")]
-      })()
+      const merge =
+        t.merge === "tuple"
+          ? []
+          : t.merge === "concat"
+            ? [">> concat"]
+            : (() => {
+                const lines = recur(t.merge)
+                return [`>> ${lines[0]}`, ...indent(lines.slice(1), "   ")]
+              })()
       return [`${head}(`, ...indent(branches.flat()), ")", ...merge]
     }
     case "Guard": {
       const fallback = typeof t.fallback === "string" ? t.fallback : Term.pretty(t.fallback.value)
-      return [
-        "Guard(",
-        ...indent(withSuffix(recur(t.agent), ",")),
-        `  P = ${Term.pretty(t.validate)},`,
-        `  retry=${t.retry}, fallback=${fallback}`,
-        ")"
-      ]
+      return ["Guard(", ...indent(withSuffix(recur(t.agent), ",")), `  P = ${Term.pretty(t.validate)},`, `  retry=${t.retry}, fallback=${fallback}`, ")"]
     }
     case "Memory": {
       const path = agent.origins.get(t)
       const requirement = agent.memory.find((m) => path !== undefined && m.path === formatFieldPath(path))
       const store = requirement?.strategy ?? "store"
-      return [
-        "Memory(",
-        ...indent(withSuffix(recur(t.agent), ",")),
-        `  Γ ∪ ${store}{size=${t.size}, ttl=${t.ttl}, scope=${t.scope}}`,
-        ")"
-      ]
+      return ["Memory(", ...indent(withSuffix(recur(t.agent), ",")), `  Γ ∪ ${store}{size=${t.size}, ttl=${t.ttl}, scope=${t.scope}}`, ")"]
     }
     case "React": {
-      const cases = [
-        ...t.tools.filter((n) => n !== "terminate").map((n) => `(${n}, ${toolLabel(n, refs)})`),
-        "(terminate, λx. x)"
-      ]
+      const cases = [...t.tools.filter((n) => n !== "terminate").map((n) => `(${n}, ${toolLabel(n, refs)})`), "(terminate, λx. x)"]
       return [
         `Y${sub(t.maxSteps)}(λself. λstate.`,
         `  let t = ${recur(t.think).join(" ")}(state) in`,
@@ -241,7 +232,9 @@ const count = (n: number) => (n === Infinity ? "unbounded" : String(n))
  */
 export const describe = (input: CompiledAgent | ConfigInput, overrides: Overrides = {}): string => {
   const d = description(input, overrides)
-  const used = Object.entries(d.constructs).map(([tag, n]) => (n > 1 ? `${tag}(×${n})` : tag)).join(", ")
+  const used = Object.entries(d.constructs)
+    .map(([tag, n]) => (n > 1 ? `${tag}(×${n})` : tag))
+    .join(", ")
   const lines = [
     `${d.name} =`,
     ...indent(d.structure.split("\n")),
@@ -249,7 +242,10 @@ export const describe = (input: CompiledAgent | ConfigInput, overrides: Override
     `Constructs used: ${used}`,
     `Worst case: ${count(d.bounds.llmCalls)} LLM call${d.bounds.llmCalls === 1 ? "" : "s"}, ${count(d.bounds.toolCalls)} tool call${d.bounds.toolCalls === 1 ? "" : "s"} per input`
   ]
-  if (d.maxSteps.length > 0) lines.push(`β-reduction bound: react loop${d.maxSteps.length > 1 ? "s" : ""} of at most ${d.maxSteps.join(", ")} step${d.maxSteps.length === 1 && d.maxSteps[0] === 1 ? "" : "s"}`)
+  if (d.maxSteps.length > 0)
+    lines.push(
+      `β-reduction bound: react loop${d.maxSteps.length > 1 ? "s" : ""} of at most ${d.maxSteps.join(", ")} step${d.maxSteps.length === 1 && d.maxSteps[0] === 1 ? "" : "s"}`
+    )
   if (d.baseCase) lines.push("Base case: terminate = λx.x")
   if (d.tools.length > 0) {
     lines.push(`Tools: ${d.tools.map((t) => `${t.name} (${t.kind}${t.server !== undefined ? ` ${t.server}` : ""})`).join(", ")}`)
@@ -257,7 +253,14 @@ export const describe = (input: CompiledAgent | ConfigInput, overrides: Override
   for (const m of d.memory) lines.push(`Memory: ${m.path} → ${m.strategy} store, size=${m.size}, ttl=${m.ttl}s, scope=${m.scope}`)
   const s = d.sharedMemory
   if (s !== undefined) {
-    const where = s.strategy === "sqlite" ? ` ${s.path}` : s.strategy === "redis" ? ` ${s.url ?? "$LAMBDAGENT_REDIS_URL"}` : s.strategy === "custom" ? ` ${s.customStore ?? "(overrides)"}` : ""
+    const where =
+      s.strategy === "sqlite"
+        ? ` ${s.path}`
+        : s.strategy === "redis"
+          ? ` ${s.url ?? "$LAMBDAGENT_REDIS_URL"}`
+          : s.strategy === "custom"
+            ? ` ${s.customStore ?? "(overrides)"}`
+            : ""
     lines.push(`Shared memory: ${s.strategy} store${where}, namespace=${s.namespace}, ${s.appendOnly ? "append-only" : "rebindable"}, size=${s.size}`)
   }
   return lines.join("\n")
@@ -319,7 +322,10 @@ export const desugar = (term: Term.Term): Term.Term => {
     switch (node._tag) {
       case "Compose": {
         const x = fresh("x")
-        return lam(x, node.stages.reduce<Term.Term>((acc, stage) => app(stage, acc), v(x)))
+        return lam(
+          x,
+          node.stages.reduce<Term.Term>((acc, stage) => app(stage, acc), v(x))
+        )
       }
       case "Loop": {
         if (node.failOnExhaustion === true) return node
@@ -329,8 +335,7 @@ export const desugar = (term: Term.Term): Term.Term => {
         const r = fresh("r")
         const next = app(v(self), Term.pair(Term.add(Term.fst(v(p)), lit(1)), v(r)))
         const afterBody = node.until === undefined ? next : Term.if(app(node.until, v(r)), v(r), next)
-        const step = lam(self, lam(p,
-          Term.if(Term.gte(Term.fst(v(p)), lit(node.max)), Term.snd(v(p)), app(lam(r, afterBody), app(node.body, Term.snd(v(p)))))))
+        const step = lam(self, lam(p, Term.if(Term.gte(Term.fst(v(p)), lit(node.max)), Term.snd(v(p)), app(lam(r, afterBody), app(node.body, Term.snd(v(p)))))))
         return lam(x, app(app(fix(), step), Term.pair(lit(0), v(x))))
       }
       case "Guard": {
@@ -340,8 +345,10 @@ export const desugar = (term: Term.Term): Term.Term => {
         const n = fresh("n")
         const r = fresh("r")
         const fallback = node.fallback === "empty" ? lit("") : node.fallback === "last" ? v(r) : node.fallback.value
-        const attempt = lam(r, Term.if(app(node.validate, v(r)), v(r),
-          Term.if(Term.gte(v(n), lit(node.retry)), fallback, app(v(self), Term.add(v(n), lit(1))))))
+        const attempt = lam(
+          r,
+          Term.if(app(node.validate, v(r)), v(r), Term.if(Term.gte(v(n), lit(node.retry)), fallback, app(v(self), Term.add(v(n), lit(1)))))
+        )
         const step = lam(self, lam(n, app(attempt, app(node.agent, v(x)))))
         return lam(x, app(app(fix(), step), lit(0)))
       }

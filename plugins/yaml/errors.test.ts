@@ -49,7 +49,14 @@ describe("malformed YAML", () => {
 
   it("refuses alias bombs", () => {
     const rows = ["a: &a [x, x, x, x, x, x, x, x, x]"]
-    for (const [name, prev] of [["b", "a"], ["c", "b"], ["d", "c"], ["e", "d"], ["f", "e"], ["g", "f"]]) {
+    for (const [name, prev] of [
+      ["b", "a"],
+      ["c", "b"],
+      ["d", "c"],
+      ["e", "d"],
+      ["f", "e"],
+      ["g", "f"]
+    ]) {
       rows.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(", ")}]`)
     }
     const e = failure(() => fromConfig(`${rows.join("\n")}\ntype: simple\n`)) as ConfigError
@@ -116,7 +123,7 @@ describe("huge and deeply nested YAML", () => {
     const term = fromConfig(text) as Term.Of<"Route">
     expect(term.routes).toHaveLength(n)
     expect(term.routes[n - 1]![0]).toBe(`c${n - 1}`)
-    const duplicate = failure(() => fromConfig(`${text}    c5: again\n`.replace("  default: Sorry.\n", "") )) as ConfigError
+    const duplicate = failure(() => fromConfig(`${text}    c5: again\n`.replace("  default: Sorry.\n", ""))) as ConfigError
     expect([duplicate.reason, duplicate.line, duplicate.column]).toEqual(["Syntax", n + 7, 5])
   })
 
@@ -129,7 +136,7 @@ describe("huge and deeply nested YAML", () => {
     expect([cycle.reason, cycle.line, cycle.column]).toEqual(["Cycle", 4, 10])
     expect(cycle.message).toContain("the alias *m refers to the node that contains it, a cycle")
     expect(cycle.message).not.toContain("deeper")
-    const list = failure(() => fromConfig("type: simple\nhooks: &h [1, *h]\n", )) as ConfigError
+    const list = failure(() => fromConfig("type: simple\nhooks: &h [1, *h]\n")) as ConfigError
     expect(list.reason).toBe("Cycle")
     // an alias to a sibling is no cycle
     expect(parseSource("a: &x {k: 1}\nb: *x\n").value).toEqual({ a: { k: 1 }, b: { k: 1 } })
@@ -141,25 +148,27 @@ describe("schema errors", () => {
     const e = schemaFailure("type: simple\nsystemPromt: Hi\n")
     expect([e.field, e.line, e.column, e.suggestion, e.actual]).toEqual(["systemPromt", 2, 1, "systemPrompt", "systemPromt"])
     expect(e.expected).toMatch(/^one of type, agentId, name, description, systemPrompt/)
-    expect(e.message).toBe("agent.yml:2:1: systemPromt: unknown key \"systemPromt\" (did you mean \"systemPrompt\"?)")
+    expect(e.message).toBe('agent.yml:2:1: systemPromt: unknown key "systemPromt" (did you mean "systemPrompt"?)')
   })
 
   it("suggest keys at every depth", () => {
-    const e = schemaFailure([
-      "type: router",
-      "model:",
-      "  temprature: 0.2",
-      "router:",
-      "  classifier:",
-      "    prompt: which?",
-      "  routes:",
-      "    code:",
-      "      type: react",
-      "      systemPrompt: Code.",
-      "      react:",
-      "        maxStep: 5",
-      ""
-    ].join("\n"))
+    const e = schemaFailure(
+      [
+        "type: router",
+        "model:",
+        "  temprature: 0.2",
+        "router:",
+        "  classifier:",
+        "    prompt: which?",
+        "  routes:",
+        "    code:",
+        "      type: react",
+        "      systemPrompt: Code.",
+        "      react:",
+        "        maxStep: 5",
+        ""
+      ].join("\n")
+    )
     expect(e.issues.map((i) => [i.field, i.line, i.column, i.suggestion])).toEqual([
       ["model.temprature", 3, 3, "temperature"],
       ["router.routes.code.react.maxStep", 12, 9, "maxSteps"]
@@ -169,42 +178,44 @@ describe("schema errors", () => {
   it("explain top-level-only and unsupported keys", () => {
     const e = schemaFailure("type: parallel\nparallel:\n  agents:\n    - systemPrompt: a\n      runtime: {maxSteps: 3}\nhooks: {before: x}\n")
     expect(e.issues.map((i) => i.message)).toEqual([
-      "\"runtime\" is only allowed at the top level of the file",
-      "\"hooks\" is not supported: hooks are registered in code, not in agent files"
+      '"runtime" is only allowed at the top level of the file',
+      '"hooks" is not supported: hooks are registered in code, not in agent files'
     ])
     expect(e.issues.map((i) => formatFieldPath(i.path))).toEqual(["parallel.agents[0].runtime", "hooks"])
   })
 
   it("check the sharedMemory block like the others: typos, enums, URLs, the top level only", () => {
-    const e = schemaFailure([
-      "type: parallel",
-      "parallel:",
-      "  agents:",
-      "    - systemPrompt: a",
-      "      sharedMemory: {}",
-      "sharedMemory:",
-      "  strategy: reddis",
-      "  apendOnly: true",
-      "  url: http://cache:6379",
-      "  size: 0",
-      ""
-    ].join("\n"))
+    const e = schemaFailure(
+      [
+        "type: parallel",
+        "parallel:",
+        "  agents:",
+        "    - systemPrompt: a",
+        "      sharedMemory: {}",
+        "sharedMemory:",
+        "  strategy: reddis",
+        "  apendOnly: true",
+        "  url: http://cache:6379",
+        "  size: 0",
+        ""
+      ].join("\n")
+    )
     expect(e.issues.map((i) => [i.field, i.line, i.column, i.message])).toEqual([
-      ["parallel.agents[0].sharedMemory", 5, 7, "\"sharedMemory\" is only allowed at the top level of the file"],
-      ["sharedMemory.strategy", 7, 13, "expected one of local, redis, sqlite, custom, got the string \"reddis\" (did you mean \"redis\"?)"],
-      ["sharedMemory.apendOnly", 8, 3, "unknown key \"apendOnly\" (did you mean \"appendOnly\"?)"],
-      ["sharedMemory.url", 9, 8, "expected a redis:// or rediss:// URL, got the string \"http://cache:6379\""],
+      ["parallel.agents[0].sharedMemory", 5, 7, '"sharedMemory" is only allowed at the top level of the file'],
+      ["sharedMemory.strategy", 7, 13, 'expected one of local, redis, sqlite, custom, got the string "reddis" (did you mean "redis"?)'],
+      ["sharedMemory.apendOnly", 8, 3, 'unknown key "apendOnly" (did you mean "appendOnly"?)'],
+      ["sharedMemory.url", 9, 8, 'expected a redis:// or rediss:// URL, got the string "http://cache:6379"'],
       ["sharedMemory.size", 10, 9, "expected a number ≥ 1, got the number 0"]
     ])
   })
 
   it("say what type was expected and what was found", () => {
-    const e = schemaFailure("type: simple\nsystemPrompt: Hi\nmodel:\n  temperature: hot\nreact:\n  maxSteps: 1.5\nmemory:\n  enabled: yes\n  size: \"10\"\n")
+    const e = schemaFailure('type: simple\nsystemPrompt: Hi\nmodel:\n  temperature: hot\nreact:\n  maxSteps: 1.5\nmemory:\n  enabled: yes\n  size: "10"\n')
     expect(e.issues.map((i) => [i.field, i.line, i.column, i.expected, i.actual, i.suggestion])).toEqual([
-      ["model.temperature", 4, 16, "a number", "the string \"hot\"", undefined],
+      ["model.temperature", 4, 16, "a number", 'the string "hot"', undefined],
       ["react.maxSteps", 6, 13, "an integer", "the number 1.5", undefined],
-      ["memory.enabled", 8, 12, "true or false", "the string \"yes\"", "true"],
-      ["memory.size", 9, 9, "a number", "the string \"10\"", "10"]
+      ["memory.enabled", 8, 12, "true or false", 'the string "yes"', "true"],
+      ["memory.size", 9, 9, "a number", 'the string "10"', "10"]
     ])
   })
 
@@ -215,7 +226,12 @@ describe("schema errors", () => {
       actual: "the number 3"
     })
     const type = schemaFailure("type: reactt\n")
-    expect([type.expected, type.suggestion, type.line, type.column]).toEqual(["one of simple, react, chain, router, parallel, groupchat, handoff, skill", "react", 1, 7])
+    expect([type.expected, type.suggestion, type.line, type.column]).toEqual([
+      "one of simple, react, chain, router, parallel, groupchat, handoff, skill",
+      "react",
+      1,
+      7
+    ])
     expect(schemaFailure("type: hooks\n").message).toMatch(/hooks are registered in code/)
     expect(schemaFailure("type: simple\nsystemPrompt: x\nmodel: {baseUrl: not a url}\n").expected).toBe("a URL (https://…)")
     const missing = schemaFailure("type: router\nrouter:\n  routes: {a: A}\n")
@@ -237,12 +253,17 @@ describe("schema errors", () => {
   it("check what the schema alone cannot", () => {
     expect(schemaFailure("type: chain\n").message).toMatch(/type chain needs a chain: block/)
     expect(schemaFailure("type: chain\nchain:\n  steps:\n    - prompt: a\n      tool: b\n").issues[0]).toMatchObject({ field: "chain.steps[0].tool", line: 5 })
-    expect(schemaFailure("type: chain\nchain:\n  steps:\n    - name: nothing\n").message).toMatch(/needs a prompt \(an LLM step\), a tool \(a tool step\) or an ask/)
+    expect(schemaFailure("type: chain\nchain:\n  steps:\n    - name: nothing\n").message).toMatch(
+      /needs a prompt \(an LLM step\), a tool \(a tool step\) or an ask/
+    )
     expect(schemaFailure("type: chain\nchain:\n  steps:\n    - prompt: a\n      ask: b\n").issues[0]).toMatchObject({ field: "chain.steps[0].ask", line: 5 })
     expect(schemaFailure("type: parallel\nparallel:\n  agents: [{systemPrompt: a}]\n  merge: custom\n").field).toBe("parallel.merge")
     expect(schemaFailure("type: simple\nsystemPrompt: x\nguard: {retry: 2}\n").message).toMatch(/a guard needs a validator or maxOutputLength/)
     expect(schemaFailure("type: simple\nsystemPrompt: x\nmcpServers:\n  - {name: s, transport: http}\n").message).toMatch(/transport http needs a url/)
-    expect(schemaFailure("type: simple\nsystemPrompt: x\nmcpServers:\n  - {name: s, transport: stdio, command: a}\n  - {name: s, transport: stdio, command: b}\n").message).toMatch(/a second server named "s"/)
+    expect(
+      schemaFailure("type: simple\nsystemPrompt: x\nmcpServers:\n  - {name: s, transport: stdio, command: a}\n  - {name: s, transport: stdio, command: b}\n")
+        .message
+    ).toMatch(/a second server named "s"/)
     const provider = schemaFailure("type: simple\nsystemPrompt: x\nmodel:\n  provider: anthropc\n")
     expect([provider.field, provider.suggestion, provider.line, provider.column]).toEqual(["model.provider", "anthropic", 4, 13])
   })
@@ -269,7 +290,13 @@ describe("error values", () => {
     const schema = failure(() => fromConfig("type: simple\nsystemPromt: Hi\n"))
     expect(schema._tag).toBe("SchemaError")
     const semantic = failure(() => fromConfig("type: react\nsystemPrompt: x\nreact: {maxSteps: 0}\n")) as SemanticError
-    expect([semantic._tag, semantic.rule, semantic.field, semantic.expected, semantic.actual]).toEqual(["SemanticError", "L003", "react.maxSteps", "maxSteps ≥ 1", "0"])
+    expect([semantic._tag, semantic.rule, semantic.field, semantic.expected, semantic.actual]).toEqual([
+      "SemanticError",
+      "L003",
+      "react.maxSteps",
+      "maxSteps ≥ 1",
+      "0"
+    ])
     expect(isYamlError(new Error("x"))).toBe(false)
   })
 

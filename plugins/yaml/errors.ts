@@ -255,8 +255,7 @@ export class SemanticError extends Errors.TaggedError<SemanticError>()("Semantic
   issues: Schema.Array(IssueSchema)
 }) {}
 
-const byPosition = (a: Issue, b: Issue) =>
-  (a.line ?? Infinity) - (b.line ?? Infinity) || (a.column ?? Infinity) - (b.column ?? Infinity)
+const byPosition = (a: Issue, b: Issue) => (a.line ?? Infinity) - (b.line ?? Infinity) || (a.column ?? Infinity) - (b.column ?? Infinity)
 
 const summary = (issues: ReadonlyArray<Issue>, file: string | undefined) => issues.map((i) => formatIssue(i, file)).join("\n")
 
@@ -336,5 +335,4 @@ export type YamlError = ConfigError | SchemaError | SemanticError
  * ```
  */
 export const isYamlError = (u: unknown): u is YamlError =>
-  typeof u === "object" && u !== null && "_tag" in u &&
-  (u._tag === "ConfigError" || u._tag === "SchemaError" || u._tag === "SemanticError")
+  typeof u === "object" && u !== null && "_tag" in u && (u._tag === "ConfigError" || u._tag === "SchemaError" || u._tag === "SemanticError")

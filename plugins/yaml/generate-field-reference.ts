@@ -64,7 +64,12 @@ const SAFE = Number.MAX_SAFE_INTEGER
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\r?\n/g, " ")
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
-const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-")
+const slug = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+    .replace(/\s/g, "-")
 
 class Writer {
   private readonly defs: Readonly<Record<string, Node>>

@@ -30,7 +30,7 @@ interface Case {
 type Cases = { readonly fires: ReadonlyArray<Case>; readonly quiet: ReadonlyArray<Case> }
 
 const ONLINE = REACT.replace("localTools: [search, terminate]", "onlineTool: {srv: [search]}\n  localTools: [terminate]")
-const SRV_NODE = "app:\n  mcp:\n    custom:\n      nodes:\n        srv: {url: \"https://mcp.example.com\"}\n"
+const SRV_NODE = 'app:\n  mcp:\n    custom:\n      nodes:\n        srv: {url: "https://mcp.example.com"}\n'
 
 /**
  * For every rule of the catalogue: files where it fires (one per condition that triggers it) and
@@ -47,7 +47,10 @@ const cases: Readonly<Record<string, Cases>> = {
       { yaml: ROUTER.replace("prompt: Classify.", "prompt: ''"), field: "router.classifier.prompt" },
       { yaml: `type: parallel\n${MODEL}\nparallel:\n  agents: [{systemPrompt: a}]\n  merge: custom\n  mergePrompt: ' '\n`, field: "parallel.mergePrompt" }
     ],
-    quiet: [{ yaml: SIMPLE }, { yaml: REACT.replace("systemPrompt: Use tools.\n", "").replace("react: {maxSteps: 10}", "react: {maxSteps: 10, thinkPrompt: Think.}") }]
+    quiet: [
+      { yaml: SIMPLE },
+      { yaml: REACT.replace("systemPrompt: Use tools.\n", "").replace("react: {maxSteps: 10}", "react: {maxSteps: 10, thinkPrompt: Think.}") }
+    ]
   },
   L002: {
     fires: [
@@ -86,7 +89,10 @@ const cases: Readonly<Record<string, Cases>> = {
     quiet: [{ yaml: SIMPLE.replace("temperature: 0.3", "temperature: 1.5") }]
   },
   L008: {
-    fires: [{ yaml: `${SIMPLE}memory: {size: 5}\n`, field: "memory" }, { yaml: `${SIMPLE}memory: {size: 5, ttl: 0}\n`, field: "memory.ttl" }],
+    fires: [
+      { yaml: `${SIMPLE}memory: {size: 5}\n`, field: "memory" },
+      { yaml: `${SIMPLE}memory: {size: 5, ttl: 0}\n`, field: "memory.ttl" }
+    ],
     quiet: [{ yaml: `${SIMPLE}memory: {size: 5, ttl: 60}\n` }, { yaml: `${SIMPLE}memory: {enabled: false, ttl: 0}\n` }]
   },
   L009: {
@@ -101,7 +107,10 @@ const cases: Readonly<Record<string, Cases>> = {
       { yaml: REACT.replace("react: {maxSteps: 10}\n", "react: {toolTimeout: 5}\n"), options: { overrides: { maxSteps: 51 } }, field: "react" },
       { yaml: REACT.replace("react: {maxSteps: 10}\n", ""), options: { overrides: { maxSteps: 51 } }, field: "type" }
     ],
-    quiet: [{ yaml: REACT.replace("maxSteps: 10", "maxSteps: 50") }, { yaml: REACT.replace("maxSteps: 10", "maxSteps: 60"), options: { overrides: { maxSteps: 20 } } }]
+    quiet: [
+      { yaml: REACT.replace("maxSteps: 10", "maxSteps: 50") },
+      { yaml: REACT.replace("maxSteps: 10", "maxSteps: 60"), options: { overrides: { maxSteps: 20 } } }
+    ]
   },
   L011: {
     fires: [
@@ -113,7 +122,7 @@ const cases: Readonly<Record<string, Cases>> = {
   L012: {
     fires: [
       { yaml: `${SIMPLE}guard: {validator: "len(x) > 0", retry: 6}\n`, field: "guard.retry" },
-      { yaml: CHAIN.replace("{name: b, prompt: B.}", "{name: b, prompt: B., guard: {validator: \"len(x) > 0\", retry: 9}}"), field: "chain.steps[1].guard.retry" }
+      { yaml: CHAIN.replace("{name: b, prompt: B.}", '{name: b, prompt: B., guard: {validator: "len(x) > 0", retry: 9}}'), field: "chain.steps[1].guard.retry" }
     ],
     quiet: [{ yaml: `${SIMPLE}guard: {validator: "len(x) > 0", retry: 5}\n` }]
   },
@@ -124,7 +133,10 @@ const cases: Readonly<Record<string, Cases>> = {
   L014: {
     fires: [
       { yaml: SIMPLE.replace("temperature: 0.3", "temperature: 0"), field: "model.temperature" },
-      { yaml: ROUTER.replace("classifier: {prompt: Classify.}", "classifier: {prompt: Classify., model: {temperature: 0}}"), field: "router.classifier.model.temperature" }
+      {
+        yaml: ROUTER.replace("classifier: {prompt: Classify.}", "classifier: {prompt: Classify., model: {temperature: 0}}"),
+        field: "router.classifier.model.temperature"
+      }
     ],
     quiet: [{ yaml: SIMPLE }]
   },
@@ -136,13 +148,19 @@ const cases: Readonly<Record<string, Cases>> = {
     quiet: [{ yaml: `${SIMPLE}memory: {enabled: false}\n` }, { yaml: SIMPLE }]
   },
   L016: {
-    fires: [{ yaml: `${SIMPLE}rag: {source: docs}\n`, field: "rag" }, { yaml: `${REACT}rag: {source: docs}\n`, field: "rag" }],
+    fires: [
+      { yaml: `${SIMPLE}rag: {source: docs}\n`, field: "rag" },
+      { yaml: `${REACT}rag: {source: docs}\n`, field: "rag" }
+    ],
     quiet: [{ yaml: `${SIMPLE}rag: {enabled: false}\n` }, { yaml: SIMPLE }]
   },
   L017: {
     fires: [
       { yaml: REACT.replace("react: {maxSteps: 10}\n", ""), field: "type" },
-      { yaml: `type: parallel\n${MODEL}\nparallel:\n  agents: [{type: react, systemPrompt: a, mcp: {localTools: [q, terminate]}}]\n`, field: "parallel.agents[0].type" }
+      {
+        yaml: `type: parallel\n${MODEL}\nparallel:\n  agents: [{type: react, systemPrompt: a, mcp: {localTools: [q, terminate]}}]\n`,
+        field: "parallel.agents[0].type"
+      }
     ],
     quiet: [{ yaml: REACT }, { yaml: REACT.replace("react: {maxSteps: 10}\n", ""), options: { overrides: { maxSteps: 5 } } }]
   },
@@ -152,10 +170,16 @@ const cases: Readonly<Record<string, Cases>> = {
       { yaml: `${REACT}runtime: {maxToolCalls: 5}\n`, field: "runtime.maxToolCalls" },
       { yaml: `${REACT}runtime: {maxLlmCalls: 5}\n`, field: "runtime.maxLlmCalls" }
     ],
-    quiet: [{ yaml: `${REACT.replace("maxSteps: 10", "maxSteps: 150")}runtime: {maxLlmCalls: 150, maxToolCalls: 150}\n` }, { yaml: `${REACT}runtime: {maxLlmCalls: 10, maxToolCalls: 10}\n` }]
+    quiet: [
+      { yaml: `${REACT.replace("maxSteps: 10", "maxSteps: 150")}runtime: {maxLlmCalls: 150, maxToolCalls: 150}\n` },
+      { yaml: `${REACT}runtime: {maxLlmCalls: 10, maxToolCalls: 10}\n` }
+    ]
   },
   L023: {
-    fires: [{ yaml: ROUTER.replace("default: Sorry.", "default: ''"), field: "router.default" }, { yaml: ROUTER.replace("code: {systemPrompt: Code.}", "code: ' '"), field: "router.routes.code" }],
+    fires: [
+      { yaml: ROUTER.replace("default: Sorry.", "default: ''"), field: "router.default" },
+      { yaml: ROUTER.replace("code: {systemPrompt: Code.}", "code: ' '"), field: "router.routes.code" }
+    ],
     quiet: [{ yaml: ROUTER }]
   },
   L024: {
@@ -166,7 +190,10 @@ const cases: Readonly<Record<string, Cases>> = {
     quiet: [{ yaml: CHAIN }]
   },
   L025: {
-    fires: [{ yaml: `${SIMPLE}guard: {validator: "len(x) > 0"}\n`, field: "guard" }, { yaml: `${SIMPLE}guard: {validator: "len(x) > 0", retry: 0}\n`, field: "guard.retry" }],
+    fires: [
+      { yaml: `${SIMPLE}guard: {validator: "len(x) > 0"}\n`, field: "guard" },
+      { yaml: `${SIMPLE}guard: {validator: "len(x) > 0", retry: 0}\n`, field: "guard.retry" }
+    ],
     quiet: [{ yaml: `${SIMPLE}guard: {validator: "len(x) > 0", retry: 1}\n` }]
   },
   L026: {
@@ -182,25 +209,42 @@ const cases: Readonly<Record<string, Cases>> = {
       { yaml: `type: chain\n${MODEL}\nchain:\n  steps:\n    - tool: fetch\n`, field: "chain.steps[0].tool" },
       { yaml: REACT, options: { knownTools: ["calculator"] }, field: "mcp.localTools[0]" }
     ],
-    quiet: [{ yaml: `type: chain\n${MODEL}\nmcp: {localTools: [fetch]}\nchain:\n  steps:\n    - tool: fetch\n` }, { yaml: REACT, options: { knownTools: ["search"] } }]
+    quiet: [
+      { yaml: `type: chain\n${MODEL}\nmcp: {localTools: [fetch]}\nchain:\n  steps:\n    - tool: fetch\n` },
+      { yaml: REACT, options: { knownTools: ["search"] } }
+    ]
   },
   L028: {
     fires: [
-      { yaml: ROUTER.replace("classifier: {prompt: Classify.}", "classifier: {prompt: Classify., categories: [code, math]}"), field: "router.classifier.categories[1]" },
+      {
+        yaml: ROUTER.replace("classifier: {prompt: Classify.}", "classifier: {prompt: Classify., categories: [code, math]}"),
+        field: "router.classifier.categories[1]"
+      },
       { yaml: ROUTER.replace("classifier: {prompt: Classify.}", "classifier: {prompt: Classify., categories: [math]}"), field: "router.routes.code" }
     ],
-    quiet: [{ yaml: ROUTER.replace("classifier: {prompt: Classify.}", "classifier: {prompt: Classify., categories: [code]}") }, { yaml: ROUTER.replace("classifier: {prompt: Classify.}", "classifier: {prompt: Classify., categories: [Code]}") }, { yaml: ROUTER }]
+    quiet: [
+      { yaml: ROUTER.replace("classifier: {prompt: Classify.}", "classifier: {prompt: Classify., categories: [code]}") },
+      { yaml: ROUTER.replace("classifier: {prompt: Classify.}", "classifier: {prompt: Classify., categories: [Code]}") },
+      { yaml: ROUTER }
+    ]
   },
   L029: {
     fires: [
       { yaml: `${SIMPLE}guard: {validator: "1 > 2", retry: 1}\n`, field: "guard.validator" },
       { yaml: `${SIMPLE}guard: {validator: "True", retry: 1}\n`, field: "guard.validator" },
-      { yaml: ROUTER.replace("    code: {systemPrompt: Code.}\n", "    code: {systemPrompt: Code.}\n    Code: {systemPrompt: Other.}\n"), field: "router.routes.Code" },
-      { yaml: ROUTER.replace("    code:", "    '':"), field: "router.routes[\"\"]" },
-      { yaml: ROUTER.replace("    code:", "    ' code':"), field: "router.routes[\" code\"]" },
+      {
+        yaml: ROUTER.replace("    code: {systemPrompt: Code.}\n", "    code: {systemPrompt: Code.}\n    Code: {systemPrompt: Other.}\n"),
+        field: "router.routes.Code"
+      },
+      { yaml: ROUTER.replace("    code:", "    '':"), field: 'router.routes[""]' },
+      { yaml: ROUTER.replace("    code:", "    ' code':"), field: 'router.routes[" code"]' },
       { yaml: REACT.replace("mcp:\n", "mcp:\n  policy: {mode: disable}\n"), field: "mcp.policy.mode" }
     ],
-    quiet: [{ yaml: `${SIMPLE}guard: {validator: "len(x) > 2", retry: 1}\n` }, { yaml: ROUTER }, { yaml: REACT.replace("search, terminate", "terminate").replace("mcp:\n", "mcp:\n  policy: {mode: disable}\n") }]
+    quiet: [
+      { yaml: `${SIMPLE}guard: {validator: "len(x) > 2", retry: 1}\n` },
+      { yaml: ROUTER },
+      { yaml: REACT.replace("search, terminate", "terminate").replace("mcp:\n", "mcp:\n  policy: {mode: disable}\n") }
+    ]
   },
   L030: {
     fires: [
@@ -222,41 +266,72 @@ const cases: Readonly<Record<string, Cases>> = {
     ]
   },
   L031: {
-    fires: [{ yaml: REACT, options: { maxLlmCalls: 5 }, field: "type" }, { yaml: REACT, options: { maxToolCalls: 3 }, field: "type" }],
+    fires: [
+      { yaml: REACT, options: { maxLlmCalls: 5 }, field: "type" },
+      { yaml: REACT, options: { maxToolCalls: 3 }, field: "type" }
+    ],
     quiet: [{ yaml: REACT }, { yaml: REACT, options: { maxLlmCalls: 10, maxToolCalls: 10 } }]
   },
   L032: {
     // Every file that can be analysed gets its worst case; only a file that cannot has none.
-    fires: [{ yaml: SIMPLE, field: "type" }, { yaml: REACT, field: "type" }],
+    fires: [
+      { yaml: SIMPLE, field: "type" },
+      { yaml: REACT, field: "type" }
+    ],
     quiet: [{ yaml: "type: simple\nsystemPromt: x\n", unreadable: true }]
   },
   L033: {
     fires: [
       { yaml: ONLINE, field: "mcp.onlineTool.srv" },
-      { yaml: ROUTER.replace("code: {systemPrompt: Code.}", "code: {type: react, systemPrompt: Code., react: {maxSteps: 2}, mcp: {onlineTool: {srv: [q]}, localTools: [terminate]}}"), field: "router.routes.code.mcp.onlineTool.srv" }
+      {
+        yaml: ROUTER.replace(
+          "code: {systemPrompt: Code.}",
+          "code: {type: react, systemPrompt: Code., react: {maxSteps: 2}, mcp: {onlineTool: {srv: [q]}, localTools: [terminate]}}"
+        ),
+        field: "router.routes.code.mcp.onlineTool.srv"
+      }
     ],
-    quiet: [{ yaml: `${ONLINE}${SRV_NODE}` }, { yaml: `${ONLINE}mcpServers:\n  - {name: srv, transport: stdio, command: srv, tools: [search]}\n` }, { yaml: REACT }]
+    quiet: [
+      { yaml: `${ONLINE}${SRV_NODE}` },
+      { yaml: `${ONLINE}mcpServers:\n  - {name: srv, transport: stdio, command: srv, tools: [search]}\n` },
+      { yaml: REACT }
+    ]
   },
   L034: {
     fires: [
-      { yaml: `${REACT}mcpServers:\n  - {name: s, transport: stdio, command: srv, tools: [search]}\ncli:\n  agents:\n    search: {command: grep}\n`, field: "cli.agents.search" },
-      { yaml: REACT.replace("localTools: [search, terminate]", "onlineTool: {a: [search], b: [search]}\n  localTools: [terminate]"), field: "mcp.onlineTool.b[0]" }
+      {
+        yaml: `${REACT}mcpServers:\n  - {name: s, transport: stdio, command: srv, tools: [search]}\ncli:\n  agents:\n    search: {command: grep}\n`,
+        field: "cli.agents.search"
+      },
+      {
+        yaml: REACT.replace("localTools: [search, terminate]", "onlineTool: {a: [search], b: [search]}\n  localTools: [terminate]"),
+        field: "mcp.onlineTool.b[0]"
+      }
     ],
     quiet: [{ yaml: REACT }, { yaml: `${ONLINE}mcpServers:\n  - {name: srv, transport: stdio, command: srv, tools: [search]}\n` }]
   },
   L035: {
     fires: [
       { yaml: `${SIMPLE}memory: {strategy: custom, ttl: 60}\n`, field: "memory.strategy" },
-      { yaml: ROUTER.replace("code: {systemPrompt: Code.}", "code: {systemPrompt: Code., memory: {strategy: custom, ttl: 60}}"), field: "router.routes.code.memory.strategy" }
+      {
+        yaml: ROUTER.replace("code: {systemPrompt: Code.}", "code: {systemPrompt: Code., memory: {strategy: custom, ttl: 60}}"),
+        field: "router.routes.code.memory.strategy"
+      }
     ],
-    quiet: [{ yaml: `${SIMPLE}memory: {strategy: custom, customStore: crm, ttl: 60}\n` }, { yaml: `${SIMPLE}memory: {strategy: custom, ttl: 60}\n`, options: { overrides: { memoryStore: {} as never } } }]
+    quiet: [
+      { yaml: `${SIMPLE}memory: {strategy: custom, customStore: crm, ttl: 60}\n` },
+      { yaml: `${SIMPLE}memory: {strategy: custom, ttl: 60}\n`, options: { overrides: { memoryStore: {} as never } } }
+    ]
   },
   L036: {
     fires: [{ yaml: `${SIMPLE}sharedMemory: {strategy: custom}\n`, field: "sharedMemory.strategy" }],
     quiet: [{ yaml: `${SIMPLE}sharedMemory: {strategy: custom, customStore: team}\n` }, { yaml: `${SIMPLE}sharedMemory: {strategy: local}\n` }]
   },
   L037: {
-    fires: [{ yaml: `${SIMPLE}sharedMemory: {strategy: local}\n`, field: "sharedMemory" }, { yaml: `${REACT}sharedMemory: {}\n`, field: "sharedMemory" }],
+    fires: [
+      { yaml: `${SIMPLE}sharedMemory: {strategy: local}\n`, field: "sharedMemory" },
+      { yaml: `${REACT}sharedMemory: {}\n`, field: "sharedMemory" }
+    ],
     quiet: [{ yaml: `${SIMPLE}sharedMemory: {enabled: false}\n` }, { yaml: SIMPLE }]
   },
   L038: {
@@ -278,7 +353,10 @@ const cases: Readonly<Record<string, Cases>> = {
   },
   L040: {
     fires: [
-      { yaml: `${SIMPLE}cli:\n  agents:\n    sub: {command: "lambdagent run sub.yml --quiet -"}\nsandbox: {policy: default}\n`, field: "cli.agents.sub.command" },
+      {
+        yaml: `${SIMPLE}cli:\n  agents:\n    sub: {command: "lambdagent run sub.yml --quiet -"}\nsandbox: {policy: default}\n`,
+        field: "cli.agents.sub.command"
+      },
       { yaml: `${SIMPLE}cli:\n  agents:\n    js: {command: "/usr/bin/node render.js"}\nsandbox: {memory_mb: 512}\n`, field: "sandbox.memory_mb" }
     ],
     quiet: [
@@ -289,21 +367,34 @@ const cases: Readonly<Record<string, Cases>> = {
     ]
   },
   L041: {
-    fires: [{ yaml: `${SIMPLE}sandbox: {policy: strict}\n`, field: "sandbox" }, { yaml: `${SIMPLE}sandbox: {}\n`, field: "sandbox" }],
+    fires: [
+      { yaml: `${SIMPLE}sandbox: {policy: strict}\n`, field: "sandbox" },
+      { yaml: `${SIMPLE}sandbox: {}\n`, field: "sandbox" }
+    ],
     quiet: [{ yaml: SIMPLE }, { yaml: `${SIMPLE}sandbox: {enabled: false}\n` }]
   },
   L042: {
     fires: [
       { yaml: `type: groupchat\n${MODEL}\ngroupchat:\n  maxRounds: 30\n  agents: [{systemPrompt: a}, {systemPrompt: b}]\n`, field: "groupchat.maxRounds" },
-      { yaml: `type: groupchat\n${MODEL}\ngroupchat:\n  agents: [{systemPrompt: a}, {systemPrompt: b}, {systemPrompt: c}, {systemPrompt: d}, {systemPrompt: e}, {systemPrompt: f}]\n`, field: "groupchat" }
+      {
+        yaml: `type: groupchat\n${MODEL}\ngroupchat:\n  agents: [{systemPrompt: a}, {systemPrompt: b}, {systemPrompt: c}, {systemPrompt: d}, {systemPrompt: e}, {systemPrompt: f}]\n`,
+        field: "groupchat"
+      }
     ],
     quiet: [{ yaml: `type: groupchat\n${MODEL}\ngroupchat:\n  agents: [{systemPrompt: a}, {systemPrompt: b}]\n` }]
   },
   L043: {
-    fires: [{ yaml: `type: handoff\n${MODEL}\nhandoff:\n  selector: {prompt: Pick., targets: [a]}\n  registry:\n    a: {systemPrompt: A.}\n    b: {systemPrompt: B.}\n`, field: "handoff.registry.b" }],
+    fires: [
+      {
+        yaml: `type: handoff\n${MODEL}\nhandoff:\n  selector: {prompt: Pick., targets: [a]}\n  registry:\n    a: {systemPrompt: A.}\n    b: {systemPrompt: B.}\n`,
+        field: "handoff.registry.b"
+      }
+    ],
     quiet: [
       { yaml: `type: handoff\n${MODEL}\nhandoff:\n  selector: {prompt: Pick.}\n  registry:\n    a: {systemPrompt: A.}\n    b: {systemPrompt: B.}\n` },
-      { yaml: `type: handoff\n${MODEL}\nhandoff:\n  selector: {prompt: Pick., targets: [a]}\n  registry:\n    a: {systemPrompt: "A; else answer HANDOFF b"}\n    b: {systemPrompt: B.}\n` }
+      {
+        yaml: `type: handoff\n${MODEL}\nhandoff:\n  selector: {prompt: Pick., targets: [a]}\n  registry:\n    a: {systemPrompt: "A; else answer HANDOFF b"}\n    b: {systemPrompt: B.}\n`
+      }
     ]
   },
   L044: {
@@ -314,8 +405,17 @@ const cases: Readonly<Record<string, Cases>> = {
     ]
   },
   L045: {
-    fires: [{ yaml: `type: handoff\n${MODEL}\nhandoff:\n  selector: {prompt: Pick.}\n  registry:\n    a: {systemPrompt: "A; else HANDOFF b"}\n    b: {systemPrompt: "B; else HANDOFF: a"}\n`, field: "handoff.registry.a" }],
-    quiet: [{ yaml: `type: handoff\n${MODEL}\nhandoff:\n  selector: {prompt: Pick.}\n  registry:\n    a: {systemPrompt: "A; else HANDOFF b"}\n    b: {systemPrompt: B.}\n` }]
+    fires: [
+      {
+        yaml: `type: handoff\n${MODEL}\nhandoff:\n  selector: {prompt: Pick.}\n  registry:\n    a: {systemPrompt: "A; else HANDOFF b"}\n    b: {systemPrompt: "B; else HANDOFF: a"}\n`,
+        field: "handoff.registry.a"
+      }
+    ],
+    quiet: [
+      {
+        yaml: `type: handoff\n${MODEL}\nhandoff:\n  selector: {prompt: Pick.}\n  registry:\n    a: {systemPrompt: "A; else HANDOFF b"}\n    b: {systemPrompt: B.}\n`
+      }
+    ]
   },
   L046: {
     fires: [
@@ -354,13 +454,20 @@ describe("every rule of the catalogue fires when it should and not otherwise", (
         expect(f.lambda).toBe(rule.lambda)
         expect(f.line).toBeGreaterThan(0)
       }
-      if (c.field !== undefined) expect(found.map((f) => f.field), c.yaml).toContain(c.field)
+      if (c.field !== undefined)
+        expect(
+          found.map((f) => f.field),
+          c.yaml
+        ).toContain(c.field)
     }
     for (const c of ruleCases!.quiet) {
       const result = lint(c.yaml, c.options)
       if (c.unreadable === true) expect(result.error).toBeDefined()
       else expect(result.error, c.yaml).toBeUndefined()
-      expect(result.findings.map((f) => f.rule), `${id} should not fire on:\n${c.yaml}`).not.toContain(id)
+      expect(
+        result.findings.map((f) => f.rule),
+        `${id} should not fire on:\n${c.yaml}`
+      ).not.toContain(id)
     }
   })
 
@@ -373,7 +480,9 @@ describe("every rule of the catalogue fires when it should and not otherwise", (
     expect(finding(`${SIMPLE}sandbox: {policy: strict, network: true}\n`, "L041")?.message).toBe(
       "sandbox enabled for every tool that runs a process: strict: 5 s CPU, 64 MB, network, 16 processes, 4096 B output, 8 files"
     )
-    expect(finding(`${SIMPLE}sandbox: {memory_mb: 4}\n`, "L039")?.message).toBe("sandbox.memory_mb is 4: not even /bin/sh starts in less than about 4 MB of address space, and most programs need more")
+    expect(finding(`${SIMPLE}sandbox: {memory_mb: 4}\n`, "L039")?.message).toBe(
+      "sandbox.memory_mb is 4: not even /bin/sh starts in less than about 4 MB of address space, and most programs need more"
+    )
     expect(finding(`${SIMPLE}cli:\n  agents:\n    sub: {command: "npx tsx x.ts"}\nsandbox: {}\n`, "L040")?.message).toBe(
       "cli.agents.sub runs npx, which reserves about 1 GB of address space when it starts: it cannot start under the sandbox's 256 MB (set sandbox.memory_mb to 1024 or more)"
     )
@@ -397,8 +506,13 @@ describe("rule details", () => {
   })
 
   it("L002 is reported once, at the outermost agent without a model", () => {
-    const yaml = "type: router\nrouter:\n  classifier: {prompt: p}\n  routes:\n    a: {systemPrompt: A}\n    b: {systemPrompt: B, model: {name: m}}\n  default: x\n"
-    expect(lint(yaml).findings.filter((f) => f.rule === "L002").map((f) => f.field)).toEqual(["type"])
+    const yaml =
+      "type: router\nrouter:\n  classifier: {prompt: p}\n  routes:\n    a: {systemPrompt: A}\n    b: {systemPrompt: B, model: {name: m}}\n  default: x\n"
+    expect(
+      lint(yaml)
+        .findings.filter((f) => f.rule === "L002")
+        .map((f) => f.field)
+    ).toEqual(["type"])
     const inherited = "type: router\nmodel: {name: m}\nrouter:\n  classifier: {prompt: p}\n  routes:\n    a: {systemPrompt: A}\n  default: x\n"
     expect(ids(inherited)).not.toContain("L002")
     expect(ids("type: simple\nsystemPrompt: Hi\n", { overrides: { model: "gpt-4o" } })).not.toContain("L002")
@@ -406,7 +520,11 @@ describe("rule details", () => {
 
   it("L007 and L014 check every model block, with positions", () => {
     const yaml = `type: chain\n${MODEL}\nchain:\n  steps:\n    - prompt: a\n      model: {temperature: 1.9}\n    - prompt: b\n      model: {temperature: 0}\n`
-    expect(lint(yaml).findings.filter((f) => f.rule === "L007" || f.rule === "L014").map((f) => [f.rule, f.field, f.line])).toEqual([
+    expect(
+      lint(yaml)
+        .findings.filter((f) => f.rule === "L007" || f.rule === "L014")
+        .map((f) => [f.rule, f.field, f.line])
+    ).toEqual([
       ["L007", "chain.steps[0].model.temperature", 6],
       ["L014", "chain.steps[1].model.temperature", 8]
     ])
@@ -423,39 +541,58 @@ describe("rule details", () => {
     // a router shows nothing itself, but its simple routes do
     expect(ids(`${ROUTER}sharedMemory: {}\n`)).not.toContain("L038")
     const misplaced = lint(`${SIMPLE}sharedMemory:\n  strategy: redis\n  path: team.db\n  customStore: crm\n`).findings.filter((f) => f.rule === "L030")
-    expect(misplaced.map((f) => [f.field, f.line])).toEqual([["sharedMemory.path", 6], ["sharedMemory.customStore", 7]])
-    expect(finding(`${SIMPLE}sharedMemory: {enabled: false, appendOnly: true}\n`, "L030")?.message).toBe("sharedMemory is disabled (enabled: false): its other fields have no effect")
+    expect(misplaced.map((f) => [f.field, f.line])).toEqual([
+      ["sharedMemory.path", 6],
+      ["sharedMemory.customStore", 7]
+    ])
+    expect(finding(`${SIMPLE}sharedMemory: {enabled: false, appendOnly: true}\n`, "L030")?.message).toBe(
+      "sharedMemory is disabled (enabled: false): its other fields have no effect"
+    )
     const clash = `${REACT}sharedMemory: {}\ncli:\n  agents:\n    shared_read: {command: cat}\n`
-    expect(finding(clash, "L034")?.message).toBe("tool \"shared_read\" is declared by cli.agents and by sharedMemory; a tool name must have one source")
+    expect(finding(clash, "L034")?.message).toBe('tool "shared_read" is declared by cli.agents and by sharedMemory; a tool name must have one source')
   })
 
   it("L027 checks local tools against the runtime's tools when given", () => {
     expect(ids(REACT, { knownTools: ["search"] })).not.toContain("L027")
-    expect(finding(REACT, "L027", { knownTools: ["calculator"] })?.message).toBe("tool \"search\" is not one the runtime provides (calculator)")
+    expect(finding(REACT, "L027", { knownTools: ["calculator"] })?.message).toBe('tool "search" is not one the runtime provides (calculator)')
     expect(finding(REACT, "L027", { knownTools: ["calculator"] })?.field).toBe("mcp.localTools[0]")
   })
 
   it("L028 reports categories without a route and routes outside the categories", () => {
     const yaml = ROUTER.replace("classifier: {prompt: Classify.}", "classifier: {prompt: Classify., categories: [math]}")
-    expect(lint(yaml).findings.filter((f) => f.rule === "L028").map((f) => [f.field, f.message])).toEqual([
-      ["router.classifier.categories[0]", "category \"math\" has no route: inputs labelled math go to the default"],
-      ["router.routes.code", "route \"code\" is not among classifier.categories: the classifier is never asked to answer it"]
+    expect(
+      lint(yaml)
+        .findings.filter((f) => f.rule === "L028")
+        .map((f) => [f.field, f.message])
+    ).toEqual([
+      ["router.classifier.categories[0]", 'category "math" has no route: inputs labelled math go to the default'],
+      ["router.routes.code", 'route "code" is not among classifier.categories: the classifier is never asked to answer it']
     ])
   })
 
   it("L029 finds unreachable branches", () => {
-    const messages = (yaml: string) => lint(yaml).findings.filter((f) => f.rule === "L029").map((f) => f.message)
+    const messages = (yaml: string) =>
+      lint(yaml)
+        .findings.filter((f) => f.rule === "L029")
+        .map((f) => f.message)
     expect(messages(`${SIMPLE}guard: {validator: "True", retry: 1}\n`)).toEqual([
       "the validator does not depend on x and is always true: the guard never fails and its fallback is unreachable"
     ])
-    expect(messages(ROUTER.replace("    code: {systemPrompt: Code.}\n", "    code: {systemPrompt: Code.}\n    Code: {systemPrompt: Other.}\n"))[0]).toMatch(/differ only in letter case/)
-    expect(messages(ROUTER.replace("    code: {systemPrompt: Code.}\n", "    '': {systemPrompt: Anything.}\n    code: {systemPrompt: Code.}\n"))[0]).toMatch(/matches every answer: the routes after it are reachable only by an exact answer and the default is unreachable/)
+    expect(messages(ROUTER.replace("    code: {systemPrompt: Code.}\n", "    code: {systemPrompt: Code.}\n    Code: {systemPrompt: Other.}\n"))[0]).toMatch(
+      /differ only in letter case/
+    )
+    expect(messages(ROUTER.replace("    code: {systemPrompt: Code.}\n", "    '': {systemPrompt: Anything.}\n    code: {systemPrompt: Code.}\n"))[0]).toMatch(
+      /matches every answer: the routes after it are reachable only by an exact answer and the default is unreachable/
+    )
     expect(messages(ROUTER.replace("    code:", "    ' code':"))[0]).toMatch(/surrounding spaces/)
     expect(messages(REACT.replace("mcp:\n", "mcp:\n  policy: {mode: disable}\n"))).toEqual(["mcp.policy.mode is disable: search is never offered to the agent"])
   })
 
   it("L030 finds fields with no effect", () => {
-    const fields = (yaml: string) => lint(yaml).findings.filter((f) => f.rule === "L030").map((f) => f.field)
+    const fields = (yaml: string) =>
+      lint(yaml)
+        .findings.filter((f) => f.rule === "L030")
+        .map((f) => f.field)
     expect(fields(`${SIMPLE}react: {maxSteps: 3}\nmcp: {localTools: [a]}\n`)).toEqual(["react", "mcp"])
     expect(fields(REACT.replace("react: {maxSteps: 10}", "react: {maxSteps: 10, earlyStop: done}"))).toEqual(["react.earlyStop"])
     expect(fields("type: simple\nsystemPrompt: x\nmodel: {name: m, contextWindow: 8000, maxHistoryTokens: 100}\n")).toEqual(["model.contextWindow"])
@@ -468,7 +605,7 @@ describe("rule details", () => {
 
   it("L034 names both sources", () => {
     const yaml = `${REACT.replace("localTools: [search, terminate]", "onlineTool: {a: [search], b: [search]}\n  localTools: [terminate]")}`
-    expect(finding(yaml, "L034")?.message).toBe("tool \"search\" is declared by MCP server \"a\" and by MCP server \"b\"; a tool name must have one source")
+    expect(finding(yaml, "L034")?.message).toBe('tool "search" is declared by MCP server "a" and by MCP server "b"; a tool name must have one source')
   })
 })
 
@@ -492,7 +629,9 @@ describe("options and output", () => {
     const lines = text.split("\n")
     expect(lines[0]).toBe("lambdagent lint: agent.yml")
     expect(lines[1]).toBe("=".repeat(60))
-    expect(lines[2]).toBe("  ✗ [ERROR] L004 mcp.localTools (6:15): react agent without a terminate tool: it stops only when a thought names no tool or after maxSteps")
+    expect(lines[2]).toBe(
+      "  ✗ [ERROR] L004 mcp.localTools (6:15): react agent without a terminate tool: it stops only when a thought names no tool or after maxSteps"
+    )
     expect(lines[3]).toBe(`    Lambda: ${ruleById("L004")!.lambda}`)
     expect(lines[4]).toMatch(/^ {2}⚠ \[WARN\] {2}L010 react\.maxSteps \(4:19\): /)
     expect(lines).toContain("  ℹ [INFO]  summary: Agent 'agent' Lambda structure:")
@@ -509,7 +648,11 @@ describe("options and output", () => {
   })
 
   it("produces JSON that matches the report schema", () => {
-    const report = lintReport([lint({ text: noisy, file: "a.yml" }), lint({ text: "type: simple\nsystemPromt: x\n", file: "b.yml" }), lint("examples/agents/react.yml")])
+    const report = lintReport([
+      lint({ text: noisy, file: "a.yml" }),
+      lint({ text: "type: simple\nsystemPromt: x\n", file: "b.yml" }),
+      lint("examples/agents/react.yml")
+    ])
     expect(LintReportSchema.safeParse(JSON.parse(JSON.stringify(report))).success).toBe(true)
     expect(report.counts).toEqual({ files: 3, failed: 1, error: 1, warn: 2, info: 4 })
     expect(report.exitCode).toBe(2)

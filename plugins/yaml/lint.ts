@@ -9,7 +9,16 @@
 import { Evaluator, Term } from "lambdagent"
 import { type Bounds, bounds } from "./bounds.ts"
 import { dirname } from "node:path"
-import { compileChecked, type ConfigInput, isTerminateName, loadSource, type Overrides, semanticIssues, type SharedMemoryRequirement, type ToolReference } from "./compile.ts"
+import {
+  compileChecked,
+  type ConfigInput,
+  isTerminateName,
+  loadSource,
+  type Overrides,
+  semanticIssues,
+  type SharedMemoryRequirement,
+  type ToolReference
+} from "./compile.ts"
 import { type FieldPath, formatFieldPath, isYamlError, type YamlError } from "./errors.ts"
 import { type LintLevel, lintRules, ruleById } from "./rules.ts"
 import { sandboxFindings } from "./sandbox.ts"
@@ -171,7 +180,12 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
   const chat = agent.groupchat
   if (type === "groupchat" && chat !== undefined) {
     const turns = (chat.maxRounds ?? 10) * chat.agents.length
-    if (turns > 50) f.add("L042", chat.maxRounds !== undefined ? at("groupchat", "maxRounds") : at("groupchat"), `the chat may take ${turns} turns (${chat.maxRounds ?? 10} rounds × ${chat.agents.length} agents): lower maxRounds or add termination`)
+    if (turns > 50)
+      f.add(
+        "L042",
+        chat.maxRounds !== undefined ? at("groupchat", "maxRounds") : at("groupchat"),
+        `the chat may take ${turns} turns (${chat.maxRounds ?? 10} rounds × ${chat.agents.length} agents): lower maxRounds or add termination`
+      )
   }
   const h = agent.handoff
   if (type === "handoff" && h !== undefined) {
@@ -184,27 +198,47 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
       }
     }
     const cycle = handoffCycle(handsTo)
-    if (cycle !== undefined) f.add("L045", at("handoff", "registry", cycle[0]!), `delegates hand off in a cycle (${cycle.join(" → ")}): it ends after maxDepth ${h.maxDepth ?? 3} hand-offs with a budget error`)
+    if (cycle !== undefined)
+      f.add(
+        "L045",
+        at("handoff", "registry", cycle[0]!),
+        `delegates hand off in a cycle (${cycle.join(" → ")}): it ends after maxDepth ${h.maxDepth ?? 3} hand-offs with a budget error`
+      )
   }
   const react = agent.react
   if (type === "react") {
     const maxSteps = overrides.maxSteps ?? react?.maxSteps
     if (!(agent.mcp?.localTools ?? []).some(isTerminateName)) {
-      f.add("L004", agent.mcp?.localTools !== undefined ? at("mcp", "localTools") : agent.mcp !== undefined ? at("mcp") : at("type"), "react agent without a terminate tool: it stops only when a thought names no tool or after maxSteps")
+      f.add(
+        "L004",
+        agent.mcp?.localTools !== undefined ? at("mcp", "localTools") : agent.mcp !== undefined ? at("mcp") : at("type"),
+        "react agent without a terminate tool: it stops only when a thought names no tool or after maxSteps"
+      )
     }
     if (maxSteps !== undefined && maxSteps > 50) {
-      if (overrides.maxSteps !== undefined) f.add("L010", react?.maxSteps !== undefined ? at("react", "maxSteps") : react !== undefined ? at("react") : at("type"), `maxSteps is ${maxSteps} by the overrides (above 50): long runs and high cost`)
+      if (overrides.maxSteps !== undefined)
+        f.add(
+          "L010",
+          react?.maxSteps !== undefined ? at("react", "maxSteps") : react !== undefined ? at("react") : at("type"),
+          `maxSteps is ${maxSteps} by the overrides (above 50): long runs and high cost`
+        )
       else f.add("L010", at("react", "maxSteps"), `react.maxSteps is ${maxSteps} (above 50): long runs and high cost`)
     }
-    if (maxSteps === undefined) f.add("L017", agent.react !== undefined ? at("react") : at("type"), "react.maxSteps is not set: the loop is bounded by the default of 10 steps")
+    if (maxSteps === undefined)
+      f.add("L017", agent.react !== undefined ? at("react") : at("type"), "react.maxSteps is not set: the loop is bounded by the default of 10 steps")
   }
   for (const { model, path: mp } of modelsOf(agent, path)) {
-    if (model.temperature !== undefined && model.temperature > 1.5) f.add("L007", [...mp, "temperature"], `temperature ${model.temperature} is above 1.5: outputs may be unstable`)
+    if (model.temperature !== undefined && model.temperature > 1.5)
+      f.add("L007", [...mp, "temperature"], `temperature ${model.temperature} is above 1.5: outputs may be unstable`)
     if (model.temperature === 0) f.add("L014", [...mp, "temperature"], "temperature 0: deterministic sampling")
     if (model.contextWindow !== undefined && (model.maxHistoryTokens !== undefined || model.conversation === false)) {
-      f.add("L030", [...mp, "contextWindow"], model.conversation === false
-        ? "contextWindow has no effect with conversation: false (no history is kept)"
-        : "contextWindow has no effect: maxHistoryTokens is set")
+      f.add(
+        "L030",
+        [...mp, "contextWindow"],
+        model.conversation === false
+          ? "contextWindow has no effect with conversation: false (no history is kept)"
+          : "contextWindow has no effect: maxHistoryTokens is set"
+      )
     }
     if (model.maxHistoryTokens !== undefined && model.conversation === false) {
       f.add("L030", [...mp, "maxHistoryTokens"], "maxHistoryTokens has no effect with conversation: false (no history is kept)")
@@ -223,9 +257,11 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
   const rag = agent.rag
   if (rag !== undefined && rag.enabled !== false) {
     const agentic = type === "react" && rag.agentic !== false
-    f.add("L016", at("rag"), agentic
-      ? "retrieval enabled: the agent can call rag_retrieve"
-      : "retrieval enabled: context is retrieved (rag_retrieve_context) before every call")
+    f.add(
+      "L016",
+      at("rag"),
+      agentic ? "retrieval enabled: the agent can call rag_retrieve" : "retrieval enabled: context is retrieved (rag_retrieve_context) before every call"
+    )
     if (rag.agentic === true && type !== "react") {
       f.add("L030", at("rag", "agentic"), `rag.agentic applies to react agents; this ${type} agent retrieves context before every call instead`)
     }
@@ -235,7 +271,8 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
   for (const { guard, path: gp } of guardsOf(agent, path)) {
     const retry = guard.retry ?? 0
     if (retry > 5) f.add("L012", [...gp, "retry"], `guard.retry is ${retry} (above 5): up to ${retry + 1} runs of the agent per input`)
-    if (retry === 0) f.add("L025", guard.retry !== undefined ? [...gp, "retry"] : gp, "the guard has no retries: an invalid output goes straight to the fallback")
+    if (retry === 0)
+      f.add("L025", guard.retry !== undefined ? [...gp, "retry"] : gp, "the guard has no retries: an invalid output goes straight to the fallback")
     if (guard.validator !== undefined) {
       const validator = compileValidatorExpr(parseValidator(guard.validator)) as Term.Of<"Lam">
       if (!Term.freeVariables(validator.body).has("x")) {
@@ -245,8 +282,14 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
         } catch {
           constant = undefined
         }
-        if (constant === true) f.add("L029", [...gp, "validator"], "the validator does not depend on x and is always true: the guard never fails and its fallback is unreachable")
-        if (constant === false) f.add("L029", [...gp, "validator"], "the validator does not depend on x and is always false: every output is rejected, so the agent's result is unreachable")
+        if (constant === true)
+          f.add("L029", [...gp, "validator"], "the validator does not depend on x and is always true: the guard never fails and its fallback is unreachable")
+        if (constant === false)
+          f.add(
+            "L029",
+            [...gp, "validator"],
+            "the validator does not depend on x and is always false: every output is rejected, so the agent's result is unreachable"
+          )
       }
     }
   }
@@ -257,24 +300,44 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
     if (router.classifier.categories !== undefined) {
       for (const [i, category] of router.classifier.categories.entries()) {
         if (!labels.some((l) => sameLabel(l, category))) {
-          f.add("L028", at("router", "classifier", "categories", i), `category ${JSON.stringify(category)} has no route: inputs labelled ${category} ${router.default !== undefined ? "go to the default" : "are a RouteError"}`)
+          f.add(
+            "L028",
+            at("router", "classifier", "categories", i),
+            `category ${JSON.stringify(category)} has no route: inputs labelled ${category} ${router.default !== undefined ? "go to the default" : "are a RouteError"}`
+          )
         }
       }
       for (const label of labels) {
         if (!router.classifier.categories.some((c) => sameLabel(c, label))) {
-          f.add("L028", at("router", "routes", label), `route ${JSON.stringify(label)} is not among classifier.categories: the classifier is never asked to answer it`)
+          f.add(
+            "L028",
+            at("router", "routes", label),
+            `route ${JSON.stringify(label)} is not among classifier.categories: the classifier is never asked to answer it`
+          )
         }
       }
     }
     labels.forEach((label, i) => {
       const earlier = labels.slice(0, i).find((l) => sameLabel(l, label))
       if (earlier !== undefined) {
-        f.add("L029", at("router", "routes", label), `routes ${JSON.stringify(earlier)} and ${JSON.stringify(label)} differ only in letter case; labels are matched in lower case, so an exact answer always selects ${JSON.stringify(label)}`)
+        f.add(
+          "L029",
+          at("router", "routes", label),
+          `routes ${JSON.stringify(earlier)} and ${JSON.stringify(label)} differ only in letter case; labels are matched in lower case, so an exact answer always selects ${JSON.stringify(label)}`
+        )
       }
       if (label.trim() === "") {
-        f.add("L029", at("router", "routes", label), `the empty route label matches every answer: ${labels.length > i + 1 ? "the routes after it are reachable only by an exact answer and " : ""}${router.default !== undefined ? "the default is unreachable" : "no input is a RouteError"}`)
+        f.add(
+          "L029",
+          at("router", "routes", label),
+          `the empty route label matches every answer: ${labels.length > i + 1 ? "the routes after it are reachable only by an exact answer and " : ""}${router.default !== undefined ? "the default is unreachable" : "no input is a RouteError"}`
+        )
       } else if (label !== label.trim()) {
-        f.add("L029", at("router", "routes", label), `route ${JSON.stringify(label)} has surrounding spaces; answers are trimmed, so it is selected only when an answer contains it`)
+        f.add(
+          "L029",
+          at("router", "routes", label),
+          `route ${JSON.stringify(label)} has surrounding spaces; answers are trimmed, so it is selected only when an answer contains it`
+        )
       }
     })
   }
@@ -286,8 +349,18 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
       seen.add(name)
     })
   }
-  if (agent.chain !== undefined) named(agent.chain.steps.map((s) => s.name), (i) => at("chain", "steps", i, "name"), "chain steps")
-  if (agent.parallel !== undefined) named(agent.parallel.agents.map((a) => a.name ?? a.agentId), (i) => at("parallel", "agents", i), "parallel agents")
+  if (agent.chain !== undefined)
+    named(
+      agent.chain.steps.map((s) => s.name),
+      (i) => at("chain", "steps", i, "name"),
+      "chain steps"
+    )
+  if (agent.parallel !== undefined)
+    named(
+      agent.parallel.agents.map((a) => a.name ?? a.agentId),
+      (i) => at("parallel", "agents", i),
+      "parallel agents"
+    )
 
   // Fields that do not apply to this type.
   const noEffect = (key: "react" | "chain" | "router" | "parallel" | "groupchat" | "handoff", types: ReadonlyArray<string>) => {
@@ -300,21 +373,23 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
   noEffect("groupchat", ["groupchat"])
   noEffect("handoff", ["handoff"])
   if (agent.systemPrompt !== undefined && (type === "chain" || type === "router" || type === "parallel" || type === "groupchat" || type === "handoff")) {
-    const why = type === "chain"
-      ? "each step has its own prompt"
-      : type === "router"
-      ? "the classifier and the routes have their own prompts"
-      : type === "parallel"
-      ? "each branch has its own prompt"
-      : type === "groupchat"
-      ? "each participant has its own prompt"
-      : "the selector and the delegates have their own prompts"
+    const why =
+      type === "chain"
+        ? "each step has its own prompt"
+        : type === "router"
+          ? "the classifier and the routes have their own prompts"
+          : type === "parallel"
+            ? "each branch has its own prompt"
+            : type === "groupchat"
+              ? "each participant has its own prompt"
+              : "the selector and the delegates have their own prompts"
     f.add("L030", at("systemPrompt"), `systemPrompt has no effect on a ${type} agent (${why})`)
   }
   if (type === "react" && react?.thinkPrompt !== undefined && agent.systemPrompt !== undefined) {
     f.add("L030", at("systemPrompt"), "systemPrompt has no effect: react.thinkPrompt replaces it")
   }
-  if (react?.earlyStop !== undefined) f.add("L030", at("react", "earlyStop"), "react.earlyStop is not compiled: the loop stops at terminate, at a thought without a tool, or at maxSteps")
+  if (react?.earlyStop !== undefined)
+    f.add("L030", at("react", "earlyStop"), "react.earlyStop is not compiled: the loop stops at terminate, at a thought without a tool, or at maxSteps")
   const usesTools = type === "react" || (type === "chain" && (agent.chain?.steps ?? []).some((s) => s.tool !== undefined))
   if (agent.mcp !== undefined && !usesTools) f.add("L030", at("mcp"), `mcp: has no effect on a ${type} agent that calls no tools`)
   if (agent.parallel?.mergePrompt !== undefined && agent.parallel.merge !== "custom") {
@@ -324,11 +399,13 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
     if (s.tool !== undefined && s.model !== undefined) f.add("L030", at("chain", "steps", i, "model"), "a tool step's model has no effect")
   })
   if (agent.mcp?.policy?.mode === "disable") {
-    const disabled = [
-      ...Object.values(agent.mcp.onlineTool ?? {}).flat(),
-      ...(agent.mcp.localTools ?? []).filter((t) => !isTerminateName(t))
-    ]
-    if (disabled.length > 0) f.add("L029", at("mcp", "policy", "mode"), `mcp.policy.mode is disable: ${disabled.join(", ")} ${disabled.length === 1 ? "is" : "are"} never offered to the agent`)
+    const disabled = [...Object.values(agent.mcp.onlineTool ?? {}).flat(), ...(agent.mcp.localTools ?? []).filter((t) => !isTerminateName(t))]
+    if (disabled.length > 0)
+      f.add(
+        "L029",
+        at("mcp", "policy", "mode"),
+        `mcp.policy.mode is disable: ${disabled.join(", ")} ${disabled.length === 1 ? "is" : "are"} never offered to the agent`
+      )
   }
 }
 
@@ -363,7 +440,11 @@ const fileRules = (
     if (type === "parallel" && agent.parallel?.merge === "custom") components.push(model)
     if (components.some((m) => !hasModel(m)) && !reported.some((r) => JSON.stringify(path.slice(0, r.length)) === JSON.stringify(r))) {
       reported.push(path)
-      f.add("L002", agent.model !== undefined ? [...path, "model"] : path.length === 0 ? ["type"] : path, "no model configured (no provider or name): the runtime's default model will be used, or the run fails")
+      f.add(
+        "L002",
+        agent.model !== undefined ? [...path, "model"] : path.length === 0 ? ["type"] : path,
+        "no model configured (no provider or name): the runtime's default model will be used, or the run fails"
+      )
     }
   }
 
@@ -373,7 +454,11 @@ const fileRules = (
     if (node._tag === "React" && node.tools.every((t) => t === "terminate")) {
       const agentPath = path.slice(0, -1)
       const agent = agentAt.get(JSON.stringify(agentPath))
-      f.add("L011", agent?.mcp !== undefined ? [...agentPath, "mcp"] : [...agentPath, "type"], "the react agent has no tools besides terminate: it can only think")
+      f.add(
+        "L011",
+        agent?.mcp !== undefined ? [...agentPath, "mcp"] : [...agentPath, "type"],
+        "the react agent has no tools besides terminate: it can only think"
+      )
     }
   }
 
@@ -400,7 +485,11 @@ const fileRules = (
   for (const ref of compiled.tools) {
     const path = pathOf(ref.usedAt[0]!, compiled, ref)
     if (!ref.declared) {
-      f.add("L027", path, `tool ${JSON.stringify(ref.name)} is not declared (mcp.onlineTool, mcp.localTools, mcpServers, cli.agents, a2a.clients or the overrides)`)
+      f.add(
+        "L027",
+        path,
+        `tool ${JSON.stringify(ref.name)} is not declared (mcp.onlineTool, mcp.localTools, mcpServers, cli.agents, a2a.clients or the overrides)`
+      )
     } else if (ref.kind === "local" && known !== undefined && !known.has(ref.name)) {
       f.add("L027", path, `tool ${JSON.stringify(ref.name)} is not one the runtime provides (${[...known].join(", ") || "none"})`)
     }
@@ -410,7 +499,11 @@ const fileRules = (
     if (ref.kind === "mcp" && ref.connection === undefined && ref.server !== undefined && !unconnected.has(ref.server)) {
       unconnected.add(ref.server)
       const owner = agentsOf(file).find(({ agent }) => agent.mcp?.onlineTool?.[ref.server!] !== undefined)
-      f.add("L033", owner !== undefined ? [...owner.path, "mcp", "onlineTool", ref.server] : ["type"], `MCP server ${JSON.stringify(ref.server)} has no connection: add app.mcp.custom.nodes.${ref.server} (url) or an mcpServers entry`)
+      f.add(
+        "L033",
+        owner !== undefined ? [...owner.path, "mcp", "onlineTool", ref.server] : ["type"],
+        `MCP server ${JSON.stringify(ref.server)} has no connection: add app.mcp.custom.nodes.${ref.server} (url) or an mcpServers entry`
+      )
     }
   }
 
@@ -419,10 +512,18 @@ const fileRules = (
   const llmBudget = runtime?.maxLlmCalls ?? DEFAULT_LLM_BUDGET
   const toolBudget = runtime?.maxToolCalls ?? DEFAULT_TOOL_BUDGET
   if (worst.llmCalls > llmBudget) {
-    f.add("L018", runtime?.maxLlmCalls !== undefined ? ["runtime", "maxLlmCalls"] : ["type"], `up to ${count(worst.llmCalls)} LLM calls, above the run's budget of ${llmBudget}${runtime?.maxLlmCalls === undefined ? " (the default; set runtime.maxLlmCalls)" : ""}`)
+    f.add(
+      "L018",
+      runtime?.maxLlmCalls !== undefined ? ["runtime", "maxLlmCalls"] : ["type"],
+      `up to ${count(worst.llmCalls)} LLM calls, above the run's budget of ${llmBudget}${runtime?.maxLlmCalls === undefined ? " (the default; set runtime.maxLlmCalls)" : ""}`
+    )
   }
   if (worst.toolCalls > toolBudget) {
-    f.add("L018", runtime?.maxToolCalls !== undefined ? ["runtime", "maxToolCalls"] : ["type"], `up to ${count(worst.toolCalls)} tool calls, above the run's budget of ${toolBudget}${runtime?.maxToolCalls === undefined ? " (the default; set runtime.maxToolCalls)" : ""}`)
+    f.add(
+      "L018",
+      runtime?.maxToolCalls !== undefined ? ["runtime", "maxToolCalls"] : ["type"],
+      `up to ${count(worst.toolCalls)} tool calls, above the run's budget of ${toolBudget}${runtime?.maxToolCalls === undefined ? " (the default; set runtime.maxToolCalls)" : ""}`
+    )
   }
   if (options.maxLlmCalls !== undefined && worst.llmCalls > options.maxLlmCalls) {
     f.add("L031", ["type"], `up to ${count(worst.llmCalls)} LLM calls, above --max-llm-calls ${options.maxLlmCalls}`)
@@ -430,7 +531,11 @@ const fileRules = (
   if (options.maxToolCalls !== undefined && worst.toolCalls > options.maxToolCalls) {
     f.add("L031", ["type"], `up to ${count(worst.toolCalls)} tool calls, above --max-tool-calls ${options.maxToolCalls}`)
   }
-  f.add("L032", ["type"], `worst case per input: ${count(worst.llmCalls)} LLM call${worst.llmCalls === 1 ? "" : "s"}, ${count(worst.toolCalls)} tool call${worst.toolCalls === 1 ? "" : "s"}`)
+  f.add(
+    "L032",
+    ["type"],
+    `worst case per input: ${count(worst.llmCalls)} LLM call${worst.llmCalls === 1 ? "" : "s"}, ${count(worst.toolCalls)} tool call${worst.toolCalls === 1 ? "" : "s"}`
+  )
 }
 
 /** The `sharedMemory:` block: what it enables, whether any agent uses it, fields without effect. */
@@ -454,9 +559,17 @@ const sharedMemoryRules = (
       `, shown to agents=${shared.inject}, answers recorded=${shared.publish}`
   )
   if (!compiled.tools.some((t) => t.kind === "shared")) {
-    f.add("L038", block.inject !== undefined ? ["sharedMemory", "inject"] : ["sharedMemory"], "no agent reads or writes the shared memory: inject shows it only to simple, react and chain agents, publish is off, and no react agent can call its tools")
+    f.add(
+      "L038",
+      block.inject !== undefined ? ["sharedMemory", "inject"] : ["sharedMemory"],
+      "no agent reads or writes the shared memory: inject shows it only to simple, react and chain agents, publish is off, and no react agent can call its tools"
+    )
   }
-  const misplaced: ReadonlyArray<readonly ["path" | "url" | "customStore", string]> = [["path", "sqlite"], ["url", "redis"], ["customStore", "custom"]]
+  const misplaced: ReadonlyArray<readonly ["path" | "url" | "customStore", string]> = [
+    ["path", "sqlite"],
+    ["url", "redis"],
+    ["customStore", "custom"]
+  ]
   for (const [key, strategy] of misplaced) {
     if (block[key] !== undefined && shared.strategy !== strategy) {
       f.add("L030", ["sharedMemory", key], `sharedMemory.${key} applies to strategy ${strategy}; it has no effect with strategy ${shared.strategy}`)
@@ -483,12 +596,13 @@ const finish = (result: Omit<LintResult, "counts">, options: LintOptions): LintR
   const ignore = new Set((options.ignore ?? []).map((r) => r.toUpperCase()))
   const findings = result.findings
     .filter((x) => LEVEL_RANK[x.level] <= minimum && (only === undefined || only.has(x.rule)) && !ignore.has(x.rule))
-    .sort((a, b) =>
-      LEVEL_RANK[a.level] - LEVEL_RANK[b.level] ||
-      (a.line ?? Infinity) - (b.line ?? Infinity) ||
-      (a.column ?? Infinity) - (b.column ?? Infinity) ||
-      a.rule.localeCompare(b.rule) ||
-      a.message.localeCompare(b.message)
+    .sort(
+      (a, b) =>
+        LEVEL_RANK[a.level] - LEVEL_RANK[b.level] ||
+        (a.line ?? Infinity) - (b.line ?? Infinity) ||
+        (a.column ?? Infinity) - (b.column ?? Infinity) ||
+        a.rule.localeCompare(b.rule) ||
+        a.message.localeCompare(b.message)
     )
   const counts = { error: 0, warn: 0, info: 0 }
   for (const x of findings) counts[x.level]++
@@ -524,8 +638,11 @@ export const lintSource = (source: Source, options: LintOptions = {}): LintResul
   const all = agentsOf(file)
   file.skills?.forEach((skill, i) => {
     const listed = all.some(({ agent, type }) => type === "react" && (agent.mcp?.localTools ?? []).includes(skill.name))
-    const selected = all.some(({ agent, type }) => type === "skill" && (agent.skill?.tags === undefined || skill.tags?.some((t) => agent.skill!.tags!.includes(t))))
-    if (!listed && !selected) f.add("L044", ["skills", i], `skill ${JSON.stringify(skill.name)} is not in any react agent's mcp.localTools and no type: skill agent selects it`)
+    const selected = all.some(
+      ({ agent, type }) => type === "skill" && (agent.skill?.tags === undefined || skill.tags?.some((t) => agent.skill!.tags!.includes(t)))
+    )
+    if (!listed && !selected)
+      f.add("L044", ["skills", i], `skill ${JSON.stringify(skill.name)} is not in any react agent's mcp.localTools and no type: skill agent selects it`)
   })
   file.channels?.forEach((channel, i) => {
     const uses = (op: "send" | "receive") => all.some(({ agent }) => agent[op] === channel.name)
@@ -565,7 +682,14 @@ export const lint = (input: ConfigInput, options: LintOptions = {}): LintResult 
     source = loadSource(input)
   } catch (e) {
     if (!isYamlError(e)) throw e
-    const file = typeof input === "string" ? (!input.includes("\n") && /\.ya?ml$/i.test(input.trim()) ? input.trim() : undefined) : "path" in input ? input.path : input.file
+    const file =
+      typeof input === "string"
+        ? !input.includes("\n") && /\.ya?ml$/i.test(input.trim())
+          ? input.trim()
+          : undefined
+        : "path" in input
+          ? input.path
+          : input.file
     return finish({ ...(file !== undefined ? { file } : {}), findings: [], error: e }, options)
   }
   return lintSource(source, options)

@@ -39,12 +39,15 @@ describe("type: groupchat", () => {
     const agent = loadConfig("examples/agents/review-chat.yml")
     expect(Analysis.worstCase(agent.term).requests).toEqual({ llmCalls: 13, toolCalls: 0 })
     const seen: Array<[string, string]> = []
-    const model = byPrompt({
-      "You draft": ["Draft one.", "Draft two, shorter."],
-      "weakest sentence": ["The opening is vague."],
-      "ready": ["Not yet: no date.", "CONSENSUS"],
-      "final announcement": ["Draft two, shorter."]
-    }, seen)
+    const model = byPrompt(
+      {
+        "You draft": ["Draft one.", "Draft two, shorter."],
+        "weakest sentence": ["The opening is vague."],
+        ready: ["Not yet: no date.", "CONSENSUS"],
+        "final announcement": ["Draft two, shorter."]
+      },
+      seen
+    )
     const result = await runWith(agent.term, model, "Announce the new search feature.")
     expect(result.result).toBe("Draft two, shorter.")
     const turns = result.trace.filter((e) => e.kind === "groupchat" && e.name !== "end").map((e) => e.name)
@@ -65,11 +68,23 @@ describe("type: groupchat", () => {
   })
 
   it("scheduler llm: the scheduler prompt lists the names; random keeps its seed", () => {
-    const llm = compileConfig({ type: "groupchat", groupchat: { agents: [{ name: "a", systemPrompt: "A" }, { name: "b", systemPrompt: "B" }], scheduler: "llm", schedulerPrompt: "Pick.", maxRounds: 2 } }).term as Term.Of<"GroupChat">
+    const llm = compileConfig({
+      type: "groupchat",
+      groupchat: {
+        agents: [
+          { name: "a", systemPrompt: "A" },
+          { name: "b", systemPrompt: "B" }
+        ],
+        scheduler: "llm",
+        schedulerPrompt: "Pick.",
+        maxRounds: 2
+      }
+    }).term as Term.Of<"GroupChat">
     const selector = (llm.scheduler as { llm: Term.Of<"Llm"> }).llm
     expect(selector.system).toBe("Pick.\n\nAnswer with exactly one of: a, b.")
     expect(Analysis.worstCase(llm).requests.llmCalls).toBe(8)
-    const random = compileConfig({ type: "groupchat", groupchat: { agents: [{ systemPrompt: "A" }], scheduler: "random", seed: 9 } }).term as Term.Of<"GroupChat">
+    const random = compileConfig({ type: "groupchat", groupchat: { agents: [{ systemPrompt: "A" }], scheduler: "random", seed: 9 } })
+      .term as Term.Of<"GroupChat">
     expect(random.scheduler).toEqual({ random: 9 })
   })
 
@@ -80,8 +95,7 @@ describe("type: groupchat", () => {
     })
     const result = await runWith(term, Scripted.sequence(["no", "maybe", "we agreed", "never"]), "go")
     expect(result.result).toBe("we agreed")
-    expect(() => compileConfig({ type: "groupchat", groupchat: { agents: [{ systemPrompt: "A" }], termination: { custom: "len(x) >" } } }))
-      .toThrow(SchemaError)
+    expect(() => compileConfig({ type: "groupchat", groupchat: { agents: [{ systemPrompt: "A" }], termination: { custom: "len(x) >" } } })).toThrow(SchemaError)
     try {
       compileConfig({ type: "groupchat", groupchat: { agents: [{ systemPrompt: "A" }], termination: { custom: "len(x) >" } } })
     } catch (e) {
@@ -94,10 +108,17 @@ describe("type: groupchat", () => {
       type: "groupchat",
       groupchat: {
         maxRounds: 1,
-        agents: [{ name: "pipeline", type: "chain", chain: { steps: [{ prompt: "first" }, { prompt: "second" }] } }, { name: "judge", systemPrompt: "judge" }]
+        agents: [
+          { name: "pipeline", type: "chain", chain: { steps: [{ prompt: "first" }, { prompt: "second" }] } },
+          { name: "judge", systemPrompt: "judge" }
+        ]
       }
     })
-    const result = await runWith(term, Scripted.respond((req) => `${systemOf(req)}(${lastUser(req).length})`), "go")
+    const result = await runWith(
+      term,
+      Scripted.respond((req) => `${systemOf(req)}(${lastUser(req).length})`),
+      "go"
+    )
     expect(result.trace.filter((e) => e.kind === "llm").map((e) => e.name)).toEqual(["step1", "step2", "judge"])
     expect(result.result).toMatch(/^judge\(\d+\)$/)
   })
@@ -112,11 +133,14 @@ describe("type: handoff", () => {
     const agent = loadConfig("examples/agents/support-desk.yml")
     expect(Analysis.worstCase(agent.term).requests).toEqual({ llmCalls: 4, toolCalls: 0 })
     const seen: Array<[string, string]> = []
-    const model = byPrompt({
-      "which desk": ["billing"],
-      "You are the billing desk": ["HANDOFF tech: the app crashes when paying"],
-      "You are the tech desk": ["Update the app to 2.1; the crash is fixed there."]
-    }, seen)
+    const model = byPrompt(
+      {
+        "which desk": ["billing"],
+        "You are the billing desk": ["HANDOFF tech: the app crashes when paying"],
+        "You are the tech desk": ["Update the app to 2.1; the crash is fixed there."]
+      },
+      seen
+    )
     const result = await runWith(agent.term, model, "I was charged but the app crashed")
     expect(result.result).toBe("Update the app to 2.1; the crash is fixed there.")
     expect(result.trace.filter((e) => e.kind === "handoff").map((e) => `${e.name}/${e.output}`)).toEqual(["billing/hop 0", "tech/hop 1"])
@@ -133,10 +157,12 @@ describe("type: handoff", () => {
   })
 
   it("registry names must be one word; selector targets must be in the registry", () => {
-    expect(() => compileConfig({ type: "handoff", handoff: { selector: { prompt: "?" }, registry: { "two words": { systemPrompt: "x" } } } }))
-      .toThrow(/cannot name a delegate/)
-    expect(() => compileConfig({ type: "handoff", handoff: { selector: { prompt: "?", targets: ["b"] }, registry: { a: { systemPrompt: "x" } } } }))
-      .toThrow(/target "b" is not in the registry/)
+    expect(() => compileConfig({ type: "handoff", handoff: { selector: { prompt: "?" }, registry: { "two words": { systemPrompt: "x" } } } })).toThrow(
+      /cannot name a delegate/
+    )
+    expect(() => compileConfig({ type: "handoff", handoff: { selector: { prompt: "?", targets: ["b"] }, registry: { a: { systemPrompt: "x" } } } })).toThrow(
+      /target "b" is not in the registry/
+    )
   })
 })
 
@@ -149,10 +175,10 @@ describe("subAgents and skills", () => {
     expect(agent.tools.map((t) => t.name)).toEqual(["terminate"])
     expect(Analysis.worstCase(agent.term).requests).toEqual({ llmCalls: 12, toolCalls: 0 })
     const plan = [
-      "{\"tool\": \"call_summarizer\", \"args\": {\"task\": \"Bike lanes were approved. Work starts in May.\"}}",
-      "{\"tool\": \"call_translator\", \"args\": {\"task\": \"Bike lanes approved.\"}}",
-      "{\"tool\": \"headline\", \"args\": \"Bike lanes approved.\"}",
-      "{\"tool\": \"terminate\", \"args\": \"done\"}"
+      '{"tool": "call_summarizer", "args": {"task": "Bike lanes were approved. Work starts in May."}}',
+      '{"tool": "call_translator", "args": {"task": "Bike lanes approved."}}',
+      '{"tool": "headline", "args": "Bike lanes approved."}',
+      '{"tool": "terminate", "args": "done"}'
     ]
     let step = 0
     const seen: Array<string> = []
@@ -164,8 +190,11 @@ describe("subAgents and skills", () => {
     const result = await runWith(agent.term, model, "Handle the bike lane article.")
     expect(result.result).toBe("done")
     expect(seen).toEqual(["Summarize<Bike lanes were approved. Work starts in May.>", "Translate<Bike lanes approved.>", "Write<Bike lanes approved.>"])
-    expect(result.trace.filter((e) => e.kind === "react" && e.name.startsWith("agent ")).map((e) => e.name))
-      .toEqual(["agent call_summarizer", "agent call_translator", "agent headline"])
+    expect(result.trace.filter((e) => e.kind === "react" && e.name.startsWith("agent ")).map((e) => e.name)).toEqual([
+      "agent call_summarizer",
+      "agent call_translator",
+      "agent headline"
+    ])
   })
 
   it("a sub-agent that calls itself is refused at compile time with the cycle", () => {
@@ -183,8 +212,9 @@ describe("subAgents and skills", () => {
       writeFileSync(join(dir, "a.yml"), "type: react\nsystemPrompt: a\nsubAgents:\n  b:\n    config: b.yml\n")
       writeFileSync(join(dir, "b.yml"), "type: react\nsystemPrompt: b\nsubAgents:\n  a:\n    config: a.yml\n")
       expect(() => loadConfig(join(dir, "a.yml"))).toThrow(/sub-agent cycle: a\.yml → b\.yml → a\.yml/)
-      expect(() => loadConfig({ text: "type: react\nsystemPrompt: x\nsubAgents:\n  gone:\n    config: missing.yml\n", file: join(dir, "c.yml") }))
-        .toThrow(/missing\.yml/)
+      expect(() => loadConfig({ text: "type: react\nsystemPrompt: x\nsubAgents:\n  gone:\n    config: missing.yml\n", file: join(dir, "c.yml") })).toThrow(
+        /missing\.yml/
+      )
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -192,8 +222,16 @@ describe("subAgents and skills", () => {
 
   it("a sub-agent needs inline or config; skill names are unique", () => {
     expect(() => compileConfig({ type: "react", systemPrompt: "x", subAgents: { s: { description: "d" } } })).toThrow(/needs inline .* or config/)
-    expect(() => compileConfig({ type: "simple", systemPrompt: "x", skills: [{ name: "a", agent: { systemPrompt: "1" } }, { name: "a", agent: { systemPrompt: "2" } }] }))
-      .toThrow(/a second skill named "a"/)
+    expect(() =>
+      compileConfig({
+        type: "simple",
+        systemPrompt: "x",
+        skills: [
+          { name: "a", agent: { systemPrompt: "1" } },
+          { name: "a", agent: { systemPrompt: "2" } }
+        ]
+      })
+    ).toThrow(/a second skill named "a"/)
   })
 
   const skills = [
@@ -215,7 +253,15 @@ describe("subAgents and skills", () => {
   it("type skill, select tag: the first skill with the tag, no classifier", async () => {
     const { term } = compileConfig({ type: "skill", skill: { select: "tag", tags: ["language"] }, skills })
     expect(Analysis.worstCase(term).requests.llmCalls).toBe(1)
-    expect((await runWith(term, Scripted.respond((req) => systemOf(req)), "x")).result).toBe("Translate.")
+    expect(
+      (
+        await runWith(
+          term,
+          Scripted.respond((req) => systemOf(req)),
+          "x"
+        )
+      ).result
+    ).toBe("Translate.")
     expect(() => compileConfig({ type: "skill", skill: { select: "tag", tags: ["cooking"] }, skills })).toThrow(/no skill has a tag among cooking/)
   })
 })
@@ -238,7 +284,10 @@ describe("channels", () => {
   it("channels: becomes a channels scope around the term; receive and send are stages around the agent", () => {
     const { term } = fromYaml(`${pipeline("channels:\n  - {name: a}\n  - {name: b, capacity: 2}\n")}`)
     const scope = term as Term.Of<"Channels">
-    expect(scope.declare).toEqual([{ name: "a", capacity: 0 }, { name: "b", capacity: 2 }])
+    expect(scope.declare).toEqual([
+      { name: "a", capacity: 0 },
+      { name: "b", capacity: 2 }
+    ])
     const middle = (scope.agent as Term.Of<"Par">).branches[1] as Term.Of<"Compose">
     expect(middle.stages[0]).toEqual({ _tag: "Receive", channel: "a" })
     expect(middle.stages[middle.stages.length - 1]).toEqual({ _tag: "Send", channel: "b" })
@@ -246,8 +295,16 @@ describe("channels", () => {
 
   it("a file whose agents all wait ends with a Deadlock naming the channels and branches", async () => {
     // B waits for C and C for B
-    const { term } = fromYaml(`type: parallel\nchannels: [{name: a}, {name: b}]\nparallel:\n  agents:\n    - {systemPrompt: B, receive: a, send: b}\n    - {systemPrompt: C, receive: b, send: a}\n`)
-    await expect(runWith(term, Scripted.respond(() => "x"), "go")).rejects.toMatchObject({
+    const { term } = fromYaml(
+      `type: parallel\nchannels: [{name: a}, {name: b}]\nparallel:\n  agents:\n    - {systemPrompt: B, receive: a, send: b}\n    - {systemPrompt: C, receive: b, send: a}\n`
+    )
+    await expect(
+      runWith(
+        term,
+        Scripted.respond(() => "x"),
+        "go"
+      )
+    ).rejects.toMatchObject({
       _tag: "EvalError",
       kind: "Deadlock",
       message: expect.stringContaining(`branch 0 receives on "a"`)
@@ -260,6 +317,8 @@ describe("channels", () => {
     expect(() => fromYaml(pipeline("channels: [{name: a}, {name: b}, {name: a}]\n"))).toThrow(`channel "a" is declared twice (first at channels[0])`)
     expect(() => fromYaml(pipeline("channels: [{name: a, capacity: -1}, {name: b}]\n"))).toThrow(SchemaError)
     expect(() => fromYaml(pipeline("channels: [{name: a, capacity: -1}, {name: b}]\n"))).toThrow(/channels\[0\]\.capacity/)
-    expect(() => fromYaml(`type: parallel\nparallel:\n  agents:\n    - systemPrompt: A\n      channels: [{name: a}]\n`)).toThrow(/only at the top level|top level/)
+    expect(() => fromYaml(`type: parallel\nparallel:\n  agents:\n    - systemPrompt: A\n      channels: [{name: a}]\n`)).toThrow(
+      /only at the top level|top level/
+    )
   })
 })

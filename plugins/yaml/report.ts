@@ -269,5 +269,4 @@ export const formatLintText = (results: ReadonlyArray<LintResult>, options: { re
  * lintReportJsonSchema().title // "lambdagent lint report"
  * ```
  */
-export const lintReportJsonSchema = (): Record<string, unknown> =>
-  z.toJSONSchema(LintReportSchema, { target: "draft-2020-12" }) as Record<string, unknown>
+export const lintReportJsonSchema = (): Record<string, unknown> => z.toJSONSchema(LintReportSchema, { target: "draft-2020-12" }) as Record<string, unknown>

@@ -12,8 +12,40 @@ import { compileValidator } from "./validators.ts"
 import { evaluateValidator } from "./builtins.ts"
 
 /** Values shaped like agent files: known keys with arbitrary (often wrong) values. */
-const keys = ["type", "systemPrompt", "model", "react", "chain", "router", "parallel", "mcp", "memory", "guard", "rag", "runtime", "name", "steps", "routes", "agents", "classifier", "prompt", "temperature", "maxSteps", "validator", "localTools", "onlineTool", "merge", "default"]
-const scalar = fc.oneof(fc.constantFrom("simple", "react", "chain", "router", "parallel", "custom", "terminate", "len(x) > 1", ""), fc.integer({ min: -3, max: 200 }), fc.boolean(), fc.constant(null), fc.double({ noNaN: true }))
+const keys = [
+  "type",
+  "systemPrompt",
+  "model",
+  "react",
+  "chain",
+  "router",
+  "parallel",
+  "mcp",
+  "memory",
+  "guard",
+  "rag",
+  "runtime",
+  "name",
+  "steps",
+  "routes",
+  "agents",
+  "classifier",
+  "prompt",
+  "temperature",
+  "maxSteps",
+  "validator",
+  "localTools",
+  "onlineTool",
+  "merge",
+  "default"
+]
+const scalar = fc.oneof(
+  fc.constantFrom("simple", "react", "chain", "router", "parallel", "custom", "terminate", "len(x) > 1", ""),
+  fc.integer({ min: -3, max: 200 }),
+  fc.boolean(),
+  fc.constant(null),
+  fc.double({ noNaN: true })
+)
 const agentish = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(
     { depthSize: "small", withCrossShrink: true },
@@ -39,7 +71,26 @@ describe("robustness", () => {
   })
 
   it("linting any YAML-ish text never throws", () => {
-    const text = fc.array(fc.constantFrom("type: react\n", "systemPrompt: x\n", "model: {name: m}\n", "react:\n", "  maxSteps: 0\n", "mcp: {localTools: [a]}\n", "- x\n", ": :\n", "  routes: {}\n", "router:\n", "\t\n", "guard: {validator: 'len(x'}\n", "[\n"), { maxLength: 8 }).map((l) => l.join(""))
+    const text = fc
+      .array(
+        fc.constantFrom(
+          "type: react\n",
+          "systemPrompt: x\n",
+          "model: {name: m}\n",
+          "react:\n",
+          "  maxSteps: 0\n",
+          "mcp: {localTools: [a]}\n",
+          "- x\n",
+          ": :\n",
+          "  routes: {}\n",
+          "router:\n",
+          "\t\n",
+          "guard: {validator: 'len(x'}\n",
+          "[\n"
+        ),
+        { maxLength: 8 }
+      )
+      .map((l) => l.join(""))
     fc.assert(
       fc.property(text, (yaml) => {
         const result = lint(yaml)
@@ -50,7 +101,33 @@ describe("robustness", () => {
   })
 
   it("validator compilation only ever fails with a SchemaError, and compiled validators return booleans", () => {
-    const token = fc.constantFrom("x", "len(x)", "'a'", "1", "0", "and", "or", "not", "in", "==", "<", "(", ")", "x.strip()", "x.startswith('a')", "is_json(x)", "+", "-", "[", "]", ",", "None", "True", "if", "else")
+    const token = fc.constantFrom(
+      "x",
+      "len(x)",
+      "'a'",
+      "1",
+      "0",
+      "and",
+      "or",
+      "not",
+      "in",
+      "==",
+      "<",
+      "(",
+      ")",
+      "x.strip()",
+      "x.startswith('a')",
+      "is_json(x)",
+      "+",
+      "-",
+      "[",
+      "]",
+      ",",
+      "None",
+      "True",
+      "if",
+      "else"
+    )
     fc.assert(
       fc.property(fc.array(token, { minLength: 1, maxLength: 9 }), fc.string({ maxLength: 6 }), (tokens, output) => {
         let validator: Term.Term
@@ -72,7 +149,8 @@ describe("robustness", () => {
   })
 
   it("gives the same bytes for the same text, whatever the run", () => {
-    const yaml = "type: router\nrouter:\n  classifier: {prompt: p}\n  routes:\n    b: {systemPrompt: B}\n    a: {type: react, systemPrompt: A, mcp: {localTools: [t, terminate]}}\n  default: d\n"
+    const yaml =
+      "type: router\nrouter:\n  classifier: {prompt: p}\n  routes:\n    b: {systemPrompt: B}\n    a: {type: react, systemPrompt: A, mcp: {localTools: [t, terminate]}}\n  default: d\n"
     const runs = new Set(Array.from({ length: 20 }, () => Term.toJsonText(fromConfig(yaml))))
     expect(runs.size).toBe(1)
   })
@@ -82,7 +160,9 @@ describe("robustness", () => {
 // Mutations of the example files
 // ---------------------------------------------------------------------------------------------
 
-const exampleFiles = readdirSync("examples/agents").filter((f) => f.endsWith(".yml")).sort()
+const exampleFiles = readdirSync("examples/agents")
+  .filter((f) => f.endsWith(".yml"))
+  .sort()
 const exampleTexts = exampleFiles.map((f) => readFileSync(`examples/agents/${f}`, "utf8"))
 const exampleValues = exampleTexts.map((t) => parse(t) as unknown)
 
@@ -100,9 +180,48 @@ const parentOf = (root: unknown, path: Path) => getAt(root, path.slice(0, -1)) a
 
 /** Text that trips parsers and printers: controls, BOM, surrogates, RTL marks, YAML syntax. */
 const nasty = fc.constantFrom(
-  "\t", "\u0000", "\uFEFF", "\uD800", "\uDFFF", "\u202E", "\u200B", "🙂", "é", "ℵ", "\r\n", "\r", "\u2028", "\u0085",
-  ": ", "- ", "? ", "&a ", "*a", "*missing", "!!python/object ", "!!binary ", "!custom ", "<<: *a", "\n---\n", "\n...\n",
-  "{", "}", "[", "]", "'", "\"", "|", ">-", "#", "%YAML 1.1\n", "@", "`", ",", "\\", "\n  ", "\n\t"
+  "\t",
+  "\u0000",
+  "\uFEFF",
+  "\uD800",
+  "\uDFFF",
+  "\u202E",
+  "\u200B",
+  "🙂",
+  "é",
+  "ℵ",
+  "\r\n",
+  "\r",
+  "\u2028",
+  "\u0085",
+  ": ",
+  "- ",
+  "? ",
+  "&a ",
+  "*a",
+  "*missing",
+  "!!python/object ",
+  "!!binary ",
+  "!custom ",
+  "<<: *a",
+  "\n---\n",
+  "\n...\n",
+  "{",
+  "}",
+  "[",
+  "]",
+  "'",
+  '"',
+  "|",
+  ">-",
+  "#",
+  "%YAML 1.1\n",
+  "@",
+  "`",
+  ",",
+  "\\",
+  "\n  ",
+  "\n\t"
 )
 const oddScalar = fc.oneof(
   fc.string(),
@@ -119,7 +238,12 @@ const oddValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 4, arbitrary: oddScalar },
   { weight: 1, arbitrary: fc.constantFrom([], {}, [null], [[]], { "": "" }, { type: "simple" }, ["terminate"]) },
   { weight: 1, arbitrary: fc.array(oddScalar, { maxLength: 3 }) },
-  { weight: 1, arbitrary: fc.dictionary(fc.constantFrom("type", "systemPrompt", "prompt", "name", "routes", "steps", "agents", "validator", "x"), oddScalar, { maxKeys: 3 }) }
+  {
+    weight: 1,
+    arbitrary: fc.dictionary(fc.constantFrom("type", "systemPrompt", "prompt", "name", "routes", "steps", "agents", "validator", "x"), oddScalar, {
+      maxKeys: 3
+    })
+  }
 )
 
 /** One edit of a parsed file; `at` and `from` pick paths modulo their count. */
@@ -133,7 +257,37 @@ type ValueEdit =
   | { readonly kind: "huge"; readonly at: number; readonly size: number }
 
 const keyName = fc.oneof(
-  fc.constantFrom("type", "systemPrompt", "systemPromt", "model", "react", "chain", "router", "parallel", "mcp", "memory", "guard", "rag", "runtime", "routes", "default", "steps", "agents", "classifier", "prompt", "tool", "localTools", "onlineTool", "merge", "mergePrompt", "groupchat", "__proto__", "constructor", "toString", ""),
+  fc.constantFrom(
+    "type",
+    "systemPrompt",
+    "systemPromt",
+    "model",
+    "react",
+    "chain",
+    "router",
+    "parallel",
+    "mcp",
+    "memory",
+    "guard",
+    "rag",
+    "runtime",
+    "routes",
+    "default",
+    "steps",
+    "agents",
+    "classifier",
+    "prompt",
+    "tool",
+    "localTools",
+    "onlineTool",
+    "merge",
+    "mergePrompt",
+    "groupchat",
+    "__proto__",
+    "constructor",
+    "toString",
+    ""
+  ),
   fc.string({ maxLength: 8 })
 )
 const valueEdit: fc.Arbitrary<ValueEdit> = fc.oneof(
@@ -142,7 +296,12 @@ const valueEdit: fc.Arbitrary<ValueEdit> = fc.oneof(
   fc.record({ kind: fc.constant("rename" as const), at: fc.nat(), name: keyName }),
   fc.record({ kind: fc.constant("duplicate" as const), at: fc.nat(), name: keyName }),
   fc.record({ kind: fc.constant("graft" as const), at: fc.nat(), example: fc.nat(), from: fc.nat() }),
-  fc.record({ kind: fc.constant("nest" as const), at: fc.nat(), depth: fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 190, max: 260 })), asList: fc.boolean() }),
+  fc.record({
+    kind: fc.constant("nest" as const),
+    at: fc.nat(),
+    depth: fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 190, max: 260 })),
+    asList: fc.boolean()
+  }),
   fc.record({ kind: fc.constant("huge" as const), at: fc.nat(), size: fc.constantFrom(10_000, 100_000) })
 )
 
@@ -172,7 +331,12 @@ const applyValueEdit = (root: unknown, edit: ValueEdit): unknown => {
       const value = parent[key]
       if (edit.kind === "rename") delete parent[key]
       // A key written as data (not as an assignment), so that __proto__ stays an own key.
-      Object.defineProperty(parent, edit.name, { value: edit.kind === "duplicate" ? structuredClone(value) : value, enumerable: true, writable: true, configurable: true })
+      Object.defineProperty(parent, edit.name, {
+        value: edit.kind === "duplicate" ? structuredClone(value) : value,
+        enumerable: true,
+        writable: true,
+        configurable: true
+      })
       return root
     }
     case "graft": {
@@ -200,7 +364,11 @@ type TextEdit =
 
 const textEdit: fc.Arbitrary<TextEdit> = fc.oneof(
   fc.record({ kind: fc.constant("truncate" as const), at: fc.nat() }),
-  fc.record({ kind: fc.constant("insert" as const), at: fc.nat(), text: fc.oneof(nasty, fc.string({ unit: "binary", maxLength: 6 }), fc.string({ maxLength: 12 })) }),
+  fc.record({
+    kind: fc.constant("insert" as const),
+    at: fc.nat(),
+    text: fc.oneof(nasty, fc.string({ unit: "binary", maxLength: 6 }), fc.string({ maxLength: 12 }))
+  }),
   fc.record({ kind: fc.constantFrom("deleteLine" as const, "duplicateLine" as const), line: fc.nat() }),
   fc.record({ kind: fc.constant("swapLines" as const), line: fc.nat(), other: fc.nat() }),
   fc.record({ kind: fc.constant("indent" as const), line: fc.nat(), by: fc.integer({ min: -4, max: 6 }), tab: fc.boolean() })
@@ -227,7 +395,8 @@ const applyTextEdit = (text: string, edit: TextEdit): string => {
       break
     }
     case "indent":
-      lines[i] = edit.by >= 0 ? (edit.tab ? "\t" : " ".repeat(edit.by)) + lines[i] : lines[i]!.slice(Math.min(-edit.by, lines[i]!.length - lines[i]!.trimStart().length))
+      lines[i] =
+        edit.by >= 0 ? (edit.tab ? "\t" : " ".repeat(edit.by)) + lines[i] : lines[i]!.slice(Math.min(-edit.by, lines[i]!.length - lines[i]!.trimStart().length))
       break
   }
   return lines.join("\n")

@@ -67,7 +67,12 @@ export const lintRules: ReadonlyArray<LintRule> = [
   rule("L001", "error", "empty prompt", "λx. ⊥ — the function body is undefined: the LLM has no instruction", true),
   rule("L002", "error", "no model configured", "no computation unit: LLM_{θ,p} has no model, so the β-reduction cannot run unless the runtime supplies one"),
   rule("L003", "error", "react.maxSteps is 0", "Y₀(g) = ⊥ — the agent never executes", true),
-  rule("L004", "error", "react agent without a terminate tool", "Y without the base case terminate = λx.x: the loop only ends at its bound or when a thought names no tool"),
+  rule(
+    "L004",
+    "error",
+    "react agent without a terminate tool",
+    "Y without the base case terminate = λx.x: the loop only ends at its bound or when a thought names no tool"
+  ),
   rule("L005", "error", "router without routes", "CASE with no branches: every input is a RouteError", true),
   rule("L006", "error", "chain without steps", "an empty composition: the pipeline does nothing", true),
   rule("L007", "warn", "temperature above 1.5", "a high-entropy ⊕_T: outputs may be unstable"),
@@ -81,8 +86,13 @@ export const lintRules: ReadonlyArray<LintRule> = [
   rule("L015", "info", "memory enabled", "Γ' = Γ ∪ store: a stateful agent"),
   rule("L016", "info", "retrieval enabled", "an external knowledge oracle Tool(rag_retrieve)"),
   rule("L017", "warn", "react.maxSteps not set", "Y₁₀ by default: the bound was not chosen"),
-  rule("L018", "warn", "worst case above the run's budget", "the bound on LLM or tool calls (loops multiply) exceeds the budget the run will have; it may stop with BudgetExceeded"),
-  rule("L023", "error", "route to an empty answer", "a CASE branch λx. \"\": the route answers nothing", true),
+  rule(
+    "L018",
+    "warn",
+    "worst case above the run's budget",
+    "the bound on LLM or tool calls (loops multiply) exceeds the budget the run will have; it may stop with BudgetExceeded"
+  ),
+  rule("L023", "error", "route to an empty answer", 'a CASE branch λx. "": the route answers nothing', true),
   rule("L024", "warn", "duplicate step or branch name", "two stages with one name: traces cannot tell them apart"),
   rule("L025", "warn", "guard without retries", "{x:T | P(x)} checked once: an invalid output goes straight to the fallback"),
   rule("L026", "info", "remote dependencies", "oracles outside the process (MCP servers, CLI agents, A2A agents)"),
@@ -99,10 +109,20 @@ export const lintRules: ReadonlyArray<LintRule> = [
   rule("L037", "info", "shared memory enabled", "Σ shared by every agent: Γ' = Γ ∪ Σ before each agent, Σ' = Σ ∪ {k ↦ v} on each write"),
   rule("L038", "warn", "shared memory no agent uses", "Σ that no term reads or writes: the block has no effect"),
   rule("L039", "error", "sandbox limit no command can run under", "SandboxedTool(t, P) with P below any process's needs: every call of t fails", true),
-  rule("L040", "warn", "CLI agent that cannot start under the sandbox's memory", "SandboxedTool(cli, P): the program's runtime reserves more address space than P allows, so every call fails"),
+  rule(
+    "L040",
+    "warn",
+    "CLI agent that cannot start under the sandbox's memory",
+    "SandboxedTool(cli, P): the program's runtime reserves more address space than P allows, so every call fails"
+  ),
   rule("L041", "info", "sandbox enabled", "map(λt. SandboxedTool(t, P), Tools(term)): every process-running tool under P; the term is unchanged"),
   rule("L042", "warn", "group chat with very many turns", "GroupChatₙ[a₁…aₖ] with n × k above 50 turns: the bound holds, but the worst case is large"),
-  rule("L043", "warn", "delegate nothing can reach", "Handoff(select; […, name: a, …]) where neither the selector nor any delegate's HANDOFF names it: a is dead code"),
+  rule(
+    "L043",
+    "warn",
+    "delegate nothing can reach",
+    "Handoff(select; […, name: a, …]) where neither the selector nor any delegate's HANDOFF names it: a is dead code"
+  ),
   rule("L044", "warn", "skill no agent uses", "a skill bound in the registry that no react agent lists and no type: skill agent selects"),
   rule("L045", "info", "hand-off cycle", "delegates whose prompts hand off to each other: the cycle is cut by the hand-off depth budget"),
   rule("L046", "error", "unknown channel", "Send(c) or Receive(c) outside every Channels[…] that declares c: the message fails at run time", true),

@@ -43,7 +43,8 @@ export const sandboxEnabled = (block: SandboxBlock | undefined): block is Sandbo
  */
 export const sandboxPolicy = (block: SandboxBlock | undefined, baseDir?: string): Sandbox.Policy | undefined => {
   if (!sandboxEnabled(block)) return undefined
-  const workDir = block.work_dir === undefined ? undefined : baseDir !== undefined && !isAbsolute(block.work_dir) ? resolve(baseDir, block.work_dir) : block.work_dir
+  const workDir =
+    block.work_dir === undefined ? undefined : baseDir !== undefined && !isAbsolute(block.work_dir) ? resolve(baseDir, block.work_dir) : block.work_dir
   return Sandbox.resolvePolicy(block.policy ?? "default", {
     timeout: block.timeout,
     memoryMb: block.memory_mb,
@@ -124,7 +125,9 @@ export const sandboxFindings = (file: AgentFile): Array<SandboxFinding> => {
   const block = file.sandbox
   if (block === undefined) return []
   if (!sandboxEnabled(block)) {
-    return Object.keys(block).length > 1 ? [{ rule: "L030", path: ["sandbox"], message: "the sandbox is disabled (enabled: false): its other fields have no effect" }] : []
+    return Object.keys(block).length > 1
+      ? [{ rule: "L030", path: ["sandbox"], message: "the sandbox is disabled (enabled: false): its other fields have no effect" }]
+      : []
   }
   const policy = checkedPolicy(block)
   if (policy === undefined) return []

@@ -9,7 +9,9 @@ import { lintReportJsonSchema } from "./report.ts"
 import { lintRules } from "./rules.ts"
 import { AgentFileSchema, jsonSchema } from "./schema.ts"
 
-const examples = readdirSync("examples/agents").filter((f) => f.endsWith(".yml")).sort()
+const examples = readdirSync("examples/agents")
+  .filter((f) => f.endsWith(".yml"))
+  .sort()
 
 describe("the JSON Schema for editors", () => {
   it("is committed as generated (run npm run yaml:schema after changing schema.ts)", () => {
@@ -36,7 +38,7 @@ describe("the JSON Schema for editors", () => {
   })
 
   it("takes a demo plan at the top level only: an input and at least one reply", () => {
-    const demo = { input: "What is 19 + 23?", plan: ["{\"tool\": \"run\", \"args\": 1}", "{{observation}}"] }
+    const demo = { input: "What is 19 + 23?", plan: ['{"tool": "run", "args": 1}', "{{observation}}"] }
     expect(AgentFileSchema.safeParse({ type: "react", demo }).success).toBe(true)
     expect(AgentFileSchema.safeParse({ type: "react", demo: { input: "x", plan: [] } }).success).toBe(false)
     expect(AgentFileSchema.safeParse({ type: "react", demo: { plan: ["x"] } }).success).toBe(false)
@@ -46,7 +48,10 @@ describe("the JSON Schema for editors", () => {
   })
 
   it("describes fields, for hover help", () => {
-    const schema = jsonSchema() as { properties: Record<string, { description?: string }>; $defs: Record<string, { properties: Record<string, { description?: string }> }> }
+    const schema = jsonSchema() as {
+      properties: Record<string, { description?: string }>
+      $defs: Record<string, { properties: Record<string, { description?: string }> }>
+    }
     expect(schema.properties.systemPrompt!.description).toMatch(/λ body/)
     expect(schema.$defs.Model!.properties.temperature!.description).toMatch(/0 to 2/)
   })
@@ -89,7 +94,12 @@ describe("the documentation", () => {
 
   it("lists every field of the schema at every depth, and its links lead to its headings", () => {
     const reference = fieldReference()
-    const rows = new Set(reference.split("\n").filter((l) => l.startsWith("| `")).map((l) => l.slice(3, l.indexOf("`", 3))))
+    const rows = new Set(
+      reference
+        .split("\n")
+        .filter((l) => l.startsWith("| `"))
+        .map((l) => l.slice(3, l.indexOf("`", 3)))
+    )
     // Every property of every object of the schema, under its path in its table.
     type Node = { properties?: Record<string, Node>; items?: Node; additionalProperties?: Node | boolean; anyOf?: Array<Node>; $ref?: string }
     const schema = jsonSchema() as Node & { $defs: Record<string, Node> }
@@ -103,14 +113,27 @@ describe("the documentation", () => {
     const expected = [...paths(schema, ""), ...Object.values(schema.$defs).flatMap((d) => paths(d, ""))]
     expect(expected.length).toBeGreaterThan(100)
     expect(expected.filter((p) => !rows.has(p))).toEqual([])
-    const headings = new Set(reference.split("\n").filter((l) => l.startsWith("#### ")).map((l) => l.slice(5).toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-")))
+    const headings = new Set(
+      reference
+        .split("\n")
+        .filter((l) => l.startsWith("#### "))
+        .map((l) =>
+          l
+            .slice(5)
+            .toLowerCase()
+            .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+            .replace(/\s/g, "-")
+        )
+    )
     const links = [...reference.matchAll(/\]\(#([^)]+)\)/g)].map((m) => m[1]!)
     expect(links.length).toBeGreaterThan(10)
     expect(links.filter((l) => !headings.has(l))).toEqual([])
   })
 
   it("describes every field of the schema, for the reference and for hover help", () => {
-    const undescribed = fieldReference().split("\n").filter((l) => l.startsWith("| `") && l.endsWith("|  |"))
+    const undescribed = fieldReference()
+      .split("\n")
+      .filter((l) => l.startsWith("| `") && l.endsWith("|  |"))
     expect(undescribed).toEqual([])
   })
 

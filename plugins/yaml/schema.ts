@@ -71,7 +71,11 @@ export const knownProviders = [
   "custom"
 ] as const
 
-const TypeSchema = z.enum(agentTypes).describe("What the agent is: simple (one LLM call), react (think/act loop), chain (pipeline), router (classify, then dispatch), parallel (branches, then merge), groupchat (agents take turns on a shared transcript), handoff (a selector delegates; delegates may hand off again) or skill (run a skill of the file, picked by description or tag).")
+const TypeSchema = z
+  .enum(agentTypes)
+  .describe(
+    "What the agent is: simple (one LLM call), react (think/act loop), chain (pipeline), router (classify, then dispatch), parallel (branches, then merge), groupchat (agents take turns on a shared transcript), handoff (a selector delegates; delegates may hand off again) or skill (run a skill of the file, picked by description or tag)."
+  )
 
 /**
  * `model:` — the LLM settings. Sub-agents, chain steps and the classifier inherit the settings of
@@ -87,7 +91,10 @@ const TypeSchema = z.enum(agentTypes).describe("What the agent is: simple (one L
  */
 export const ModelSchema = z
   .strictObject({
-    provider: name.describe("Provider: anthropic, openai, openai-compatible, ollama, deepseek, moonshot, zhipu, dashscope, claude-code, scripted, custom.").meta({ examples: [...knownProviders] }).optional(),
+    provider: name
+      .describe("Provider: anthropic, openai, openai-compatible, ollama, deepseek, moonshot, zhipu, dashscope, claude-code, scripted, custom.")
+      .meta({ examples: [...knownProviders] })
+      .optional(),
     name: name.describe("Model name, for example gpt-4o-mini or claude-sonnet-4-20250514.").optional(),
     temperature: z.number().min(0).max(2).describe("Sampling temperature, 0 to 2 (runtime default 0.3).").optional(),
     maxTokens: positive.describe("Most tokens in one answer (runtime default 4096).").optional(),
@@ -132,9 +139,13 @@ export const GuardSchema = z
     fallback: z
       .union([
         text,
-        z.strictObject({ value: z.union([text, z.number().int(), z.boolean(), z.null()]).describe("The value to answer, written out (use this form to answer the text error, empty or last).") })
+        z.strictObject({
+          value: z
+            .union([text, z.number().int(), z.boolean(), z.null()])
+            .describe("The value to answer, written out (use this form to answer the text error, empty or last).")
+        })
       ])
-      .describe("After the last invalid output: error (fail, default), empty (\"\"), last (the last output), any other text (that text), or {value: …}.")
+      .describe('After the last invalid output: error (fail, default), empty (""), last (the last output), any other text (that text), or {value: …}.')
       .optional(),
     maxOutputLength: positive.describe("Outputs longer than this many characters are invalid.").optional()
   })
@@ -169,9 +180,16 @@ const StepSchema = z
     name: name.describe("The step's name in traces (default step<i>).").optional(),
     prompt: text.describe("The step's system prompt (an LLM step).").optional(),
     tool: name.describe("Run this tool instead of an LLM (a tool step).").optional(),
-    ask: text.describe("Ask a person this question about the step's input instead (an ask step): the run pauses as a checkpoint until it is resumed with the answer, which is the step's output.").optional(),
+    ask: text
+      .describe(
+        "Ask a person this question about the step's input instead (an ask step): the run pauses as a checkpoint until it is resumed with the answer, which is the step's output."
+      )
+      .optional(),
     model: ModelSchema.describe("The step's model settings, merged over the agent's field by field.").optional(),
-    outputParser: z.enum(["text", "json", "number", "boolean"]).describe("Parse the output: text (as is), json (canonical JSON text), number (an integer), boolean.").optional(),
+    outputParser: z
+      .enum(["text", "json", "number", "boolean"])
+      .describe("Parse the output: text (as is), json (canonical JSON text), number (an integer), boolean.")
+      .optional(),
     guard: GuardSchema.describe("Validate the step's output (and its parser's) before the next step.").optional()
   })
   .meta({ id: "ChainStep", title: "Chain step" })
@@ -209,15 +227,25 @@ const MemorySchema = z
 const SharedMemorySchema = z
   .strictObject({
     enabled: z.boolean().describe("Share the memory (default true when the block is present).").optional(),
-    strategy: z.enum(["local", "redis", "sqlite", "custom"]).describe("The store: local (this process), redis or sqlite (shared by every process that uses the same server or file), custom (default local).").optional(),
+    strategy: z
+      .enum(["local", "redis", "sqlite", "custom"])
+      .describe("The store: local (this process), redis or sqlite (shared by every process that uses the same server or file), custom (default local).")
+      .optional(),
     namespace: name.describe("The store namespace of the bindings; configs that name the same store and namespace share them (default shared).").optional(),
     appendOnly: z.boolean().describe("Σ' ⊇ Σ: a bound key is never rebound or dropped; shared_append adds versions (default false).").optional(),
-    store: z.record(z.string(), z.union([text, z.number(), z.boolean()])).describe("Initial bindings, written where a key has no value yet.").optional(),
+    store: z
+      .record(z.string(), z.union([text, z.number(), z.boolean()]))
+      .describe("Initial bindings, written where a key has no value yet.")
+      .optional(),
     size: positive.describe("Most entries kept; append-only memory refuses a write past it instead of dropping one (default 1000).").optional(),
     inject: z.boolean().describe("Show the bindings before the input of every simple, react and chain agent (default true).").optional(),
     publish: z.boolean().describe("Record every agent's answer under its name (default false).").optional(),
     path: name.describe("For strategy sqlite: the database file, relative to the agent file (default .lambdagent/shared-memory.db).").optional(),
-    url: z.string().regex(/^rediss?:\/\//, "a redis:// or rediss:// URL").describe("For strategy redis: the server (default LAMBDAGENT_REDIS_URL, else redis://127.0.0.1:6379).").optional(),
+    url: z
+      .string()
+      .regex(/^rediss?:\/\//, "a redis:// or rediss:// URL")
+      .describe("For strategy redis: the server (default LAMBDAGENT_REDIS_URL, else redis://127.0.0.1:6379).")
+      .optional(),
     customStore: name.describe("For strategy custom: the name of the store the runtime provides.").optional()
   })
   .meta({ id: "SharedMemory", title: "Shared memory" })
@@ -238,23 +266,42 @@ export type SharedMemoryConfig = z.output<typeof SharedMemorySchema>
 const RagSchema = z
   .strictObject({
     enabled: z.boolean().describe("Give the agent retrieval (default true when the block is present).").optional(),
-    source: z.union([name, z.array(name).min(1)]).describe("Files or directories to index, relative to the agent file.").optional(),
-    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "an index name: letters, digits, '.', '_' or '-'").describe("Index name (default default).").optional(),
+    source: z
+      .union([name, z.array(name).min(1)])
+      .describe("Files or directories to index, relative to the agent file.")
+      .optional(),
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "an index name: letters, digits, '.', '_' or '-'")
+      .describe("Index name (default default).")
+      .optional(),
     topK: z.number().int().min(1).max(100).describe("Passages per retrieval (default 3).").optional(),
     chunkSize: z.number().int().min(20).describe("Characters per chunk at most (default 1000).").optional(),
     chunkOverlap: count.describe("Characters shared by consecutive chunks.").optional(),
     backend: z.enum(["simple", "chroma"]).describe("simple (embedded BM25 and vectors, default) or chroma.").optional(),
-    mode: z.enum(["bm25", "vector", "hybrid"]).describe("How passages are ranked: hybrid (BM25 and vectors fused; default for simple), vector (default and only mode for chroma) or bm25.").optional(),
+    mode: z
+      .enum(["bm25", "vector", "hybrid"])
+      .describe("How passages are ranked: hybrid (BM25 and vectors fused; default for simple), vector (default and only mode for chroma) or bm25.")
+      .optional(),
     minScore: z.number().describe("Lowest score kept (default 0).").optional(),
     format: z.enum(["numbered", "plain", "json"]).describe("How passages are shown (default numbered).").optional(),
     agentic: z.boolean().describe("true: the react agent gets a rag_retrieve tool; false: context is retrieved before every call.").optional(),
     persistDirectory: name.describe("Where the index lives.").optional(),
     embeddings: z
       .strictObject({
-        provider: z.enum(["local", "hashing", "openai"]).describe("local (offline word vectors shipped with lambdagent, default), hashing (offline, word matching only) or openai (any OpenAI-compatible /embeddings endpoint).").optional(),
+        provider: z
+          .enum(["local", "hashing", "openai"])
+          .describe(
+            "local (offline word vectors shipped with lambdagent, default), hashing (offline, word matching only) or openai (any OpenAI-compatible /embeddings endpoint)."
+          )
+          .optional(),
         model: name.describe("Embedding model, for openai.").optional(),
         baseUrl: z.url().describe("Embeddings endpoint, for openai.").optional(),
-        apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name").describe("The environment variable holding the API key (default OPENAI_API_KEY); keys are never written in the file.").optional(),
+        apiKeyEnv: z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")
+          .describe("The environment variable holding the API key (default OPENAI_API_KEY); keys are never written in the file.")
+          .optional(),
         dimensions: z.number().int().min(2).max(65_536).describe("Vector length (for openai, and for hashing: default 384).").optional(),
         timeoutMs: positive.describe("Milliseconds per embeddings request, for openai.").optional()
       })
@@ -270,15 +317,25 @@ const agentFields = {
   name: name.describe("Display name, used to name the LLM calls in traces.").optional(),
   description: text.describe("Metadata.").optional(),
   systemPrompt: text.describe("The λ body: the system prompt of a simple agent or of a react agent's think step.").optional(),
-  model: ModelSchema.describe("The settings of every LLM call of the agent; sub-agents, steps, the classifier and the merge inherit them field by field.").optional(),
+  model: ModelSchema.describe(
+    "The settings of every LLM call of the agent; sub-agents, steps, the classifier and the merge inherit them field by field."
+  ).optional(),
   react: ReactSchema.describe("For type react: the think/act loop.").optional(),
   chain: ChainSchema.describe("For type chain: the steps.").optional(),
   mcp: McpSchema.describe("The tools a react agent may call, and those chain tool steps use.").optional(),
   memory: MemorySchema.describe("Memory(agent, Γ ∪ store): recent exchanges are read into each call; outermost.").optional(),
   guard: GuardSchema.describe("{x : T | P(x)}: validate the agent's output, retry, then fall back; around the core.").optional(),
   rag: RagSchema.describe("Retrieval: a rag_retrieve tool (agentic react) or context retrieved before every call.").optional(),
-  receive: name.describe("A channel of the file's channels: block: before the agent runs, its input is received from it (the input it was given is ignored; waits for a message).").optional(),
-  send: name.describe("A channel of the file's channels: block: after the agent runs, its answer is sent on it (waits while the channel is full); the answer is still the agent's result.").optional()
+  receive: name
+    .describe(
+      "A channel of the file's channels: block: before the agent runs, its input is received from it (the input it was given is ignored; waits for a message)."
+    )
+    .optional(),
+  send: name
+    .describe(
+      "A channel of the file's channels: block: after the agent runs, its answer is sent on it (waits while the channel is full); the answer is still the agent's result."
+    )
+    .optional()
 }
 
 /**
@@ -311,7 +368,9 @@ export const AgentSchema = z
     },
     skill: z
       .strictObject({
-        select: z.enum(["description", "tag"]).describe("description (an LLM classifier picks among the candidates by their descriptions, default) or tag (the first candidate, in file order)."),
+        select: z
+          .enum(["description", "tag"])
+          .describe("description (an LLM classifier picks among the candidates by their descriptions, default) or tag (the first candidate, in file order)."),
         tags: z.array(name).describe("The candidates are the skills with one of these tags (default every skill of the file).").optional(),
         prompt: text.describe("For select description: the classifier's instruction (the candidates' names and descriptions are appended).").optional(),
         model: ModelSchema.describe("For select description: the classifier's model settings, merged over the agent's.").optional()
@@ -341,7 +400,9 @@ const RouterSchema = z
     classifier: z
       .strictObject({
         prompt: text.describe("The classifier's system prompt."),
-        model: ModelSchema.describe("The classifier's model settings, merged over the agent's (it is stateless unless they say conversation: true).").optional(),
+        model: ModelSchema.describe(
+          "The classifier's model settings, merged over the agent's (it is stateless unless they say conversation: true)."
+        ).optional(),
         categories: z.array(name).describe("The labels the classifier answers with (default: the route labels).").optional()
       })
       .describe("The LLM that labels each input."),
@@ -359,7 +420,10 @@ const ParallelSchema = z
     get agents() {
       return z.array(AgentSchema).min(1).describe("The branches, all run on the same input.")
     },
-    merge: z.enum(["tuple", "concat", "custom"]).describe("tuple (a pair or list, default), concat (texts joined by a blank line) or custom (an LLM with mergePrompt).").optional(),
+    merge: z
+      .enum(["tuple", "concat", "custom"])
+      .describe("tuple (a pair or list, default), concat (texts joined by a blank line) or custom (an LLM with mergePrompt).")
+      .optional(),
     mergePrompt: text.describe("The merge LLM's system prompt, for merge: custom.").optional()
   })
   .meta({ id: "Parallel", title: "Parallel" })
@@ -367,10 +431,18 @@ const ParallelSchema = z
 const GroupChatSchema = z
   .strictObject({
     get agents() {
-      return z.array(AgentSchema).min(1).describe("The participants, in speaking order for round_robin; each has a name (default agent<i>) and any agent config (simple by default).")
+      return z
+        .array(AgentSchema)
+        .min(1)
+        .describe("The participants, in speaking order for round_robin; each has a name (default agent<i>) and any agent config (simple by default).")
     },
     maxRounds: positive.describe("Most rounds (default 10); a round is one turn per participant, so a chat has at most maxRounds × agents turns.").optional(),
-    scheduler: z.enum(["round_robin", "random", "llm"]).describe("Who speaks next: round_robin (in order, default), random (a seeded draw, never the same speaker twice in a row) or llm (an LLM with schedulerPrompt names the speaker; an unknown name falls back to round robin).").optional(),
+    scheduler: z
+      .enum(["round_robin", "random", "llm"])
+      .describe(
+        "Who speaks next: round_robin (in order, default), random (a seeded draw, never the same speaker twice in a row) or llm (an LLM with schedulerPrompt names the speaker; an unknown name falls back to round robin)."
+      )
+      .optional(),
     seed: count.describe("The random scheduler's seed (default 0): the same seed gives the same order.").optional(),
     schedulerPrompt: text.describe("For scheduler llm: the system prompt of the LLM that names the next speaker.").optional(),
     schedulerModel: ModelSchema.describe("For scheduler llm: the scheduler's model settings, merged over the agent's.").optional(),
@@ -397,7 +469,11 @@ const HandoffSchema = z
       })
       .describe("The LLM that names the first delegate."),
     get registry() {
-      return z.record(name, AgentSchema).describe("Name → delegate (any agent config). A delegate hands off by answering HANDOFF <name> on its first line, optionally followed by a message for the next delegate.")
+      return z
+        .record(name, AgentSchema)
+        .describe(
+          "Name → delegate (any agent config). A delegate hands off by answering HANDOFF <name> on its first line, optionally followed by a message for the next delegate."
+        )
     },
     get fallback() {
       return AgentSchema.describe("For a name that is not in the registry: this agent answers (without it, an unknown name is a RouteError).").optional()
@@ -473,12 +549,27 @@ const CliAgentSchema = z.strictObject({
 
 const SandboxSchema = z
   .strictObject({
-    enabled: z.boolean().describe("Run every tool that starts a process (cli.agents, shell tools) in the sandbox (default true when the block is present).").optional(),
-    policy: z.enum(["strict", "default", "permissive"]).describe("The preset the other fields override (default default): strict, default or permissive.").optional(),
-    timeout: count.describe("CPU seconds of each process (RLIMIT_CPU; preset 5 / 30 / 300). A process that waits uses none: the wall-clock limit is the tool's own timeout.").optional(),
-    memory_mb: count.describe("Address space of each process in MB (RLIMIT_AS; preset 64 / 256 / 2048). Node.js and the JVM need about 1024 to start.").optional(),
+    enabled: z
+      .boolean()
+      .describe("Run every tool that starts a process (cli.agents, shell tools) in the sandbox (default true when the block is present).")
+      .optional(),
+    policy: z
+      .enum(["strict", "default", "permissive"])
+      .describe("The preset the other fields override (default default): strict, default or permissive.")
+      .optional(),
+    timeout: count
+      .describe(
+        "CPU seconds of each process (RLIMIT_CPU; preset 5 / 30 / 300). A process that waits uses none: the wall-clock limit is the tool's own timeout."
+      )
+      .optional(),
+    memory_mb: count
+      .describe("Address space of each process in MB (RLIMIT_AS; preset 64 / 256 / 2048). Node.js and the JVM need about 1024 to start.")
+      .optional(),
     network: z.boolean().describe("Allow the network (preset false / false / true); without it a command runs in a network namespace of its own.").optional(),
-    allow_subprocess: z.boolean().describe("false: at most 16 processes and threads at once, enough for a pipeline; true: 256 (preset false / false / true).").optional(),
+    allow_subprocess: z
+      .boolean()
+      .describe("false: at most 16 processes and threads at once, enough for a pipeline; true: 256 (preset false / false / true).")
+      .optional(),
     max_output_bytes: count.describe("Bytes of output kept; past them the command is stopped and the cut marked (preset 4096 / 65536 / 1048576).").optional(),
     max_fds: count.describe("Open file descriptors of each process (RLIMIT_NOFILE; preset 8 / 64 / 256).").optional(),
     work_dir: name.describe("The one writable directory, where commands start, relative to the agent file (default: where lambdagent runs).").optional()
@@ -499,7 +590,10 @@ const A2AServerSchema = z
   .strictObject({
     port: z.number().int().min(0).max(65_535).describe("The port to listen on (default 8000; 0 picks a free one; --port wins).").optional(),
     host: name.describe("The address to listen on (default 127.0.0.1; --host wins).").optional(),
-    url: z.url().describe("The endpoint URL the agent card advertises, when clients reach the server by another name (a proxy); default http://<host>:<port>/.").optional(),
+    url: z
+      .url()
+      .describe("The endpoint URL the agent card advertises, when clients reach the server by another name (a proxy); default http://<host>:<port>/.")
+      .optional(),
     version: name.describe("The agent's version in its card (default 1.0.0).").optional(),
     skills: z.array(A2ASkillSchema).describe("The skills the card lists (default one skill: the agent, with its name and description).").optional(),
     maxTasks: positive.describe("Tasks kept in memory; past it the oldest finished ones are dropped (default 1000).").optional()
@@ -511,7 +605,10 @@ const A2AClientSchema = z
     name: name.describe("The tool's name, as the model calls it."),
     url: z.url().describe("The remote agent's base URL (its card is at <url>/.well-known/agent-card.json) or its card's URL."),
     timeout: seconds.describe("Seconds per attempt, card included (default 60).").optional(),
-    headers: z.record(z.string(), z.string()).describe("HTTP headers of every request, such as Authorization; ${VAR} is replaced by the environment variable VAR at call time.").optional(),
+    headers: z
+      .record(z.string(), z.string())
+      .describe("HTTP headers of every request, such as Authorization; ${VAR} is replaced by the environment variable VAR at call time.")
+      .optional(),
     retryOnFail: count.describe("Retries of an attempt that timed out, found no server or got HTTP 5xx/429, with exponential backoff (default 0).").optional(),
     description: text.describe("What the model is told the tool does (default a sentence naming the agent and its URL).").optional()
   })
@@ -602,8 +699,17 @@ export const AgentFileSchema = AgentSchema.extend({
     .optional(),
   mcpServers: z.array(McpServerSchema).describe("MCP servers (http or stdio) and the tools used from each.").optional(),
   sharedMemory: SharedMemorySchema.describe("Bindings shared by every agent of the file (and by other processes, with redis or sqlite).").optional(),
-  channels: z.array(ChannelSchema).min(1).describe("Named channels the file's agents pass messages on (send, receive), typically between parallel branches; a run where every agent that can use them waits on one ends with a Deadlock error.").optional(),
-  subAgents: z.record(name, SubAgentSchema).describe("Agents called as tools: the top-level react agent gets every one; any react agent gets those its mcp.localTools names.").optional(),
+  channels: z
+    .array(ChannelSchema)
+    .min(1)
+    .describe(
+      "Named channels the file's agents pass messages on (send, receive), typically between parallel branches; a run where every agent that can use them waits on one ends with a Deadlock error."
+    )
+    .optional(),
+  subAgents: z
+    .record(name, SubAgentSchema)
+    .describe("Agents called as tools: the top-level react agent gets every one; any react agent gets those its mcp.localTools names.")
+    .optional(),
   skills: z.array(SkillSchema).describe("Named reusable agents: react agents call those their mcp.localTools names; a type: skill agent picks one.").optional(),
   cli: z
     .strictObject({
@@ -623,7 +729,9 @@ export const AgentFileSchema = AgentSchema.extend({
     .optional(),
   a2a: z
     .strictObject({
-      server: A2AServerSchema.describe("Serving this agent to A2A clients (lambdagent serve): its card and where it listens; not compiled, kept in CompiledAgent.runtime.a2aServer for the runtime.").optional(),
+      server: A2AServerSchema.describe(
+        "Serving this agent to A2A clients (lambdagent serve): its card and where it listens; not compiled, kept in CompiledAgent.runtime.a2aServer for the runtime."
+      ).optional(),
       clients: z.array(A2AClientSchema).describe("Remote A2A agents, called as tools (and usable as chain tool steps, in router routes too).").optional()
     })
     .describe("Agent-to-agent connections (the A2A protocol).")
@@ -633,7 +741,11 @@ export const AgentFileSchema = AgentSchema.extend({
       enabled: z.boolean().describe("Whether to take snapshots.").optional(),
       directory: name.describe("Where snapshots are written.").optional(),
       maxCheckpoints: positive.describe("Most snapshots kept.").optional(),
-      autoSaveSteps: count.describe("Also save a checkpoint during long pure evaluation: at the first time slice (about 10 ms) after every this many steps; 0 or unset: only before each oracle call.").optional()
+      autoSaveSteps: count
+        .describe(
+          "Also save a checkpoint during long pure evaluation: at the first time slice (about 10 ms) after every this many steps; 0 or unset: only before each oracle call."
+        )
+        .optional()
     })
     .describe("Checkpoints of the run (lambdagent run, resume): one before every oracle call when enabled; kept in CompiledAgent.runtime.checkpoint.")
     .optional(),
@@ -643,11 +755,17 @@ export const AgentFileSchema = AgentSchema.extend({
       plan: z
         .array(name)
         .min(1)
-        .describe("The demo model's replies in order, as a real model gave them; {{observation}} in a reply stands for the last tool result the model was shown.")
+        .describe(
+          "The demo model's replies in order, as a real model gave them; {{observation}} in a reply stands for the last tool result the model was shown."
+        )
     })
-    .describe("A scripted demo model for running with no provider reachable: `lambdagent run` replays this recorded plan (the tools run for real) and says so on stderr. Not compiled.")
+    .describe(
+      "A scripted demo model for running with no provider reachable: `lambdagent run` replays this recorded plan (the tools run for real) and says so on stderr. Not compiled."
+    )
     .optional(),
-  sandbox: SandboxSchema.describe("OS-enforced limits for every tool that runs a process; the term does not change, the policy is kept in CompiledAgent.runtime.sandbox.").optional()
+  sandbox: SandboxSchema.describe(
+    "OS-enforced limits for every tool that runs a process; the term does not change, the policy is kept in CompiledAgent.runtime.sandbox."
+  ).optional()
 }).meta({ title: "lambdagent agent file" })
 
 /**
@@ -765,7 +883,20 @@ export type StepConfig = z.output<typeof StepSchema>
  * console.log(topLevelOnlyKeys.includes("runtime")) // true
  * ```
  */
-export const topLevelOnlyKeys = ["runtime", "app", "mcpServers", "sharedMemory", "channels", "subAgents", "skills", "cli", "a2a", "checkpoint", "demo", "sandbox"] as const
+export const topLevelOnlyKeys = [
+  "runtime",
+  "app",
+  "mcpServers",
+  "sharedMemory",
+  "channels",
+  "subAgents",
+  "skills",
+  "cli",
+  "a2a",
+  "checkpoint",
+  "demo",
+  "sandbox"
+] as const
 
 /**
  * Keys of the reference format that this compiler deliberately does not support, with why.

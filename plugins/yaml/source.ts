@@ -65,8 +65,7 @@ export interface Source {
   readonly locateInString: (path: FieldPath, offset: number) => Position | undefined
 }
 
-const keyOf = (node: unknown): string | undefined =>
-  isScalar(node) ? String(node.value) : undefined
+const keyOf = (node: unknown): string | undefined => (isScalar(node) ? String(node.value) : undefined)
 
 /**
  * Parse YAML text (one document, YAML 1.2 core schema). Throws {@link ConfigError} with the
@@ -108,9 +107,8 @@ export const parseSource = (text: string, file?: string): Source => {
   try {
     value = doc.toJS({ maxAliasCount: 100 })
   } catch (cause) {
-    const detail = cause instanceof RangeError
-      ? "the YAML nests too deeply to read"
-      : `cannot read the YAML: ${cause instanceof Error ? cause.message : String(cause)}`
+    const detail =
+      cause instanceof RangeError ? "the YAML nests too deeply to read" : `cannot read the YAML: ${cause instanceof Error ? cause.message : String(cause)}`
     throw configError(cause instanceof RangeError ? "TooDeep" : "Syntax", detail, { file, cause })
   }
   checkNesting(value, file)
@@ -139,7 +137,7 @@ export const parseSource = (text: string, file?: string): Source => {
   const locate = (path: FieldPath, part: "key" | "value" = "value"): Position | undefined => {
     const { found, keyNode, node } = walk(path)
     // A missing field points at the key of the mapping that should hold it.
-    const target = found ? (part === "key" && keyNode !== undefined ? keyNode : node ?? keyNode) : keyNode ?? node
+    const target = found ? (part === "key" && keyNode !== undefined ? keyNode : (node ?? keyNode)) : (keyNode ?? node)
     const range = target?.range
     if (range === undefined || range === null) return path.length === 0 ? { line: 1, column: 1 } : undefined
     return at(range[0])
@@ -266,7 +264,8 @@ export const readSource = (path: string): Source => {
     if (typeof cause === "object" && cause !== null && "_tag" in cause) throw cause
     throw configError("Unreadable", `cannot read the file: ${cause instanceof Error ? cause.message : String(cause)}`, { file: path, cause })
   }
-  if (size > maxSourceBytes) throw configError("TooLarge", `the file is larger than ${maxSourceBytes} bytes (4 MiB), the most an agent file may be`, { file: path })
+  if (size > maxSourceBytes)
+    throw configError("TooLarge", `the file is larger than ${maxSourceBytes} bytes (4 MiB), the most an agent file may be`, { file: path })
   let text: string
   try {
     text = readFileSync(path, "utf8")

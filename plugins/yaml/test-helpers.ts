@@ -79,7 +79,7 @@ const drive = (execution: Evaluator.Execution, oracles: Oracles, calls: Calls): 
         calls.tools.push({ name: request.name, input: Value.toJson(request.input) })
         const answer = isBuiltinTool(request.name)
           ? runBuiltin(request.name, request.input)
-          : oracles.tool?.(request.name, Value.toJson(request.input)) ?? `[${request.name}]`
+          : (oracles.tool?.(request.name, Value.toJson(request.input)) ?? `[${request.name}]`)
         step = execution.resume(answer)
         break
       }

@@ -7,7 +7,16 @@
  * @module
  */
 import { type FieldPath, formatFieldPath, type Issue, schemaError } from "./errors.ts"
-import { type AgentConfig, type AgentFile, AgentFileSchema, type GuardConfig, knownProviders, type ModelConfig, topLevelOnlyKeys, unsupportedKeys } from "./schema.ts"
+import {
+  type AgentConfig,
+  type AgentFile,
+  AgentFileSchema,
+  type GuardConfig,
+  knownProviders,
+  type ModelConfig,
+  topLevelOnlyKeys,
+  unsupportedKeys
+} from "./schema.ts"
 import type { Source } from "./source.ts"
 import { nearest } from "./suggest.ts"
 import { parseValidator, compileValidatorExpr, ValidatorSyntaxError, validatorIssue } from "./validators.ts"
@@ -129,15 +138,19 @@ interface ZodIssue {
   readonly errors?: ReadonlyArray<ReadonlyArray<ZodIssue>>
 }
 
-const plainPath = (path: ReadonlyArray<PropertyKey>): Array<string | number> =>
-  path.map((p) => (typeof p === "symbol" ? String(p) : p))
+const plainPath = (path: ReadonlyArray<PropertyKey>): Array<string | number> => path.map((p) => (typeof p === "symbol" ? String(p) : p))
 
 class IssueBuilder {
   readonly issues: Array<Issue> = []
 
   constructor(private readonly source: Source) {}
 
-  add(path: FieldPath, message: string, extra: { readonly [K in "expected" | "actual" | "suggestion" | "rule"]?: string | undefined } = {}, part: "key" | "value" = "value"): void {
+  add(
+    path: FieldPath,
+    message: string,
+    extra: { readonly [K in "expected" | "actual" | "suggestion" | "rule"]?: string | undefined } = {},
+    part: "key" | "value" = "value"
+  ): void {
     const pos = this.source.locate(path, part)
     this.issues.push({
       path,
@@ -165,7 +178,12 @@ class IssueBuilder {
           if (["yes", "y", "on", "true"].includes(lower)) suggestion = "true"
           if (["no", "n", "off", "false"].includes(lower)) suggestion = "false"
         }
-        if ((issue.expected === "number" || issue.expected === "int") && typeof actualValue === "string" && actualValue.trim() !== "" && Number.isFinite(Number(actualValue))) {
+        if (
+          (issue.expected === "number" || issue.expected === "int") &&
+          typeof actualValue === "string" &&
+          actualValue.trim() !== "" &&
+          Number.isFinite(Number(actualValue))
+        ) {
           suggestion = actualValue.trim()
         }
         const hint = suggestion === undefined ? "" : ` (did you mean ${suggestion}, without quotes?)`
@@ -180,9 +198,10 @@ class IssueBuilder {
           return
         }
         const suggestion = typeof actualValue === "string" ? nearest(actualValue, values) : undefined
-        const unsupported = path[path.length - 1] === "type" && typeof actualValue === "string" && Object.hasOwn(unsupportedKeys, actualValue)
-          ? ` (${unsupportedKeys[actualValue as string]})`
-          : ""
+        const unsupported =
+          path[path.length - 1] === "type" && typeof actualValue === "string" && Object.hasOwn(unsupportedKeys, actualValue)
+            ? ` (${unsupportedKeys[actualValue as string]})`
+            : ""
         const hint = suggestion === undefined ? unsupported : ` (did you mean ${JSON.stringify(suggestion)}?)`
         this.add(path, `expected ${expected}, got ${actual}${hint}`, { expected, actual, suggestion })
         return
@@ -194,7 +213,12 @@ class IssueBuilder {
           if (Object.hasOwn(unsupportedKeys, key)) {
             this.add(at, `${JSON.stringify(key)} is not supported: ${unsupportedKeys[key]}`, { expected: "a supported key", actual: key }, "key")
           } else if ((topLevelOnlyKeys as ReadonlyArray<string>).includes(key) && path.length > 0) {
-            this.add(at, `${JSON.stringify(key)} is only allowed at the top level of the file`, { expected: `one of ${allowed.join(", ")}`, actual: key }, "key")
+            this.add(
+              at,
+              `${JSON.stringify(key)} is only allowed at the top level of the file`,
+              { expected: `one of ${allowed.join(", ")}`, actual: key },
+              "key"
+            )
           } else {
             const suggestion = nearest(key, allowed)
             const hint = suggestion === undefined ? "" : ` (did you mean ${JSON.stringify(suggestion)}?)`
@@ -212,7 +236,7 @@ class IssueBuilder {
         else if (issue.origin === "string") expected = small && bound === "1" ? "a non-empty string" : `${small ? "at least" : "at most"} ${bound} characters`
         else {
           const what = issue.origin === "int" ? "an integer" : "a number"
-          expected = `${what} ${small ? (issue.inclusive === false ? ">" : "≥") : (issue.inclusive === false ? "<" : "≤")} ${bound}`
+          expected = `${what} ${small ? (issue.inclusive === false ? ">" : "≥") : issue.inclusive === false ? "<" : "≤"} ${bound}`
         }
         this.add(path, `expected ${expected}, got ${actual}`, { expected, actual })
         return
@@ -282,9 +306,7 @@ export interface AgentAt {
  */
 export const agentsOf = (file: AgentConfig): ReadonlyArray<AgentAt> => {
   const out: Array<AgentAt> = []
-  const stack: Array<{ agent: AgentConfig; path: FieldPath; fallbackName: string }> = [
-    { agent: file, path: [], fallbackName: "agent" }
-  ]
+  const stack: Array<{ agent: AgentConfig; path: FieldPath; fallbackName: string }> = [{ agent: file, path: [], fallbackName: "agent" }]
   while (stack.length > 0) {
     const { agent, fallbackName, path } = stack.pop()!
     out.push({ agent, path, type: agent.type ?? "simple", name: agent.name ?? agent.agentId ?? fallbackName })
@@ -300,8 +322,10 @@ export const agentsOf = (file: AgentConfig): ReadonlyArray<AgentAt> => {
     if (agent.groupchat?.summaryAgent !== undefined) {
       children.push({ agent: agent.groupchat.summaryAgent, path: [...path, "groupchat", "summaryAgent"], fallbackName: "summary" })
     }
-    for (const [label, a] of Object.entries(agent.handoff?.registry ?? {})) children.push({ agent: a, path: [...path, "handoff", "registry", label], fallbackName: label })
-    if (agent.handoff?.fallback !== undefined) children.push({ agent: agent.handoff.fallback, path: [...path, "handoff", "fallback"], fallbackName: "fallback" })
+    for (const [label, a] of Object.entries(agent.handoff?.registry ?? {}))
+      children.push({ agent: a, path: [...path, "handoff", "registry", label], fallbackName: label })
+    if (agent.handoff?.fallback !== undefined)
+      children.push({ agent: agent.handoff.fallback, path: [...path, "handoff", "fallback"], fallbackName: "fallback" })
     if (path.length === 0) {
       const top = agent as AgentFile
       for (const [name, sub] of Object.entries(top.subAgents ?? {})) {
@@ -369,19 +393,20 @@ const structureIssues = (file: AgentFile, source: Source, issues: IssueBuilder, 
     }
   }
   for (const { agent, path, type } of agentsOf(file)) {
-    const block = type === "chain"
-      ? agent.chain
-      : type === "router"
-      ? agent.router
-      : type === "parallel"
-      ? agent.parallel
-      : type === "groupchat"
-      ? agent.groupchat
-      : type === "handoff"
-      ? agent.handoff
-      : type === "skill"
-      ? agent.skill
-      : true
+    const block =
+      type === "chain"
+        ? agent.chain
+        : type === "router"
+          ? agent.router
+          : type === "parallel"
+            ? agent.parallel
+            : type === "groupchat"
+              ? agent.groupchat
+              : type === "handoff"
+                ? agent.handoff
+                : type === "skill"
+                  ? agent.skill
+                  : true
     if (block === undefined) {
       const typePath = agent.type === undefined ? path : [...path, "type"]
       issues.add(typePath, `type ${type} needs a ${type}: block`, { expected: `a ${type}: block`, actual: "missing" })
@@ -390,16 +415,22 @@ const structureIssues = (file: AgentFile, source: Source, issues: IssueBuilder, 
       const at = [...path, "chain", "steps", i]
       const kinds = (["prompt", "tool", "ask"] as const).filter((k) => step[k] !== undefined)
       if (kinds.length > 1) {
-        issues.add([...at, kinds[1]!], `a step is one of an LLM step (prompt), a tool step (tool) or an ask step (ask), not ${kinds.join(" and ")}`, { expected: "prompt, tool or ask", actual: kinds.join(" and ") })
+        issues.add([...at, kinds[1]!], `a step is one of an LLM step (prompt), a tool step (tool) or an ask step (ask), not ${kinds.join(" and ")}`, {
+          expected: "prompt, tool or ask",
+          actual: kinds.join(" and ")
+        })
       } else if (kinds.length === 0) {
-        issues.add(at, "a step needs a prompt (an LLM step), a tool (a tool step) or an ask (a question to a person)", { expected: "prompt, tool or ask", actual: "none" })
+        issues.add(at, "a step needs a prompt (an LLM step), a tool (a tool step) or an ask (a question to a person)", {
+          expected: "prompt, tool or ask",
+          actual: "none"
+        })
       }
     })
     if (agent.parallel?.merge === "custom" && agent.parallel.mergePrompt === undefined) {
       issues.add([...path, "parallel", "merge"], "merge: custom needs a mergePrompt for the merging LLM", { expected: "a mergePrompt", actual: "missing" })
     }
     for (const label of Object.keys(agent.router?.routes ?? {})) {
-      if (label === "__proto__") issues.add([...path, "router", "routes", label], "\"__proto__\" cannot be a route label", { actual: label }, "key")
+      if (label === "__proto__") issues.add([...path, "router", "routes", label], '"__proto__" cannot be a route label', { actual: label }, "key")
     }
     for (const { guard, path: at } of guardsOf(agent, path)) {
       if (guard.validator === undefined && guard.maxOutputLength === undefined) {
@@ -414,19 +445,31 @@ const structureIssues = (file: AgentFile, source: Source, issues: IssueBuilder, 
     }
     for (const label of Object.keys(agent.handoff?.registry ?? {})) {
       if (/\s/.test(label) || label === "__proto__") {
-        issues.add([...path, "handoff", "registry", label], `${JSON.stringify(label)} cannot name a delegate (a hand-off names it in one word)`, { expected: "a name without spaces", actual: label }, "key")
+        issues.add(
+          [...path, "handoff", "registry", label],
+          `${JSON.stringify(label)} cannot name a delegate (a hand-off names it in one word)`,
+          { expected: "a name without spaces", actual: label },
+          "key"
+        )
       }
     }
     if (type === "skill" && agent.skill !== undefined) {
       const tags = agent.skill.tags
       const candidates = (file.skills ?? []).filter((s) => tags === undefined || s.tags?.some((t) => tags.includes(t)))
       if (candidates.length === 0) {
-        issues.add([...path, "skill", ...(tags !== undefined ? ["tags"] : [])], tags === undefined ? "type skill needs skills: in the file" : `no skill has a tag among ${tags.join(", ")}`, { expected: "at least one skill to select", actual: "none" })
+        issues.add(
+          [...path, "skill", ...(tags !== undefined ? ["tags"] : [])],
+          tags === undefined ? "type skill needs skills: in the file" : `no skill has a tag among ${tags.join(", ")}`,
+          { expected: "at least one skill to select", actual: "none" }
+        )
       }
     }
     agent.handoff?.selector.targets?.forEach((target, i) => {
       if (!Object.hasOwn(agent.handoff!.registry, target)) {
-        issues.add([...path, "handoff", "selector", "targets", i], `target ${JSON.stringify(target)} is not in the registry`, { expected: `one of ${Object.keys(agent.handoff!.registry).join(", ")}`, actual: target })
+        issues.add([...path, "handoff", "selector", "targets", i], `target ${JSON.stringify(target)} is not in the registry`, {
+          expected: `one of ${Object.keys(agent.handoff!.registry).join(", ")}`,
+          actual: target
+        })
       }
     })
     for (const { model, path: at } of modelsOf(agent, path)) {
@@ -443,12 +486,16 @@ const structureIssues = (file: AgentFile, source: Source, issues: IssueBuilder, 
   }
   for (const [name, sub] of Object.entries(file.subAgents ?? {})) {
     if ((sub.inline === undefined) === (sub.config === undefined)) {
-      issues.add(["subAgents", name], "a sub-agent needs inline (its config) or config (the path of its file), not both", { expected: "inline or config", actual: sub.inline === undefined ? "neither" : "both" })
+      issues.add(["subAgents", name], "a sub-agent needs inline (its config) or config (the path of its file), not both", {
+        expected: "inline or config",
+        actual: sub.inline === undefined ? "neither" : "both"
+      })
     }
   }
   const skillNames = new Set<string>()
   file.skills?.forEach((skill, i) => {
-    if (skillNames.has(skill.name)) issues.add(["skills", i, "name"], `a second skill named ${JSON.stringify(skill.name)}`, { expected: "a unique name", actual: skill.name })
+    if (skillNames.has(skill.name))
+      issues.add(["skills", i, "name"], `a second skill named ${JSON.stringify(skill.name)}`, { expected: "a unique name", actual: skill.name })
     skillNames.add(skill.name)
   })
   const servers = new Map<string, number>()
@@ -462,7 +509,10 @@ const structureIssues = (file: AgentFile, source: Source, issues: IssueBuilder, 
     }
     const previous = servers.get(server.name)
     if (previous !== undefined) {
-      issues.add([...at, "name"], `a second server named ${JSON.stringify(server.name)} (the first is mcpServers[${previous}])`, { expected: "a unique name", actual: server.name })
+      issues.add([...at, "name"], `a second server named ${JSON.stringify(server.name)} (the first is mcpServers[${previous}])`, {
+        expected: "a unique name",
+        actual: server.name
+      })
     } else servers.set(server.name, i)
   })
   const clients = new Set<string>()
@@ -509,9 +559,13 @@ export const validateConfig = (source: Source, options: ValidateOptions = {}): A
   const value = source.value
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     const actual = describeValue(value)
-    issues.add([], value === null || value === undefined
-      ? "the file is empty: expected a mapping with at least type (and systemPrompt for simple and react agents)"
-      : `expected a mapping of agent fields, got ${actual}`, { expected: "a mapping", actual })
+    issues.add(
+      [],
+      value === null || value === undefined
+        ? "the file is empty: expected a mapping with at least type (and systemPrompt for simple and react agents)"
+        : `expected a mapping of agent fields, got ${actual}`,
+      { expected: "a mapping", actual }
+    )
     throw schemaError(issues.issues, source.file)
   }
   const parsed = AgentFileSchema.safeParse(value)

@@ -66,9 +66,9 @@ describe("validators that need the string builtins", () => {
     ["'error' not in x", "all good", true],
     ["'error' not in x", "an error occurred", false],
     ["'err' in x.lower()", "ERROR", true],
-    ["x.startswith('{')", "{\"a\": 1}", true],
+    ["x.startswith('{')", '{"a": 1}', true],
     ["x.startswith('{')", " {", false],
-    ["x.strip().startswith('{')", "  {\"a\": 1}", true],
+    ["x.strip().startswith('{')", '  {"a": 1}', true],
     ["x.endswith('.')", "Done.", true],
     ["x.strip()", "   ", false],
     ["x.strip() == 'ok'", "\n ok \t", true],
@@ -76,7 +76,7 @@ describe("validators that need the string builtins", () => {
     ["x.rstrip() == '  ok'", "  ok  ", true],
     ["x.lower() == 'yes'", "YeS", true],
     ["x.upper() == 'NO'", "no", true],
-    ["is_json(x)", "{\"a\": [1, 2]}", true],
+    ["is_json(x)", '{"a": [1, 2]}', true],
     ["is_json(x)", "{a: 1}", false],
     ["is_json(x)", "", false],
     ["is_json(x) and x.startswith('[')", "[1, 2]", true],
@@ -90,8 +90,8 @@ describe("validators that need the string builtins", () => {
   it("compile to pure terms that the evaluator runs without any tool", () => {
     const v = compileValidator("'error' not in x and x.strip().lower().startswith('{') and is_json(x)")
     expect(Term.capabilities(v).tools.size).toBe(0)
-    expect(Evaluator.evaluate(Term.app(v, Term.lit(" {\"ok\": true} ")))).toBe(true)
-    expect(Evaluator.evaluate(Term.app(v, Term.lit("{\"error\": 1}")))).toBe(false)
+    expect(Evaluator.evaluate(Term.app(v, Term.lit(' {"ok": true} ')))).toBe(true)
+    expect(Evaluator.evaluate(Term.app(v, Term.lit('{"error": 1}')))).toBe(false)
     expect(() => Evaluator.evaluate(Term.app(compileValidator("x.startswith('a')"), Term.lit(1)))).toThrow(Errors.EvalError)
   })
 
@@ -104,7 +104,7 @@ describe("validators that need the string builtins", () => {
 
   it("implement membership in lists and JSON parsing", () => {
     expect(runBuiltin("__builtin_contains", Value.fromArray([Value.fromArray([1, 2]), 2]))).toBe(true)
-    expect(runBuiltin("__builtin_parse_json", "```json\n{\"b\": 1,  \"a\": [true]}\n```")).toBe("{\"b\":1,\"a\":[true]}")
+    expect(runBuiltin("__builtin_parse_json", '```json\n{"b": 1,  "a": [true]}\n```')).toBe('{"b":1,"a":[true]}')
     expect(() => runBuiltin("__builtin_parse_json", "no json here")).toThrow(/not JSON/)
     expect(runBuiltin("__builtin_parse_number", "2.5")).toBe(2)
     expect(runBuiltin("__builtin_parse_number", "-7")).toBe(-7)

@@ -44,21 +44,21 @@ export type ValidatorExpr =
   | { readonly kind: "neg"; readonly start: number; readonly arg: ValidatorExpr }
   | { readonly kind: "logic"; readonly start: number; readonly op: "and" | "or"; readonly left: ValidatorExpr; readonly right: ValidatorExpr }
   | {
-    readonly kind: "compare"
-    readonly start: number
-    readonly ops: ReadonlyArray<CompareOp>
-    readonly operands: ReadonlyArray<ValidatorExpr>
-  }
+      readonly kind: "compare"
+      readonly start: number
+      readonly ops: ReadonlyArray<CompareOp>
+      readonly operands: ReadonlyArray<ValidatorExpr>
+    }
   | { readonly kind: "arith"; readonly start: number; readonly op: ArithOp; readonly left: ValidatorExpr; readonly right: ValidatorExpr }
   | { readonly kind: "cond"; readonly start: number; readonly cond: ValidatorExpr; readonly then: ValidatorExpr; readonly else: ValidatorExpr }
   | { readonly kind: "call"; readonly start: number; readonly name: string; readonly args: ReadonlyArray<ValidatorExpr> }
   | {
-    readonly kind: "method"
-    readonly start: number
-    readonly target: ValidatorExpr
-    readonly name: string
-    readonly args: ReadonlyArray<ValidatorExpr>
-  }
+      readonly kind: "method"
+      readonly start: number
+      readonly target: ValidatorExpr
+      readonly name: string
+      readonly args: ReadonlyArray<ValidatorExpr>
+    }
 
 type CompareOp = "==" | "!=" | "<" | ">" | "<=" | ">=" | "in" | "not in" | "is" | "is not"
 type ArithOp = "+" | "-" | "*" | "//" | "%"
@@ -99,8 +99,26 @@ const FUNCTIONS = ["len", "is_json", "bool", "abs", "min", "max"] as const
 const METHODS = ["startswith", "endswith", "strip", "lstrip", "rstrip", "lower", "upper"] as const
 /** Python builtins people reach for that would run host code; named in the error. */
 const FORBIDDEN = new Set([
-  "__import__", "eval", "exec", "compile", "open", "getattr", "setattr", "delattr", "globals", "locals", "vars",
-  "input", "breakpoint", "type", "object", "dir", "help", "exit", "quit", "__builtins__"
+  "__import__",
+  "eval",
+  "exec",
+  "compile",
+  "open",
+  "getattr",
+  "setattr",
+  "delattr",
+  "globals",
+  "locals",
+  "vars",
+  "input",
+  "breakpoint",
+  "type",
+  "object",
+  "dir",
+  "help",
+  "exit",
+  "quit",
+  "__builtins__"
 ])
 
 /** Longest expression accepted. */
@@ -131,12 +149,7 @@ const tokenize = (source: string): Array<Token> => {
       let j = i
       while (j < source.length && /[\d_]/.test(source[j]!)) j++
       if (source[j] === "." || source[j] === "e" || source[j] === "E") {
-        throw syntaxError(
-          "fractional numbers are not supported: the term language has only integers",
-          start,
-          "an integer",
-          source.slice(start, j + 1)
-        )
+        throw syntaxError("fractional numbers are not supported: the term language has only integers", start, "an integer", source.slice(start, j + 1))
       }
       if (/[A-Za-z]/.test(source[j] ?? "")) throw syntaxError(`malformed number ${JSON.stringify(source.slice(start, j + 1))}`, start)
       const text = source.slice(start, j)
@@ -153,14 +166,14 @@ const tokenize = (source: string): Array<Token> => {
       let j = i
       while (j < source.length && /\w/.test(source[j]!)) j++
       const text = source.slice(start, j)
-      if ((source[j] === "'" || source[j] === "\"") && /^[rRbBfFuU]{1,2}$/.test(text)) {
+      if ((source[j] === "'" || source[j] === '"') && /^[rRbBfFuU]{1,2}$/.test(text)) {
         throw syntaxError(`string prefixes (${text}'…') are not supported; write a plain '…' string`, start)
       }
       tokens.push({ kind: "name", text, start })
       i = j
       continue
     }
-    if (ch === "'" || ch === "\"") {
+    if (ch === "'" || ch === '"') {
       const { end, value } = readString(source, i)
       tokens.push({ kind: "str", text: source.slice(start, end), start, value })
       i = end
@@ -178,7 +191,7 @@ const tokenize = (source: string): Array<Token> => {
   return tokens
 }
 
-const ESCAPES: Readonly<Record<string, string>> = { n: "\n", t: "\t", r: "\r", "\\": "\\", "'": "'", "\"": "\"", "0": "\0" }
+const ESCAPES: Readonly<Record<string, string>> = { n: "\n", t: "\t", r: "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0" }
 
 const readString = (source: string, start: number): { end: number; value: string } => {
   const quote = source[start]!
@@ -278,7 +291,11 @@ class Parser {
   }
 
   /** Parse a left-associative chain; every operator in it counts as one level of nesting. */
-  private chain(operand: () => ValidatorExpr, operator: () => boolean, build: (left: ValidatorExpr, right: ValidatorExpr, op: string) => ValidatorExpr): ValidatorExpr {
+  private chain(
+    operand: () => ValidatorExpr,
+    operator: () => boolean,
+    build: (left: ValidatorExpr, right: ValidatorExpr, op: string) => ValidatorExpr
+  ): ValidatorExpr {
     const depth = this.depth
     let left = operand()
     while (operator()) {
@@ -291,11 +308,19 @@ class Parser {
   }
 
   private or(): ValidatorExpr {
-    return this.chain(() => this.and(), () => this.isName("or"), (left, right) => ({ kind: "logic", start: left.start, op: "or", left, right }))
+    return this.chain(
+      () => this.and(),
+      () => this.isName("or"),
+      (left, right) => ({ kind: "logic", start: left.start, op: "or", left, right })
+    )
   }
 
   private and(): ValidatorExpr {
-    return this.chain(() => this.not(), () => this.isName("and"), (left, right) => ({ kind: "logic", start: left.start, op: "and", left, right }))
+    return this.chain(
+      () => this.not(),
+      () => this.isName("and"),
+      (left, right) => ({ kind: "logic", start: left.start, op: "and", left, right })
+    )
   }
 
   private not(): ValidatorExpr {
@@ -387,13 +412,10 @@ class Parser {
       if (this.isOp(".")) {
         this.next()
         const nameToken = this.token
-        if (nameToken.kind !== "name") throw this.unexpected("a method name after \".\"")
+        if (nameToken.kind !== "name") throw this.unexpected('a method name after "."')
         this.next()
         if (!this.isOp("(")) {
-          throw syntaxError(
-            `attribute access (.${nameToken.text}) is not allowed; only the methods ${METHODS.join(", ")} can be called`,
-            nameToken.start
-          )
+          throw syntaxError(`attribute access (.${nameToken.text}) is not allowed; only the methods ${METHODS.join(", ")} can be called`, nameToken.start)
         }
         if (!(METHODS as ReadonlyArray<string>).includes(nameToken.text)) {
           throw syntaxError(
@@ -428,7 +450,7 @@ class Parser {
       if (!this.isOp(",")) break
       this.next()
     }
-    this.expectOp(")", "\",\" or \")\"")
+    this.expectOp(")", '"," or ")"')
     return args
   }
 
@@ -453,7 +475,7 @@ class Parser {
           if (this.isOp(")")) throw syntaxError("tuples are not supported", t.start)
           const e = this.expression()
           if (this.isOp(",")) throw syntaxError("tuples are not supported; use a list [a, b]", this.token.start)
-          this.expectOp(")", "\")\"")
+          this.expectOp(")", '")"')
           return e
         }
         if (t.text === "[") {
@@ -464,7 +486,7 @@ class Parser {
             if (!this.isOp(",")) break
             this.next()
           }
-          this.expectOp("]", "\",\" or \"]\"")
+          this.expectOp("]", '"," or "]"')
           return { kind: "list", start: t.start, items }
         }
         throw this.unexpected("a value")
@@ -505,12 +527,7 @@ class Parser {
     if (KEYWORDS.has(t.text)) throw syntaxError(`unexpected keyword ${t.text}`, t.start, "a value", t.text)
     if (this.isOp("(")) {
       if (!(FUNCTIONS as ReadonlyArray<string>).includes(t.text)) {
-        throw syntaxError(
-          `unknown function ${t.text}(); available: ${FUNCTIONS.join(", ")}`,
-          t.start,
-          `one of ${FUNCTIONS.join(", ")}`,
-          t.text
-        )
+        throw syntaxError(`unknown function ${t.text}(); available: ${FUNCTIONS.join(", ")}`, t.start, `one of ${FUNCTIONS.join(", ")}`, t.text)
       }
       return { kind: "call", start: t.start, name: t.text, args: this.arguments() }
     }
@@ -606,7 +623,12 @@ class Compiler {
 
   private need(e: ValidatorExpr, typed: Typed, allowed: ReadonlyArray<Ty>, what: string): Typed {
     if (typed.ty === "any" || allowed.includes(typed.ty)) return typed
-    return this.fail(e, `${what} needs ${allowed.map((t) => tyName[t]).join(" or ")}, not ${tyName[typed.ty]}`, allowed.map((t) => tyName[t]).join(" or "), typed.ty)
+    return this.fail(
+      e,
+      `${what} needs ${allowed.map((t) => tyName[t]).join(" or ")}, not ${tyName[typed.ty]}`,
+      allowed.map((t) => tyName[t]).join(" or "),
+      typed.ty
+    )
   }
 
   /** Python truthiness as a boolean term. */
@@ -684,9 +706,7 @@ class Compiler {
         return Term.not(Term.eq(term, Term.list([])))
       case "any":
         return Term.not(
-          [Term.lit(""), Term.lit(0), Term.lit(false), Term.lit(null), Term.list([])]
-            .map((falsy) => Term.eq(term, falsy))
-            .reduce((a, b) => Term.or(a, b))
+          [Term.lit(""), Term.lit(0), Term.lit(false), Term.lit(null), Term.list([])].map((falsy) => Term.eq(term, falsy)).reduce((a, b) => Term.or(a, b))
         )
     }
   }
@@ -721,9 +741,10 @@ class Compiler {
       case "not in": {
         let test: Term.Term
         if (r.kind === "list") {
-          test = r.items.length === 0
-            ? Term.lit(false)
-            : this.bind(left.term, (v) => r.items.map((item) => Term.eq(v, this.value(item).term)).reduce((a, b) => Term.or(a, b)))
+          test =
+            r.items.length === 0
+              ? Term.lit(false)
+              : this.bind(left.term, (v) => r.items.map((item) => Term.eq(v, this.value(item).term)).reduce((a, b) => Term.or(a, b)))
         } else {
           this.need(r, right, ["str", "list"], "in")
           if (right.ty === "str") this.need(l, left, ["str"], "the left side of in a string")
@@ -879,8 +900,7 @@ export const compileValidator = (source: string, at: ValidatorLocation = { path:
  * e.field // "guard.validator"
  * ```
  */
-export const validatorIssueError = (e: ValidatorSyntaxError, source: string, at: ValidatorLocation) =>
-  schemaError([validatorIssue(e, source, at)], at.file)
+export const validatorIssueError = (e: ValidatorSyntaxError, source: string, at: ValidatorLocation) => schemaError([validatorIssue(e, source, at)], at.file)
 
 /**
  * The issue for a validator problem: the message quotes the expression with a caret under the

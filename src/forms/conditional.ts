@@ -39,7 +39,11 @@ export const ifForm: Form<If> = {
   },
   children: (t) => [t.cond, t.then, t.else],
   withChildren: (t, [cond, then, else_]) => ({ ...t, cond: cond!, then: then!, else: else_! }),
-  segments: () => [["if", "cond"], ["if", "then"], ["if", "else"]],
+  segments: () => [
+    ["if", "cond"],
+    ["if", "then"],
+    ["if", "else"]
+  ],
   encode: (_, [c, t, e]) => ({ if: { cond: c!, then: t!, else: e! } }),
   pretty: (_, [c, t, e], formal) => (formal ? `(if ${c} ${t} ${e})` : `if ${c} then ${t} else ${e}`),
   atomic: false,

@@ -211,7 +211,13 @@ const step: AgentStep<GroupChat> = {
         if (index < 0) {
           index = (state.last + 1) % term.agents.length
           if (m.tracing) {
-            m.record({ step: m.steps, kind: "groupchat", name: "scheduler", input: preview(answer), output: `unknown speaker; round robin: ${term.agents[index]![0]}` })
+            m.record({
+              step: m.steps,
+              kind: "groupchat",
+              name: "scheduler",
+              input: preview(answer),
+              output: `unknown speaker; round robin: ${term.agents[index]![0]}`
+            })
           }
         }
         speak(m, c, state, index)
@@ -223,7 +229,8 @@ const step: AgentStep<GroupChat> = {
         state.transcript.push({ speaker, text })
         state.turns++
         const n = term.agents.length
-        if (m.tracing) m.record({ step: m.steps, kind: "groupchat", name: speaker, input: `round ${Math.floor((state.turns - 1) / n) + 1}`, output: preview(text) })
+        if (m.tracing)
+          m.record({ step: m.steps, kind: "groupchat", name: speaker, input: `round ${Math.floor((state.turns - 1) / n) + 1}`, output: preview(text) })
         const keyword = term.keywords.find((k) => text.includes(k))
         if (keyword !== undefined) return void finish(m, c, state, `keyword ${keyword}`)
         if (term.until !== undefined) {
@@ -270,12 +277,12 @@ export const groupChatForm: Form<GroupChat, "groupchat"> = {
   parse: (p, node, key, obj) => {
     const f = p.fields(node, key, obj[key], ["agents", "maxRounds", "scheduler", "keywords"], ["until", "summary", "maxHistoryTokens"])
     const at = p.child(node, f, key)
-    if (!Array.isArray(f.agents) || f.agents.length === 0) return p.fail(at, "a non-empty array of {\"name\", \"agent\"}", "agents")
+    if (!Array.isArray(f.agents) || f.agents.length === 0) return p.fail(at, 'a non-empty array of {"name", "agent"}', "agents")
     const agentsAt = p.child(at, f.agents, "agents")
     const names: Array<string> = []
     const kids = f.agents.map((entry, i) => {
       if (!isRecord(entry) || !Object.hasOwn(entry, "agent") || Object.keys(entry).some((k) => k !== "name" && k !== "agent")) {
-        return p.fail(agentsAt, "an object with \"name\", \"agent\"", i)
+        return p.fail(agentsAt, 'an object with "name", "agent"', i)
       }
       const entryAt = p.child(agentsAt, entry, i)
       const name = p.string(entryAt, entry.name, "name", "a non-empty name")
@@ -292,7 +299,7 @@ export const groupChatForm: Form<GroupChat, "groupchat"> = {
     } else if (isRecord(s) && Object.keys(s).length === 1 && Object.hasOwn(s, "llm")) {
       scheduler = "llm"
       kids.push(p.sub(node, s.llm, key, "scheduler", "llm"))
-    } else return p.fail(at, "\"round_robin\", {\"random\": seed} or {\"llm\": agent}", "scheduler")
+    } else return p.fail(at, '"round_robin", {"random": seed} or {"llm": agent}', "scheduler")
     if (!Array.isArray(f.keywords) || f.keywords.some((k) => typeof k !== "string" || k === "")) {
       return p.fail(at, "an array of non-empty strings", "keywords")
     }

@@ -112,17 +112,19 @@ export const guardForm: Form<Guard, "guard"> = {
       return { kids, build: ([a, v]) => guard({ agent: a!, validate: v!, retry, fallback: fb }) }
     }
     if (!isRecord(fb) || !Object.hasOwn(fb, "value") || Object.keys(fb).length !== 1) {
-      return p.fail(at, "\"error\", \"empty\", \"last\" or {\"value\": term}", "fallback")
+      return p.fail(at, '"error", "empty", "last" or {"value": term}', "fallback")
     }
     kids.push(p.sub(node, fb.value, key, "fallback", "value"))
     return { kids, build: ([a, v, d]) => guard({ agent: a!, validate: v!, retry, fallback: { value: d! } }) }
   },
   children: (t) => (typeof t.fallback === "object" ? [t.agent, t.validate, t.fallback.value] : [t.agent, t.validate]),
   withChildren: (t, [agent, validate, value]) =>
-    typeof t.fallback === "object"
-      ? { ...t, agent: agent!, validate: validate!, fallback: { value: value! } }
-      : { ...t, agent: agent!, validate: validate! },
-  segments: () => [["guard", "agent"], ["guard", "validate"], ["guard", "fallback", "value"]],
+    typeof t.fallback === "object" ? { ...t, agent: agent!, validate: validate!, fallback: { value: value! } } : { ...t, agent: agent!, validate: validate! },
+  segments: () => [
+    ["guard", "agent"],
+    ["guard", "validate"],
+    ["guard", "fallback", "value"]
+  ],
   encode: (t, [agent, validate, value]) => ({
     guard: { agent: agent!, validate: validate!, retry: t.retry, fallback: typeof t.fallback === "string" ? t.fallback : { value: value! } }
   }),

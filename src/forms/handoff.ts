@@ -89,7 +89,8 @@ const delegate = (m: AgentMachine, c: Code, state: State, answer: string) => {
   const items = c.items!
   state.selecting = false
   if (index >= 0) {
-    if (m.tracing) m.record({ step: m.steps, kind: "handoff", name: term.registry[index]![0], input: preview(Value.toText(state.input)), output: `hop ${state.hops}` })
+    if (m.tracing)
+      m.record({ step: m.steps, kind: "handoff", name: term.registry[index]![0], input: preview(Value.toText(state.input)), output: `hop ${state.hops}` })
     m.push(c, state)
     return m.call(items[index + 1]!, state.fn, state.input)
   }
@@ -114,7 +115,11 @@ const step: AgentStep<Handoff> = {
     if (next === undefined) return void m.done(value)
     const term = c.term as Handoff
     if (state.hops >= term.maxDepth) {
-      return m.exhausted("loop", term.maxDepth, `hand-off depth of ${term.maxDepth} exhausted: a delegate handed off to ${JSON.stringify(next.target)} once more`)
+      return m.exhausted(
+        "loop",
+        term.maxDepth,
+        `hand-off depth of ${term.maxDepth} exhausted: a delegate handed off to ${JSON.stringify(next.target)} once more`
+      )
     }
     state.hops++
     if (next.message !== undefined) state.input = next.message
@@ -129,13 +134,13 @@ export const handoffForm: Form<Handoff, "handoff"> = {
   parse: (p, node, key, obj) => {
     const f = p.fields(node, key, obj[key], ["select", "registry", "maxDepth"], ["fallback"])
     const at = p.child(node, f, key)
-    if (!Array.isArray(f.registry) || f.registry.length === 0) return p.fail(at, "a non-empty array of {\"name\", \"agent\"}", "registry")
+    if (!Array.isArray(f.registry) || f.registry.length === 0) return p.fail(at, 'a non-empty array of {"name", "agent"}', "registry")
     const registryAt = p.child(at, f.registry, "registry")
     const names: Array<string> = []
     const kids = [p.sub(node, f.select, key, "select")]
     f.registry.forEach((entry, i) => {
       if (!isRecord(entry) || !Object.hasOwn(entry, "agent") || Object.keys(entry).some((k) => k !== "name" && k !== "agent")) {
-        p.fail(registryAt, "an object with \"name\", \"agent\"", i)
+        p.fail(registryAt, 'an object with "name", "agent"', i)
       }
       const entryAt = p.child(registryAt, entry, i)
       const name = p.string(entryAt, entry.name, "name", "a non-empty name")
@@ -181,8 +186,7 @@ export const handoffForm: Form<Handoff, "handoff"> = {
   atomic: false,
   cost: (t, kids) => agentCost(plus(applied(kids[0]!), times(t.maxDepth + 1, max(...kids.slice(1).map(applied))))),
   value: () => "function",
-  compile: (t, kids) =>
-    code(Op.Agent, t, [], { ...step, names: new Map(t.registry.map(([name], i) => [name.toLowerCase(), i])) } satisfies Registry, kids),
+  compile: (t, kids) => code(Op.Agent, t, [], { ...step, names: new Map(t.registry.map(([name], i) => [name.toLowerCase(), i])) } satisfies Registry, kids),
   events: ["handoff"],
   agent: step
 }

@@ -96,7 +96,7 @@ export const lamForm: Form<Lam> = {
   siblings: ["body"],
   parse: (p, node, key, obj) => {
     const param = p.string(node, obj[key], key, "a parameter name (string)")
-    if (!Object.hasOwn(obj, "body")) return p.fail(node, "a \"body\" next to \"lam\"")
+    if (!Object.hasOwn(obj, "body")) return p.fail(node, 'a "body" next to "lam"')
     return { kids: [p.child(node, obj.body, "body")], build: ([body]) => lam(param, body!) }
   },
   children: (t) => [t.body],
@@ -121,7 +121,10 @@ export const appForm: Form<App> = {
   },
   children: (t) => [t.func, t.arg],
   withChildren: (t, [func, arg]) => ({ ...t, func: func!, arg: arg! }),
-  segments: () => [["app", "func"], ["app", "arg"]],
+  segments: () => [
+    ["app", "func"],
+    ["app", "arg"]
+  ],
   encode: (_, [func, arg]) => ({ app: { func: func!, arg: arg! } }),
   pretty: (t, [func, arg], formal, operand) => (formal ? `(${func} ${arg})` : `${t.func._tag === "Lam" ? `(${func})` : operand(0)} ${operand(1)}`),
   atomic: false,

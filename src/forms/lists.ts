@@ -123,7 +123,10 @@ export const consForm: Form<Cons> = {
   },
   children: (t) => [t.head, t.tail],
   withChildren: (t, [head, tail]) => ({ ...t, head: head!, tail: tail! }),
-  segments: () => [["cons", "head"], ["cons", "tail"]],
+  segments: () => [
+    ["cons", "head"],
+    ["cons", "tail"]
+  ],
   encode: (_, [h, t]) => ({ cons: { head: h!, tail: t! } }),
   pretty: (_, [h, t], formal, operand) => (formal ? `(cons ${h} ${t})` : `${operand(0)} :: ${t}`),
   atomic: false,
@@ -167,7 +170,11 @@ export const foldForm: Form<Fold> = {
   },
   children: (t) => [t.func, t.init, t.list],
   withChildren: (t, [func, init, list]) => ({ ...t, func: func!, init: init!, list: list! }),
-  segments: () => [["fold", 0], ["fold", 1], ["fold", 2]],
+  segments: () => [
+    ["fold", 0],
+    ["fold", 1],
+    ["fold", 2]
+  ],
   encode: (_, [f, i, l]) => ({ fold: [f!, i!, l!] }),
   pretty: (_, [f, i, l], formal) => (formal ? `(fold ${f} ${i} ${l})` : `fold(${f}, ${i}, ${l})`),
   atomic: false,

@@ -104,7 +104,10 @@ export const loopForm: Form<Loop, "loop"> = {
   },
   children: (t) => (t.until === undefined ? [t.body] : [t.body, t.until]),
   withChildren: (t, [body, until]) => (t.until === undefined ? { ...t, body: body! } : { ...t, body: body!, until: until! }),
-  segments: () => [["loop", "body"], ["loop", "until"]],
+  segments: () => [
+    ["loop", "body"],
+    ["loop", "until"]
+  ],
   encode: (t, [body, until]) => {
     const out: Record<string, Term.Json> = { body: body!, max: t.max }
     if (t.until !== undefined) out.until = until!

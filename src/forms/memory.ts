@@ -72,7 +72,7 @@ export const memoryForm: Form<Memory, "memory"> = {
     const size = f.size === undefined ? 10 : p.count(at, f.size, "size", 0)
     const ttl = f.ttl === undefined ? 0 : p.count(at, f.ttl, "ttl", 0)
     const scope = f.scope ?? "session"
-    if (scope !== "session" && scope !== "user" && scope !== "global") return p.fail(at, "\"session\", \"user\" or \"global\"", "scope")
+    if (scope !== "session" && scope !== "user" && scope !== "global") return p.fail(at, '"session", "user" or "global"', "scope")
     return { kids: [p.sub(node, f.agent, key, "agent")], build: ([a]) => memory({ agent: a!, size, ttl, scope }) }
   },
   children: (t) => [t.agent],

@@ -101,7 +101,10 @@ export const binaryForm: Form<Binary> = {
   },
   children: (t) => [t.left, t.right],
   withChildren: (t, [left, right]) => ({ ...t, left: left!, right: right! }),
-  segments: (t) => [[t.op, 0], [t.op, 1]],
+  segments: (t) => [
+    [t.op, 0],
+    [t.op, 1]
+  ],
   encode: (t, [l, r]) => ({ [t.op]: [l!, r!] }),
   pretty: (t, [l, r], formal, operand) => (formal ? `(${t.op} ${l} ${r})` : `${operand(0)} ${BINARY[t.op][1]} ${operand(1)}`),
   atomic: false,

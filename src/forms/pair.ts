@@ -35,7 +35,10 @@ export const pairForm: Form<Pair> = {
   },
   children: (t) => [t.first, t.second],
   withChildren: (t, [first, second]) => ({ ...t, first: first!, second: second! }),
-  segments: () => [["pair", 0], ["pair", 1]],
+  segments: () => [
+    ["pair", 0],
+    ["pair", 1]
+  ],
   encode: (_, [a, b]) => ({ pair: [a!, b!] }),
   pretty: (_, [a, b], formal) => (formal ? `(pair ${a} ${b})` : `⟨${a}, ${b}⟩`),
   atomic: true,

@@ -76,13 +76,12 @@ export const parForm: Form<Par, "par"> = {
     const kids = f.branches.map((b, i) => p.child(bAt, b, i))
     const merge = f.merge ?? "tuple"
     if (merge === "tuple" || merge === "concat") return { kids, build: (bs) => par(bs, merge) }
-    if (typeof merge === "string") return p.fail(at, "\"tuple\", \"concat\" or a function term", "merge")
+    if (typeof merge === "string") return p.fail(at, '"tuple", "concat" or a function term', "merge")
     kids.push(p.sub(node, merge, key, "merge"))
     return { kids, build: (ts) => par(ts.slice(0, -1), ts[ts.length - 1]!) }
   },
   children: (t) => (typeof t.merge === "string" ? t.branches : [...t.branches, t.merge]),
-  withChildren: (t, kids) =>
-    typeof t.merge === "string" ? { ...t, branches: kids } : { ...t, branches: kids.slice(0, -1), merge: kids[kids.length - 1]! },
+  withChildren: (t, kids) => (typeof t.merge === "string" ? { ...t, branches: kids } : { ...t, branches: kids.slice(0, -1), merge: kids[kids.length - 1]! }),
   segments: (t) => [...t.branches.map((_, i) => ["par", "branches", i]), ["par", "merge"]],
   encode: (t, kids) => ({
     par: {

@@ -45,11 +45,7 @@ export const pathOf = (node: ParseNode | undefined): Array<string | number> => {
 export const formatPath = (path: ReadonlyArray<string | number>): string => {
   let out = "$"
   for (const segment of path) {
-    out += typeof segment === "number"
-      ? `[${segment}]`
-      : /^[A-Za-z_$][\w$]*$/.test(segment)
-      ? `.${segment}`
-      : `[${JSON.stringify(segment)}]`
+    out += typeof segment === "number" ? `[${segment}]` : /^[A-Za-z_$][\w$]*$/.test(segment) ? `.${segment}` : `[${JSON.stringify(segment)}]`
   }
   return out
 }
@@ -73,8 +69,7 @@ const messagePath = (path: ReadonlyArray<string | number>): string =>
     : `${formatPath(path.slice(0, PATH_ENDS_IN_MESSAGE))}…(${path.length - 2 * PATH_ENDS_IN_MESSAGE} more)…${formatPath(path.slice(-PATH_ENDS_IN_MESSAGE)).slice(1)}`
 
 /** Whether a JSON value is an object (not null, not an array). */
-export const isRecord = (json: unknown): json is Record<string, unknown> =>
-  typeof json === "object" && json !== null && !Array.isArray(json)
+export const isRecord = (json: unknown): json is Record<string, unknown> => typeof json === "object" && json !== null && !Array.isArray(json)
 
 /** The checks a form's `parse` uses; each failure throws a {@link TermParseError} with the path. */
 export class Parser {
@@ -101,7 +96,13 @@ export class Parser {
   }
 
   /** An object under `form` with the required keys and no keys besides the optional ones. */
-  fields(node: ParseNode, form: string | number, value: unknown, required: ReadonlyArray<string>, optional: ReadonlyArray<string> = []): Record<string, unknown> {
+  fields(
+    node: ParseNode,
+    form: string | number,
+    value: unknown,
+    required: ReadonlyArray<string>,
+    optional: ReadonlyArray<string> = []
+  ): Record<string, unknown> {
     const shape = `an object with ${required.map((r) => JSON.stringify(r)).join(", ")}${optional.length > 0 ? ` (optional ${optional.map((r) => JSON.stringify(r)).join(", ")})` : ""}`
     if (!isRecord(value)) return this.fail(node, shape, form)
     const at = this.child(node, value, form)

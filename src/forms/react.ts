@@ -125,7 +125,7 @@ const step: AgentStep<React> = {
       if (agent >= 0) {
         if (m.tracing) m.record({ step: m.steps, kind: "react", name: `agent ${call.tool}`, input: preview(call.args ?? thought) })
         const json = call.json
-        const task = isRecord(json) && typeof json.task === "string" ? json.task : call.args ?? thought
+        const task = isRecord(json) && typeof json.task === "string" ? json.task : (call.args ?? thought)
         return void m.call(c.items![agent]!, state.fn, task)
       }
       return {
@@ -167,11 +167,11 @@ export const reactForm: Form<React, "react"> = {
     const kids = [p.sub(node, f.think, key, "think")]
     const names: Array<string> = []
     if (f.agents !== undefined) {
-      if (!Array.isArray(f.agents)) return p.fail(at, "an array of {\"name\", \"agent\"}", "agents")
+      if (!Array.isArray(f.agents)) return p.fail(at, 'an array of {"name", "agent"}', "agents")
       const agentsAt = p.child(at, f.agents, "agents")
       f.agents.forEach((entry, i) => {
         if (!isRecord(entry) || !Object.hasOwn(entry, "agent") || Object.keys(entry).some((k) => k !== "name" && k !== "agent")) {
-          p.fail(agentsAt, "an object with \"name\", \"agent\"", i)
+          p.fail(agentsAt, 'an object with "name", "agent"', i)
         }
         const entryAt = p.child(agentsAt, entry, i)
         const name = p.string(entryAt, entry.name, "name")

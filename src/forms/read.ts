@@ -40,13 +40,23 @@ const notRead = (): never => {
  */
 type Shape =
   | { readonly kind: "name"; readonly build: (name: string) => Term.Term }
-  | { readonly kind: "term" | "tuple" | "fields"; readonly arity: number; readonly names: ReadonlyArray<string>; readonly build: (kids: ReadonlyArray<Term.Term>) => Term.Term }
+  | {
+      readonly kind: "term" | "tuple" | "fields"
+      readonly arity: number
+      readonly names: ReadonlyArray<string>
+      readonly build: (kids: ReadonlyArray<Term.Term>) => Term.Term
+    }
   | { readonly kind: "lam" }
 
 const name = (build: (name: string) => Term.Term): Shape => ({ kind: "name", build })
 const one = (build: (t: Term.Term) => Term.Term): Shape => ({ kind: "term", arity: 1, names: [], build: ([t]) => build(t!) })
 const tuple = (arity: number, build: (kids: ReadonlyArray<Term.Term>) => Term.Term): Shape => ({ kind: "tuple", arity, names: [], build })
-const fields = (names: ReadonlyArray<string>, build: (kids: ReadonlyArray<Term.Term>) => Term.Term): Shape => ({ kind: "fields", arity: names.length, names, build })
+const fields = (names: ReadonlyArray<string>, build: (kids: ReadonlyArray<Term.Term>) => Term.Term): Shape => ({
+  kind: "fields",
+  arity: names.length,
+  names,
+  build
+})
 
 /** The forms read here, by key: the pure calculus (the others are read as JSON first). */
 const SHAPES: ReadonlyMap<string, Shape> = new Map<string, Shape>([

@@ -114,9 +114,7 @@ export const routeForm: Form<Route, "route"> = {
   },
   withChildren: (t, kids) => {
     const routes = t.routes.map(([label], i) => [label, kids[i + 1]!] as const)
-    return t.default === undefined
-      ? { ...t, classify: kids[0]!, routes }
-      : { ...t, classify: kids[0]!, routes, default: kids[routes.length + 1]! }
+    return t.default === undefined ? { ...t, classify: kids[0]!, routes } : { ...t, classify: kids[0]!, routes, default: kids[routes.length + 1]! }
   },
   segments: (t) => [["route", "classify"], ...t.routes.map(([label]) => ["route", "routes", label]), ["route", "default"]],
   encode: (t, kids) => {

@@ -30,7 +30,10 @@ class Channel {
   readonly buffer: Array<Value.Value> = []
   readonly senders: Array<Waiter> = []
   readonly receivers: Array<Waiter> = []
-  constructor(readonly name: string, readonly capacity: number) {}
+  constructor(
+    readonly name: string,
+    readonly capacity: number
+  ) {}
 }
 
 /** The branches of one `par` inside a hub, still running. */
@@ -101,7 +104,10 @@ export class Scope {
   readonly hub: Hub
   private readonly channels = new Map<string, Channel>()
 
-  constructor(readonly parent: Scope | undefined, declare: ReadonlyArray<ChannelDeclaration>) {
+  constructor(
+    readonly parent: Scope | undefined,
+    declare: ReadonlyArray<ChannelDeclaration>
+  ) {
     this.hub = parent?.hub ?? new Hub()
     for (const d of declare) this.channels.set(d.name, new Channel(d.name, d.capacity))
   }
@@ -153,11 +159,7 @@ export class Scope {
     return this.wait({ op: "receive", channel, who, value: null }, channel.receivers, steps)
   }
 
-  private wait(
-    waiter: Omit<Waiter, "resume">,
-    queue: Array<Waiter>,
-    steps: number
-  ): Effect.Effect<Value.Value, EvalError> {
+  private wait(waiter: Omit<Waiter, "resume">, queue: Array<Waiter>, steps: number): Effect.Effect<Value.Value, EvalError> {
     return Effect.callback<Value.Value, EvalError>((resume) => {
       const w: Waiter = { ...waiter, resume }
       queue.push(w)

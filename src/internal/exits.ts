@@ -6,9 +6,7 @@ const EXIT = "~effect/Exit"
 const EFFECT: string = Effect.TypeId
 
 /** Whether `u` is an `Exit` (an effect that is already complete). Same answer as `Exit.isExit`. */
-export const isExit = (u: unknown): u is Exit.Exit<unknown, unknown> =>
-  typeof u === "object" && u !== null && EXIT in u
+export const isExit = (u: unknown): u is Exit.Exit<unknown, unknown> => typeof u === "object" && u !== null && EXIT in u
 
 /** Whether `u` is an `Effect`. Same answer as `Effect.isEffect`. */
-export const isEffect = (u: unknown): u is Effect.Effect<unknown, unknown, unknown> =>
-  typeof u === "object" && u !== null && EFFECT in u
+export const isEffect = (u: unknown): u is Effect.Effect<unknown, unknown, unknown> => typeof u === "object" && u !== null && EFFECT in u

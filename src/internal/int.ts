@@ -54,7 +54,7 @@ export const div = (a: Int, b: Int): Int => {
   const x = big(a)
   const y = big(b)
   let q = x / y
-  if ((x % y !== 0n) && ((x < 0n) !== (y < 0n))) q -= 1n
+  if (x % y !== 0n && x < 0n !== y < 0n) q -= 1n
   return normalize(q, "div")
 }
 
@@ -62,13 +62,13 @@ export const div = (a: Int, b: Int): Int => {
 export const mod = (a: Int, b: Int): Int => {
   if (typeof a === "number" && typeof b === "number") {
     let r = a % b
-    if (r !== 0 && (r < 0) !== (b < 0)) r += b
+    if (r !== 0 && r < 0 !== b < 0) r += b
     return r === 0 ? 0 : r
   }
   const x = big(a)
   const y = big(b)
   let r = x % y
-  if (r !== 0n && ((r < 0n) !== (y < 0n))) r += y
+  if (r !== 0n && r < 0n !== y < 0n) r += y
   return normalize(r, "mod")
 }
 

@@ -182,8 +182,7 @@ const prepare = (value: unknown, key: string): unknown => {
 }
 
 /** Whether `JSON.stringify` leaves a value out of an object (and writes `null` for it in an array). */
-const isSkipped = (value: unknown): boolean =>
-  value === undefined || typeof value === "function" || typeof value === "symbol"
+const isSkipped = (value: unknown): boolean => value === undefined || typeof value === "function" || typeof value === "symbol"
 
 /**
  * Write a value as compact JSON text, as `JSON.stringify` does (`toJSON`, boxed primitives,

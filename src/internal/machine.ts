@@ -142,7 +142,6 @@ const FRAME_NAMES: Readonly<Record<K, string>> = {
 const FRAME_KINDS: ReadonlyMap<string, K> = new Map(Object.entries(FRAME_NAMES).map(([k, name]) => [name, Number(k) as K]))
 const MODE_NAMES = ["eval", "return", "apply"] as const
 
-
 /**
  * The whole state of a machine between two steps: its frames bottom first and its registers.
  * `Checkpoint` encodes it; {@link Machine.restore} makes the same machine again.
@@ -302,9 +301,8 @@ export class Machine implements AgentMachine, Meter {
    */
   static run(config: MachineConfig, code: Term.Term, input: { readonly term: Term.Term } | { readonly value: Value.Value }, ctx: Ctx): Machine {
     const m = Machine.evaluate(config, code, ctx)
-    const inputCode = "term" in input
-      ? compile(input.term, undefined)
-      : new Code(Op.Const, Term.lit(null), undefined, undefined, undefined, input.value, undefined)
+    const inputCode =
+      "term" in input ? compile(input.term, undefined) : new Code(Op.Const, Term.lit(null), undefined, undefined, undefined, input.value, undefined)
     m.pushFrame(K.RunInput, inputCode, undefined, ctx, undefined)
     return m
   }
@@ -612,13 +610,7 @@ export class Machine implements AgentMachine, Meter {
             case Op.Fold:
             case Op.Continue:
               if (sp >= maxDepth) this.depthExceeded(steps)
-              f[sp] = code.op === Op.Binary
-                ? K.BinRight
-                : code.op === Op.Unary
-                ? K.Unary
-                : code.op === Op.Fold
-                ? K.FoldInit
-                : K.Continue
+              f[sp] = code.op === Op.Binary ? K.BinRight : code.op === Op.Unary ? K.Unary : code.op === Op.Fold ? K.FoldInit : K.Continue
               f[sp + 1] = code
               f[sp + 2] = env
               f[sp + 3] = ctx
@@ -674,7 +666,7 @@ export class Machine implements AgentMachine, Meter {
               const source = config.registry.get(name)
               if (source !== undefined) value = new Value.Quoted(source)
               else if (name === "self") {
-                if (ctx.self === undefined) throw new Fault("RuntimeError", "code_of \"self\" used outside a tool")
+                if (ctx.self === undefined) throw new Fault("RuntimeError", 'code_of "self" used outside a tool')
                 if (!(ctx.self instanceof Value.Closure)) throw new Fault("RuntimeError", "self is not a function")
                 value = new Value.Quoted(ctx.self.term)
               } else throw new Fault("RuntimeError", `unknown tool ${JSON.stringify(name)} in code_of`)

@@ -97,13 +97,9 @@ const equal = (a: Value.Value, b: Value.Value, m: Meter): boolean => {
 export const binary = (op: BinOp, a: Value.Value, b: Value.Value, m: Meter): Value.Value => {
   switch (op) {
     case BinOp.Add:
-      return typeof a === "number" && typeof b === "number" && Math.abs(a + b) <= 9007199254740991
-        ? a + b
-        : Int.add(int(a, "add"), int(b, "add"))
+      return typeof a === "number" && typeof b === "number" && Math.abs(a + b) <= 9007199254740991 ? a + b : Int.add(int(a, "add"), int(b, "add"))
     case BinOp.Sub:
-      return typeof a === "number" && typeof b === "number" && Math.abs(a - b) <= 9007199254740991
-        ? a - b
-        : Int.sub(int(a, "sub"), int(b, "sub"))
+      return typeof a === "number" && typeof b === "number" && Math.abs(a - b) <= 9007199254740991 ? a - b : Int.sub(int(a, "sub"), int(b, "sub"))
     case BinOp.Mul:
       return Int.mul(int(a, "mul"), int(b, "mul"))
     case BinOp.Div: {

@@ -14,11 +14,10 @@ export interface ToolCallIntent {
 const NAME_KEYS = ["tool", "action", "name"] as const
 const ARG_KEYS = ["args", "input", "arguments", "action_input"] as const
 
-const argText = (value: unknown): string | undefined =>
-  value === undefined ? undefined : typeof value === "string" ? value : writeJson(value)
+const argText = (value: unknown): string | undefined => (value === undefined ? undefined : typeof value === "string" ? value : writeJson(value))
 
 /** Every balanced `{…}` substring, outermost first, respecting JSON strings. */
-const jsonObjectCandidates = function*(text: string): Generator<string> {
+const jsonObjectCandidates = function* (text: string): Generator<string> {
   for (let start = text.indexOf("{"); start >= 0; start = text.indexOf("{", start + 1)) {
     let depth = 0
     let inString = false
@@ -26,8 +25,8 @@ const jsonObjectCandidates = function*(text: string): Generator<string> {
       const ch = text[i]
       if (inString) {
         if (ch === "\\") i++
-        else if (ch === "\"") inString = false
-      } else if (ch === "\"") inString = true
+        else if (ch === '"') inString = false
+      } else if (ch === '"') inString = true
       else if (ch === "{") depth++
       else if (ch === "}" && --depth === 0) {
         yield text.slice(start, i + 1)

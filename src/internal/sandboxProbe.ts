@@ -45,7 +45,9 @@ const findProgram = (name: string): string | undefined => {
 const pidsCgroup = (): PidsCgroup | undefined => {
   let mounts: Array<Array<string>>
   try {
-    mounts = readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((l) => l.split(" "))
+    mounts = readFileSync("/proc/self/mountinfo", "utf8")
+      .split("\n")
+      .map((l) => l.split(" "))
   } catch {
     return undefined
   }
@@ -74,8 +76,7 @@ const pidsCgroup = (): PidsCgroup | undefined => {
       const usable = existsSync(join(trial, "pids.max"))
       rmdirSync(trial)
       if (usable) return { version, base }
-    } catch {
-    }
+    } catch {}
   }
   return undefined
 }
@@ -127,7 +128,13 @@ const trial = async (programs: LauncherPrograms, workDir: string, isolateNetwork
   const { args, file } = launchCommand(spec)
   const result = await spawnCaptured(file, args, { timeoutMs: 20_000, maxOutputBytes: 64 * 1024, statusChannel: true })
   const started = result.status.includes("ready")
-  const reason = result.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "").slice(-2).join(" ") || `exit ${result.code ?? result.signal}`
+  const reason =
+    result.stderr
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l !== "")
+      .slice(-2)
+      .join(" ") || `exit ${result.code ?? result.signal}`
   // a shell that cannot fork says so ("Cannot fork") and stops
   return { started, limited: !result.stdout.includes("processes-unlimited") && /fork/i.test(result.stderr), reason }
 }
@@ -138,9 +145,16 @@ const probeNow = async (): Promise<Capabilities> => {
     return { platform, namespaces: false, network: false, missing: [`Linux namespaces (this system is ${platform}; the sandbox needs Linux)`] }
   }
   const found = { unshare: findProgram("unshare"), mount: findProgram("mount"), setpriv: findProgram("setpriv"), prlimit: findProgram("prlimit") }
-  const absent = Object.entries(found).filter(([, path]) => path === undefined).map(([name]) => name)
+  const absent = Object.entries(found)
+    .filter(([, path]) => path === undefined)
+    .map(([name]) => name)
   if (absent.length > 0) {
-    return { platform, namespaces: false, network: false, missing: [`the util-linux program${absent.length > 1 ? "s" : ""} ${absent.join(", ")} (install util-linux)`] }
+    return {
+      platform,
+      namespaces: false,
+      network: false,
+      missing: [`the util-linux program${absent.length > 1 ? "s" : ""} ${absent.join(", ")} (install util-linux)`]
+    }
   }
   const programs = found as LauncherPrograms
   const workDir = mkdtempSync(join(tmpdir(), "lambdagent-probe-"))
@@ -151,7 +165,13 @@ const probeNow = async (): Promise<Capabilities> => {
     if (!outcome.started) {
       const withoutNetwork = await trial(programs, workDir, false)
       if (!withoutNetwork.started) {
-        return { platform, programs, namespaces: false, network: false, missing: [`user, mount and pid namespaces (unshare --user failed: ${withoutNetwork.reason})`] }
+        return {
+          platform,
+          programs,
+          namespaces: false,
+          network: false,
+          missing: [`user, mount and pid namespaces (unshare --user failed: ${withoutNetwork.reason})`]
+        }
       }
       network = false
       missingNetwork = `a network namespace (unshare --net failed: ${outcome.reason})`

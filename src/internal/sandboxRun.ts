@@ -48,7 +48,10 @@ const SYMPTOMS: ReadonlyArray<readonly [ViolationKind, RegExp]> = [
   ["processes", FORK_FAILURE],
   ["files", /Too many open files|EMFILE/i],
   ["filesystem", /Read-only file system|EROFS/i],
-  ["network", /Network is unreachable|ENETUNREACH|Could not resolve host|Temporary failure in name resolution|Name or service not known|EAI_AGAIN|getaddrinfo|Couldn't connect to server|No address associated with hostname|Cannot assign requested address|EADDRNOTAVAIL/i]
+  [
+    "network",
+    /Network is unreachable|ENETUNREACH|Could not resolve host|Temporary failure in name resolution|Name or service not known|EAI_AGAIN|getaddrinfo|Couldn't connect to server|No address associated with hostname|Cannot assign requested address|EADDRNOTAVAIL/i
+  ]
 ]
 
 const SIGXCPU_STATUS = 128 + 24

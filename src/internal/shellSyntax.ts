@@ -32,9 +32,7 @@ export interface Word {
 }
 
 /** A word, or an operator that is not a command separator (a redirection such as `>`, `2>&`, `<<`). */
-export type Token =
-  | { readonly type: "word"; readonly word: Word }
-  | { readonly type: "redirect"; readonly op: string; readonly offset: number }
+export type Token = { readonly type: "word"; readonly word: Word } | { readonly type: "redirect"; readonly op: string; readonly offset: number }
 
 /** Why a `{}` sits where its text would be read again as shell syntax. */
 export type HazardKind = "parameter" | "arithmetic" | "backquote" | "heredoc" | "ansi-c"
@@ -215,7 +213,7 @@ class Lexer {
       } else if (c === "'") {
         quoted = true
         add(this.single(placeholders))
-      } else if (c === "\"") {
+      } else if (c === '"') {
         quoted = true
         const inside = this.double(placeholders)
         if (inside === undefined) literal = undefined
@@ -259,15 +257,15 @@ class Lexer {
     let plain = true
     let text = ""
     for (;;) {
-      if (this.i >= src.length) this.fail(open, "a \" quote is never closed")
+      if (this.i >= src.length) this.fail(open, 'a " quote is never closed')
       const c = src[this.i]!
-      if (c === "\"") {
+      if (c === '"') {
         this.i++
         return plain ? text : undefined
       }
       if (c === "\\") {
         const next = src[this.i + 1] ?? ""
-        if (next !== "\n") text += "$`\"\\".includes(next) ? next : `\\${next}`
+        if (next !== "\n") text += '$`"\\'.includes(next) ? next : `\\${next}`
         this.i += 2
       } else if (c === "$" || c === "`") {
         if (this.expansion()) plain = false
@@ -354,7 +352,7 @@ class Lexer {
           return
         }
         depth--
-      } else if (c === "'" || c === "\"") {
+      } else if (c === "'" || c === '"') {
         this.skipQuoted("arithmetic")
         continue
       } else if (c === "\\") this.i++
@@ -381,7 +379,7 @@ class Lexer {
         this.i++
         return
       }
-      if (c === "'" || c === "\"") {
+      if (c === "'" || c === '"') {
         this.skipQuoted(kind)
         continue
       }
@@ -400,7 +398,7 @@ class Lexer {
       const c = src[this.i]
       if (c === quote) break
       if (this.at("{}")) this.hazards.push({ offset: this.i, kind })
-      this.i += c === "\\" && quote === "\"" ? 2 : 1
+      this.i += c === "\\" && quote === '"' ? 2 : 1
     }
     this.i++
   }

@@ -23,9 +23,7 @@ export interface Refusal {
 }
 
 /** A checked template: the program to run, and how many placeholders it expands. */
-export type Template =
-  | { readonly ok: true; readonly program: string; readonly placeholders: number }
-  | { readonly ok: false; readonly refusal: Refusal }
+export type Template = { readonly ok: true; readonly program: string; readonly placeholders: number } | { readonly ok: false; readonly refusal: Refusal }
 
 const REPLACEMENT = {
   bare: `"$${INPUT_VARIABLE}"`,
@@ -37,7 +35,8 @@ const STDIN_ADVICE = "or give the input on standard input (a command without {})
 
 const HAZARD_MESSAGE: Readonly<Record<HazardKind, string>> = {
   parameter: "{} is inside ${…}, whose text the shell reads as an expansion; write {} outside the braces",
-  arithmetic: "{} is inside an arithmetic expression ($((…)), ((…)) or $[…]), which the shell evaluates (bash runs commands found in it); pass the input as an argument to a program that checks it, such as expr",
+  arithmetic:
+    "{} is inside an arithmetic expression ($((…)), ((…)) or $[…]), which the shell evaluates (bash runs commands found in it); pass the input as an argument to a program that checks it, such as expr",
   backquote: "{} is inside `…` backquotes, whose text the shell reads again; use $(…) instead",
   heredoc: `{} is inside a here-document; pass the input as an argument, ${STDIN_ADVICE}`,
   "ansi-c": "the command uses $'…' quoting, which dash and bash read differently, so where {} stands is not certain; use '…' or \"…\" in a command with {}"
@@ -121,8 +120,7 @@ const scanOptions = (
   return k
 }
 
-const code = (name: string, how: string) =>
-  `{} is in the code that ${name} runs, so the input would be run as a program; ${how}, ${STDIN_ADVICE}`
+const code = (name: string, how: string) => `{} is in the code that ${name} runs, so the input would be run as a program; ${how}, ${STDIN_ADVICE}`
 const scriptFile = (name: string) =>
   `{} names the script or module that ${name} runs, so the input would choose the code; name it in the command and pass the input after it`
 
@@ -132,10 +130,16 @@ const SHELL_HOW = "pass it as an argument instead: sh -c '… \"$1\" …' sh {}"
 const shell = (inv: Invocation): void => {
   let command = false
   let stdinScript = false
-  const k = scanOptions(inv, inv.at + 1, (o) => /^[-+][a-zA-Z]*[oO]$/.test(o) || o === "--rcfile" || o === "--init-file", (o) => {
-    if (/^-[a-zA-Z]*c/.test(o)) command = true
-    if (/^-[a-zA-Z]*s/.test(o)) stdinScript = true
-  }, true)
+  const k = scanOptions(
+    inv,
+    inv.at + 1,
+    (o) => /^[-+][a-zA-Z]*[oO]$/.test(o) || o === "--rcfile" || o === "--init-file",
+    (o) => {
+      if (/^-[a-zA-Z]*c/.test(o)) command = true
+      if (/^-[a-zA-Z]*s/.test(o)) stdinScript = true
+    },
+    true
+  )
   if (stdinScript && !command) return
   inv.c.check(inv.words[k], command ? code(inv.name, SHELL_HOW) : scriptFile(inv.name))
 }
@@ -144,51 +148,52 @@ const shell = (inv: Invocation): void => {
  * An interpreter with code options (`-c`, `-e`, …) and module options: after one of the code
  * options, later words are the program's arguments; without one, the first operand is a script.
  */
-const interpreter = (spec: {
-  readonly code: ReadonlySet<string>
-  readonly module?: ReadonlySet<string>
-  readonly argument?: ReadonlySet<string>
-  /** Single-letter options may be clustered (`-ne`), the last one taking the next word. */
-  readonly clusters?: boolean
-  /** Options are read after a code option too (`perl -e a -e b`). */
-  readonly repeat?: boolean
-  readonly how: string
-}) =>
-(inv: Invocation): void => {
-  const { c, words } = inv
-  let k = inv.at + 1
-  let sawCode = false
-  const optionOf = (word: string): string => (word.startsWith("--") ? word.replace(/=.*$/, "") : word)
-  while (k < words.length) {
-    const word = words[k]!
-    const text = word.literal
-    if (text === undefined || text === "-" || !text.startsWith("-")) break
-    if (text === "--") {
-      k++
-      break
+const interpreter =
+  (spec: {
+    readonly code: ReadonlySet<string>
+    readonly module?: ReadonlySet<string>
+    readonly argument?: ReadonlySet<string>
+    /** Single-letter options may be clustered (`-ne`), the last one taking the next word. */
+    readonly clusters?: boolean
+    /** Options are read after a code option too (`perl -e a -e b`). */
+    readonly repeat?: boolean
+    readonly how: string
+  }) =>
+  (inv: Invocation): void => {
+    const { c, words } = inv
+    let k = inv.at + 1
+    let sawCode = false
+    const optionOf = (word: string): string => (word.startsWith("--") ? word.replace(/=.*$/, "") : word)
+    while (k < words.length) {
+      const word = words[k]!
+      const text = word.literal
+      if (text === undefined || text === "-" || !text.startsWith("-")) break
+      if (text === "--") {
+        k++
+        break
+      }
+      const letters = spec.clusters === true && /^-[a-zA-Z]{2,}/.test(text) ? text.slice(1) : undefined
+      const options = letters !== undefined ? [...letters].map((l) => `-${l}`) : [optionOf(text)]
+      const taking = options.findIndex((o) => spec.code.has(o) || spec.module?.has(o) === true || spec.argument?.has(o) === true)
+      if (taking < 0) {
+        c.check(word, `{} is an option of ${inv.name}; options from the input could change what it does`)
+        k++
+        continue
+      }
+      const option = options[taking]!
+      // The value is attached (`-e'…'`, `--eval=…`, `-Mmod`) or is the next word.
+      const attached = letters !== undefined ? letters.length > taking + 1 : text.startsWith("--") ? text.includes("=") : text.length > option.length
+      const value = attached ? word : words[k + 1]
+      if (spec.code.has(option)) {
+        sawCode = true
+        c.check(value, code(inv.name, spec.how))
+      } else if (spec.module?.has(option) === true) c.check(value, scriptFile(inv.name))
+      else c.check(value, `{} is the value of the option ${option} of ${inv.name}`)
+      k += attached ? 1 : 2
+      if (sawCode && spec.repeat !== true) return
     }
-    const letters = spec.clusters === true && /^-[a-zA-Z]{2,}/.test(text) ? text.slice(1) : undefined
-    const options = letters !== undefined ? [...letters].map((l) => `-${l}`) : [optionOf(text)]
-    const taking = options.findIndex((o) => spec.code.has(o) || spec.module?.has(o) === true || spec.argument?.has(o) === true)
-    if (taking < 0) {
-      c.check(word, `{} is an option of ${inv.name}; options from the input could change what it does`)
-      k++
-      continue
-    }
-    const option = options[taking]!
-    // The value is attached (`-e'…'`, `--eval=…`, `-Mmod`) or is the next word.
-    const attached = letters !== undefined ? letters.length > taking + 1 : text.startsWith("--") ? text.includes("=") : text.length > option.length
-    const value = attached ? word : words[k + 1]
-    if (spec.code.has(option)) {
-      sawCode = true
-      c.check(value, code(inv.name, spec.how))
-    } else if (spec.module?.has(option) === true) c.check(value, scriptFile(inv.name))
-    else c.check(value, `{} is the value of the option ${option} of ${inv.name}`)
-    k += attached ? 1 : 2
-    if (sawCode && spec.repeat !== true) return
+    if (!sawCode) c.check(words[k], scriptFile(inv.name))
   }
-  if (!sawCode) c.check(words[k], scriptFile(inv.name))
-}
 
 const set = (...items: Array<string>): ReadonlySet<string> => new Set(items)
 
@@ -230,18 +235,27 @@ const tcl = interpreter({ code: set("-c"), how: "pass it after the script and re
 const awk = (inv: Invocation): void => {
   let programFile = false
   const how = "pass it as a variable instead: awk -v input={} '… input …'"
-  const k = scanOptions(inv, inv.at + 1, (o) =>
-    ["-F", "-v", "--assign", "--field-separator"].includes(o) ? "data" : /^-[vF].|^--(assign|field-separator)=/.test(o) ? "inline" : ["-f", "-e", "--source", "--file"].includes(o), (o, at) => {
-    if (o === "-f" || o.startsWith("--file") || (/^-f./.test(o) && !o.startsWith("-F"))) programFile = true
-    if (o === "-e" || o === "--source") {
-      programFile = true
-      inv.c.check(inv.words[at + 1], code(inv.name, how))
+  const k = scanOptions(
+    inv,
+    inv.at + 1,
+    (o) =>
+      ["-F", "-v", "--assign", "--field-separator"].includes(o)
+        ? "data"
+        : /^-[vF].|^--(assign|field-separator)=/.test(o)
+          ? "inline"
+          : ["-f", "-e", "--source", "--file"].includes(o),
+    (o, at) => {
+      if (o === "-f" || o.startsWith("--file") || (/^-f./.test(o) && !o.startsWith("-F"))) programFile = true
+      if (o === "-e" || o === "--source") {
+        programFile = true
+        inv.c.check(inv.words[at + 1], code(inv.name, how))
+      }
+      if (o.startsWith("--source=")) {
+        programFile = true
+        inv.c.check(inv.words[at], code(inv.name, how))
+      }
     }
-    if (o.startsWith("--source=")) {
-      programFile = true
-      inv.c.check(inv.words[at], code(inv.name, how))
-    }
-  })
+  )
   if (!programFile) inv.c.check(inv.words[k], code(inv.name, how))
 }
 
@@ -249,28 +263,37 @@ const awk = (inv: Invocation): void => {
 const sed = (inv: Invocation): void => {
   let script = false
   const how = "sed cannot take data in its script: match with grep -F -e {} or awk -v input={} instead"
-  const k = scanOptions(inv, inv.at + 1, (o) => ["-e", "-f", "--expression", "--file", "-l"].includes(o), (o, at) => {
-    if (o === "-e" || o === "--expression") {
-      script = true
-      inv.c.check(inv.words[at + 1], code(inv.name, how))
-    } else if (/^-e.|^--expression=/.test(o)) {
-      script = true
-      inv.c.check(inv.words[at], code(inv.name, how))
-    } else if (o === "-f" || /^-f.|^--file/.test(o)) {
-      script = true
-      inv.c.check(o === "-f" || o === "--file" ? inv.words[at + 1] : inv.words[at], scriptFile(inv.name))
+  const k = scanOptions(
+    inv,
+    inv.at + 1,
+    (o) => ["-e", "-f", "--expression", "--file", "-l"].includes(o),
+    (o, at) => {
+      if (o === "-e" || o === "--expression") {
+        script = true
+        inv.c.check(inv.words[at + 1], code(inv.name, how))
+      } else if (/^-e.|^--expression=/.test(o)) {
+        script = true
+        inv.c.check(inv.words[at], code(inv.name, how))
+      } else if (o === "-f" || /^-f.|^--file/.test(o)) {
+        script = true
+        inv.c.check(o === "-f" || o === "--file" ? inv.words[at + 1] : inv.words[at], scriptFile(inv.name))
+      }
     }
-  })
+  )
   if (!script) inv.c.check(inv.words[k], code(inv.name, how))
 }
 
-const everyWord = (message: (name: string) => string) => (inv: Invocation): void => {
-  for (let k = inv.at + 1; k < inv.words.length; k++) inv.c.check(inv.words[k], message(inv.name))
-}
+const everyWord =
+  (message: (name: string) => string) =>
+  (inv: Invocation): void => {
+    for (let k = inv.at + 1; k < inv.words.length; k++) inv.c.check(inv.words[k], message(inv.name))
+  }
 
-const firstOperand = (message: (name: string) => string) => (inv: Invocation): void => {
-  inv.c.check(inv.words[scanOptions(inv, inv.at + 1, () => false)], message(inv.name))
-}
+const firstOperand =
+  (message: (name: string) => string) =>
+  (inv: Invocation): void => {
+    inv.c.check(inv.words[scanOptions(inv, inv.at + 1, () => false)], message(inv.name))
+  }
 
 const BASH_NAME = (name: string) =>
   `{} is where ${name} takes a variable name, and bash evaluates the subscripts of names such as a[$(…)]; pass the input as a value instead`
@@ -278,9 +301,15 @@ const BASH_NAME = (name: string) =>
 /** `declare`, `typeset`, `local`: names are evaluated, and `-i`/`-n`/`-a`/`-A` values are too. */
 const declare = (inv: Invocation): void => {
   let evaluated = false
-  const k = scanOptions(inv, inv.at + 1, () => false, (o) => {
-    if (/^[-+][a-zA-Z]*[inaA]/.test(o)) evaluated = true
-  }, true)
+  const k = scanOptions(
+    inv,
+    inv.at + 1,
+    () => false,
+    (o) => {
+      if (/^[-+][a-zA-Z]*[inaA]/.test(o)) evaluated = true
+    },
+    true
+  )
   for (let j = k; j < inv.words.length; j++) {
     const word = inv.words[j]!
     const name = inv.c.raw(word).replace(/=.*$/s, "")
@@ -308,10 +337,46 @@ const test = (inv: Invocation): void => {
 
 const FIND_ACTIONS = new Set(["-exec", "-execdir", "-ok", "-okdir"])
 const FIND_VALUES = new Set([
-  "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname",
-  "-newer", "-anewer", "-cnewer", "-samefile", "-user", "-group", "-uid", "-gid", "-perm", "-type", "-xtype",
-  "-size", "-mtime", "-atime", "-ctime", "-mmin", "-amin", "-cmin", "-links", "-inum", "-fstype", "-maxdepth",
-  "-mindepth", "-used", "-context", "-fprint", "-fprint0", "-fls", "-printf", "-regextype"
+  "-name",
+  "-iname",
+  "-path",
+  "-ipath",
+  "-wholename",
+  "-iwholename",
+  "-regex",
+  "-iregex",
+  "-lname",
+  "-ilname",
+  "-newer",
+  "-anewer",
+  "-cnewer",
+  "-samefile",
+  "-user",
+  "-group",
+  "-uid",
+  "-gid",
+  "-perm",
+  "-type",
+  "-xtype",
+  "-size",
+  "-mtime",
+  "-atime",
+  "-ctime",
+  "-mmin",
+  "-amin",
+  "-cmin",
+  "-links",
+  "-inum",
+  "-fstype",
+  "-maxdepth",
+  "-mindepth",
+  "-used",
+  "-context",
+  "-fprint",
+  "-fprint0",
+  "-fls",
+  "-printf",
+  "-regextype"
 ])
 const FIND_MESSAGE =
   "{} is where find reads a starting point or an expression, so an input such as -delete or -exec would become an action; put it after a test that takes a value (-name {}, -path {}), or give it on standard input"
@@ -337,54 +402,67 @@ const find = (inv: Invocation): void => {
 }
 
 /** A program that runs another one: the wrapped program is a command position again. */
-const wrapper = (spec: {
-  /** Options whose value is the next word. */
-  readonly argument?: ReadonlySet<string>
-  /** Options whose value is code for a shell. */
-  readonly code?: ReadonlySet<string>
-  /** Operands before the wrapped program (a duration, a directory, a lock file, …). */
-  readonly operands?: number
-  /** `NAME=value` words may come before the program (`env`). */
-  readonly assignments?: boolean
-}) =>
-(inv: Invocation): void => {
-  const { c, words } = inv
-  let k = scanOptions(inv, inv.at + 1, (o) => spec.argument?.has(o) === true || spec.code?.has(o) === true, (o, at) => {
-    if (spec.code?.has(o) === true) c.check(words[at + 1], code(inv.name, SHELL_HOW))
-  })
-  if (spec.assignments === true) while (k < words.length && isAssignment(c, words[k]!)) k++
-  for (let n = 0; n < (spec.operands ?? 0) && k < words.length; n++) k++
-  invocation(words, k, c)
-}
+const wrapper =
+  (spec: {
+    /** Options whose value is the next word. */
+    readonly argument?: ReadonlySet<string>
+    /** Options whose value is code for a shell. */
+    readonly code?: ReadonlySet<string>
+    /** Operands before the wrapped program (a duration, a directory, a lock file, …). */
+    readonly operands?: number
+    /** `NAME=value` words may come before the program (`env`). */
+    readonly assignments?: boolean
+  }) =>
+  (inv: Invocation): void => {
+    const { c, words } = inv
+    let k = scanOptions(
+      inv,
+      inv.at + 1,
+      (o) => spec.argument?.has(o) === true || spec.code?.has(o) === true,
+      (o, at) => {
+        if (spec.code?.has(o) === true) c.check(words[at + 1], code(inv.name, SHELL_HOW))
+      }
+    )
+    if (spec.assignments === true) while (k < words.length && isAssignment(c, words[k]!)) k++
+    for (let n = 0; n < (spec.operands ?? 0) && k < words.length; n++) k++
+    invocation(words, k, c)
+  }
 
 /** `xargs`: runs a command with its input lines as arguments; with `-I {}`/`-i`, `{}` is xargs's own. */
 const xargs = (inv: Invocation): void => {
   const { c, words } = inv
   let replace: string | undefined
   const exempt = (word: Word | undefined) => word?.placeholders.forEach((p) => c.exempt.add(p.offset))
-  const k = scanOptions(inv, inv.at + 1, (o) => ["-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"].includes(o), (o, at) => {
-    if (o === "-I") replace = words[at + 1]?.literal
-    else if (/^-I./.test(o)) replace = o.slice(2)
-    else if (o === "-i" || o === "--replace") replace = "{}"
-    else if (/^-i./.test(o)) replace = o.slice(2)
-    else if (o.startsWith("--replace=")) replace = o.slice("--replace=".length)
-    else return
-    if (replace === "{}") exempt(o === "-I" ? words[at + 1] : words[at])
-  })
+  const k = scanOptions(
+    inv,
+    inv.at + 1,
+    (o) => ["-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s"].includes(o),
+    (o, at) => {
+      if (o === "-I") replace = words[at + 1]?.literal
+      else if (/^-I./.test(o)) replace = o.slice(2)
+      else if (o === "-i" || o === "--replace") replace = "{}"
+      else if (/^-i./.test(o)) replace = o.slice(2)
+      else if (o.startsWith("--replace=")) replace = o.slice("--replace=".length)
+      else return
+      if (replace === "{}") exempt(o === "-I" ? words[at + 1] : words[at])
+    }
+  )
   if (replace === "{}") for (let j = k; j < words.length; j++) for (const p of words[j]!.placeholders) c.exempt.add(p.offset)
   invocation(words, k, c)
 }
 
 /** Programs that hand the value of an option (`-c`, `--command`) to a shell, wherever it stands. */
-const codeAfter = (options: ReadonlySet<string>, then?: (inv: Invocation) => void) => (inv: Invocation): void => {
-  const { c, words } = inv
-  for (let k = inv.at + 1; k < words.length; k++) {
-    const text = words[k]!.literal ?? ""
-    if (options.has(text)) c.check(words[k + 1], code(inv.name, SHELL_HOW))
-    if ([...options].some((o) => o.startsWith("--") && text.startsWith(`${o}=`))) c.check(words[k], code(inv.name, SHELL_HOW))
+const codeAfter =
+  (options: ReadonlySet<string>, then?: (inv: Invocation) => void) =>
+  (inv: Invocation): void => {
+    const { c, words } = inv
+    for (let k = inv.at + 1; k < words.length; k++) {
+      const text = words[k]!.literal ?? ""
+      if (options.has(text)) c.check(words[k + 1], code(inv.name, SHELL_HOW))
+      if ([...options].some((o) => o.startsWith("--") && text.startsWith(`${o}=`))) c.check(words[k], code(inv.name, SHELL_HOW))
+    }
+    then?.(inv)
   }
-  then?.(inv)
-}
 
 const ssh = (inv: Invocation): void => {
   const k = scanOptions(inv, inv.at + 1, (o) => /^-[bcDEeFIiJLlmOopQRSWw]$/.test(o))
@@ -394,7 +472,35 @@ const ssh = (inv: Invocation): void => {
   }
 }
 
-const WRAPPERS = new Set(["env", "exec", "command", "builtin", "nohup", "setsid", "unbuffer", "caffeinate", "busybox", "sudo", "doas", "nice", "ionice", "stdbuf", "time", "strace", "ltrace", "timeout", "chroot", "taskset", "chrt", "flock", "xargs", "su", "runuser", "sg", "script"])
+const WRAPPERS = new Set([
+  "env",
+  "exec",
+  "command",
+  "builtin",
+  "nohup",
+  "setsid",
+  "unbuffer",
+  "caffeinate",
+  "busybox",
+  "sudo",
+  "doas",
+  "nice",
+  "ionice",
+  "stdbuf",
+  "time",
+  "strace",
+  "ltrace",
+  "timeout",
+  "chroot",
+  "taskset",
+  "chrt",
+  "flock",
+  "xargs",
+  "su",
+  "runuser",
+  "sg",
+  "script"
+])
 const SHELLS = /^(sh|bash|dash|zsh|ksh|ksh93|mksh|ash|yash|posh|fish|rbash)$/
 const RULES: ReadonlyArray<readonly [RegExp, (inv: Invocation) => void]> = [
   [SHELLS, shell],
@@ -425,7 +531,10 @@ const RULES: ReadonlyArray<readonly [RegExp, (inv: Invocation) => void]> = [
   [/^ssh$/, ssh],
   [/^(env)$/, wrapper({ argument: set("-u", "--unset", "-C", "--chdir"), code: set("-S", "--split-string"), assignments: true })],
   [/^(exec)$/, wrapper({ argument: set("-a") })],
-  [/^(command|builtin|nohup|setsid|unbuffer|caffeinate|busybox|sudo|doas)$/, wrapper({ argument: set("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U") })],
+  [
+    /^(command|builtin|nohup|setsid|unbuffer|caffeinate|busybox|sudo|doas)$/,
+    wrapper({ argument: set("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U") })
+  ],
   [/^(nice)$/, wrapper({ argument: set("-n", "--adjustment") })],
   [/^(ionice)$/, wrapper({ argument: set("-c", "-n", "--class", "--classdata") })],
   [/^(stdbuf)$/, wrapper({ argument: set("-i", "-o", "-e") })],
@@ -507,7 +616,8 @@ export const compileTemplate = (template: string): Template => {
   try {
     lexed = lex(template)
   } catch (error) {
-    if (error instanceof ShellSyntaxError) return { ok: false, refusal: { offset: error.offset, message: `${error.message}, so where {} stands is not certain` } }
+    if (error instanceof ShellSyntaxError)
+      return { ok: false, refusal: { offset: error.offset, message: `${error.message}, so where {} stands is not certain` } }
     throw error
   }
   const c = new Checker(template)
@@ -516,7 +626,7 @@ export const compileTemplate = (template: string): Template => {
     .flatMap((tokens) => tokens.flatMap((t) => (t.type === "word" ? t.word.placeholders : [])))
     .filter((p) => !c.exempt.has(p.offset))
     .sort((a, b) => a.offset - b.offset)
-  const hazard = lexed.hazards.find((h) => h.kind === "ansi-c" ? placeholders.length > 0 : true)
+  const hazard = lexed.hazards.find((h) => (h.kind === "ansi-c" ? placeholders.length > 0 : true))
   if (hazard !== undefined) return { ok: false, refusal: refusalOf(hazard) }
   if (c.refusal !== undefined) return { ok: false, refusal: c.refusal }
   let program = ""

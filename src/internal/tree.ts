@@ -13,11 +13,7 @@ interface Frame<N, R> {
  * Fold a tree bottom-up without recursion: `children` lists a node's children, `combine` builds
  * a node's result from its children's results (in order).
  */
-export const foldTree = <N, R>(
-  root: N,
-  children: (node: N) => ReadonlyArray<N>,
-  combine: (node: N, results: ReadonlyArray<R>) => R
-): R => {
+export const foldTree = <N, R>(root: N, children: (node: N) => ReadonlyArray<N>, combine: (node: N, results: ReadonlyArray<R>) => R): R => {
   const rootKids = children(root)
   if (rootKids.length === 0) return combine(root, [])
   const stack: Array<Frame<N, R>> = [{ node: root, kids: rootKids, results: [] }]

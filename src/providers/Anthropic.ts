@@ -174,21 +174,22 @@ export const make = (options: Options = {}): LanguageModelShape => {
     keyEnv: "ANTHROPIC_API_KEY"
   }
   // a new error for every call: each run's error is its own, with its own stack
-  const missingKey = apiKey === undefined || apiKey === ""
-    ? () => Resilience.fail(caller, "Auth", "no API key: set ANTHROPIC_API_KEY")
-    : undefined
-  const client = missingKey !== undefined ? undefined : Resilience.lazy(caller, "@anthropic-ai/sdk", async () => {
-    const { default: Anthropic } = await import("@anthropic-ai/sdk")
-    errors = Anthropic
-    return new Anthropic({
-      apiKey: apiKey!,
-      baseURL: options.baseUrl ?? "https://api.anthropic.com",
-      maxRetries: 0,
-      timeout: caller.policy.timeoutMs,
-      logLevel: "off",
-      ...(options.headers !== undefined ? { defaultHeaders: { ...options.headers } } : {})
-    })
-  })
+  const missingKey = apiKey === undefined || apiKey === "" ? () => Resilience.fail(caller, "Auth", "no API key: set ANTHROPIC_API_KEY") : undefined
+  const client =
+    missingKey !== undefined
+      ? undefined
+      : Resilience.lazy(caller, "@anthropic-ai/sdk", async () => {
+          const { default: Anthropic } = await import("@anthropic-ai/sdk")
+          errors = Anthropic
+          return new Anthropic({
+            apiKey: apiKey!,
+            baseURL: options.baseUrl ?? "https://api.anthropic.com",
+            maxRetries: 0,
+            timeout: caller.policy.timeoutMs,
+            logLevel: "off",
+            ...(options.headers !== undefined ? { defaultHeaders: { ...options.headers } } : {})
+          })
+        })
 
   const body = (request: ChatRequest): MessageCreateParamsBase => {
     const converted = toParams(request.messages)
@@ -221,9 +222,10 @@ export const make = (options: Options = {}): LanguageModelShape => {
         toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) })
       }
     }
-    const usage: Usage | undefined = message.usage === undefined || message.usage === null
-      ? undefined
-      : { inputTokens: message.usage.input_tokens ?? 0, outputTokens: message.usage.output_tokens ?? 0 }
+    const usage: Usage | undefined =
+      message.usage === undefined || message.usage === null
+        ? undefined
+        : { inputTokens: message.usage.input_tokens ?? 0, outputTokens: message.usage.output_tokens ?? 0 }
     return {
       text,
       ...(usage !== undefined ? { usage } : {}),
@@ -237,7 +239,8 @@ export const make = (options: Options = {}): LanguageModelShape => {
       if (client === undefined) return Effect.fail(missingKey!())
       const params = body(request)
       return Resilience.request(caller, async (signal) =>
-        fromMessage(await (await client()).messages.create(params as MessageCreateParamsNonStreaming, { signal })))
+        fromMessage(await (await client()).messages.create(params as MessageCreateParamsNonStreaming, { signal }))
+      )
     })
 
   const decoder = (): Resilience.Decoder<RawMessageStreamEvent> => {
@@ -318,11 +321,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
     Stream.suspend(() => {
       if (client === undefined) return Stream.fail(missingKey!())
       const params = body(request)
-      return Resilience.stream(
-        caller,
-        async (signal) => (await client()).messages.create({ ...params, stream: true }, { signal }),
-        decoder
-      )
+      return Resilience.stream(caller, async (signal) => (await client()).messages.create({ ...params, stream: true }, { signal }), decoder)
     })
 
   return { name, chat, stream }

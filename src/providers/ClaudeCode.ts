@@ -247,11 +247,15 @@ export const make = (options: Options = {}): ClaudeCodeModel => {
       child.on("error", (error: NodeJS.ErrnoException) => {
         exited = true
         if (error.code === "ENOENT" || error.code === "EACCES") {
-          resume(Effect.fail(Resilience.fail(
-            caller,
-            "Unavailable",
-            `cannot run the Claude Code CLI "${bin}" (${error.code === "ENOENT" ? "not found" : "not executable"}); install it or point the \`bin\` option or LAMBDAGENT_CLAUDE_BIN at it`
-          )))
+          resume(
+            Effect.fail(
+              Resilience.fail(
+                caller,
+                "Unavailable",
+                `cannot run the Claude Code CLI "${bin}" (${error.code === "ENOENT" ? "not found" : "not executable"}); install it or point the \`bin\` option or LAMBDAGENT_CLAUDE_BIN at it`
+              )
+            )
+          )
         } else {
           resume(Effect.fail(Resilience.fail(caller, "Unavailable", `cannot run "${bin}": ${error.message}`)))
         }
@@ -274,9 +278,7 @@ export const make = (options: Options = {}): ClaudeCodeModel => {
   const interpret = (result: RunResult): ChatResponse | ProviderError => {
     const output = parseOutput(result.stdout)
     if (output !== undefined && output["is_error"] === true) {
-      const text = typeof output["result"] === "string" && output["result"] !== ""
-        ? output["result"]
-        : String(output["subtype"] ?? "unknown error")
+      const text = typeof output["result"] === "string" && output["result"] !== "" ? output["result"] : String(output["subtype"] ?? "unknown error")
       return Resilience.fail(caller, reasonOf(text), `the CLI reported an error: ${text}`)
     }
     if (result.code !== 0) {
@@ -308,7 +310,8 @@ export const make = (options: Options = {}): ClaudeCodeModel => {
       return Effect.tap(Resilience.resilient(caller, attempt), (response) =>
         Effect.sync(() => {
           if (response.sessionId !== undefined) session = response.sessionId
-        }))
+        })
+      )
     })
 
   const stream = (request: ChatRequest): Stream.Stream<ChatChunk, ProviderError> =>

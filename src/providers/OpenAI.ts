@@ -149,9 +149,7 @@ const toTool = (tool: { readonly name: string; readonly description: string; rea
 })
 
 const toUsage = (usage: { readonly prompt_tokens?: number; readonly completion_tokens?: number } | null | undefined): Usage | undefined =>
-  usage === null || usage === undefined
-    ? undefined
-    : { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 }
+  usage === null || usage === undefined ? undefined : { inputTokens: usage.prompt_tokens ?? 0, outputTokens: usage.completion_tokens ?? 0 }
 
 /**
  * An OpenAI-compatible model.
@@ -190,24 +188,28 @@ export const make = (options: Options = {}): LanguageModelShape => {
     ...(apiKeyEnv !== undefined ? { keyEnv: apiKeyEnv } : {})
   }
   // a new error for every call: each run's error is its own, with its own stack
-  const missingKey = keyRequired && (apiKey === undefined || apiKey === "")
-    ? () => Resilience.fail(caller, "Auth", `no API key: set ${apiKeyEnv ?? "the apiKey option"}`)
-    : undefined
+  const missingKey =
+    keyRequired && (apiKey === undefined || apiKey === "")
+      ? () => Resilience.fail(caller, "Auth", `no API key: set ${apiKeyEnv ?? "the apiKey option"}`)
+      : undefined
 
-  const client = missingKey !== undefined ? undefined : Resilience.lazy(caller, "openai", async () => {
-    const { default: OpenAI } = await import("openai")
-    errors = OpenAI
-    return new OpenAI({
-      apiKey: apiKey !== undefined && apiKey !== "" ? apiKey : "no-key",
-      baseURL,
-      maxRetries: 0,
-      timeout: caller.policy.timeoutMs,
-      logLevel: "off",
-      organization: null,
-      project: null,
-      ...(options.headers !== undefined ? { defaultHeaders: { ...options.headers } } : {})
-    })
-  })
+  const client =
+    missingKey !== undefined
+      ? undefined
+      : Resilience.lazy(caller, "openai", async () => {
+          const { default: OpenAI } = await import("openai")
+          errors = OpenAI
+          return new OpenAI({
+            apiKey: apiKey !== undefined && apiKey !== "" ? apiKey : "no-key",
+            baseURL,
+            maxRetries: 0,
+            timeout: caller.policy.timeoutMs,
+            logLevel: "off",
+            organization: null,
+            project: null,
+            ...(options.headers !== undefined ? { defaultHeaders: { ...options.headers } } : {})
+          })
+        })
 
   const body = (request: ChatRequest, model: string): ChatCompletionCreateParamsBase => {
     const params: ChatCompletionCreateParamsBase = { model, messages: request.messages.map(toMessage) }
@@ -223,9 +225,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
     return params
   }
 
-  const prepare = (
-    request: ChatRequest
-  ): { readonly client: () => Promise<OpenAIClient>; readonly model: string } | ProviderError => {
+  const prepare = (request: ChatRequest): { readonly client: () => Promise<OpenAIClient>; readonly model: string } | ProviderError => {
     if (missingKey !== undefined || client === undefined) return missingKey!()
     const model = request.model ?? defaultModel
     if (model === undefined) return Resilience.fail(caller, "BadRequest", "no model: pass `model` in the request or the options")
@@ -309,10 +309,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
         caller,
         async (signal) => {
           const client = await ready.client()
-          return client.chat.completions.create(
-            { ...params, stream: true, stream_options: { include_usage: true } },
-            { signal }
-          )
+          return client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, { signal })
         },
         decoder
       )

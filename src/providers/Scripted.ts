@@ -61,10 +61,10 @@ export type Rule =
   | { readonly _tag: "Sequence"; readonly replies: ReadonlyArray<Reply> }
   | { readonly _tag: "Plan"; readonly steps: ReadonlyArray<string> }
   | {
-    readonly _tag: "Respond"
-    /** The reply to a request; a throw becomes a `ProviderError` of reason `BadResponse`. */
-    readonly respond: (request: ChatRequest) => Reply
-  }
+      readonly _tag: "Respond"
+      /** The reply to a request; a throw becomes a `ProviderError` of reason `BadResponse`. */
+      readonly respond: (request: ChatRequest) => Reply
+    }
 
 /**
  * Options of the scripted model.
@@ -140,7 +140,7 @@ export const lastObservation = (messages: ReadonlyArray<ChatMessage>): string =>
 
 /** A plan step with the observation in place: quoted (`"{{observation}}"`) as a JSON string, else as it is. */
 const fillObservation = (step: string, observation: string): string =>
-  step.replaceAll("\"{{observation}}\"", JSON.stringify(observation)).replaceAll("{{observation}}", observation)
+  step.replaceAll('"{{observation}}"', JSON.stringify(observation)).replaceAll("{{observation}}", observation)
 
 /**
  * Split a text into word chunks whose concatenation is the text: every word keeps its trailing
@@ -156,8 +156,7 @@ const fillObservation = (step: string, observation: string): string =>
  */
 export const words = (text: string): Array<string> => text.match(/\S+\s*|\s+/g) ?? []
 
-const isRule = (u: unknown): u is Rule =>
-  typeof u === "object" && u !== null && !Array.isArray(u) && typeof (u as { _tag?: unknown })._tag === "string"
+const isRule = (u: unknown): u is Rule => typeof u === "object" && u !== null && !Array.isArray(u) && typeof (u as { _tag?: unknown })._tag === "string"
 
 /**
  * A scripted model from a rule, a list of replies (a `Sequence`) or a function (`Respond`).
@@ -173,15 +172,13 @@ const isRule = (u: unknown): u is Rule =>
  * console.log(first.text) // "Paris"
  * ```
  */
-export const make = (
-  script: Rule | ReadonlyArray<Reply> | ((request: ChatRequest) => Reply),
-  options: Options = {}
-): LanguageModelShape => {
-  const rule: Rule = typeof script === "function"
-    ? { _tag: "Respond", respond: script }
-    : isRule(script)
-    ? script
-    : { _tag: "Sequence", replies: script as ReadonlyArray<Reply> }
+export const make = (script: Rule | ReadonlyArray<Reply> | ((request: ChatRequest) => Reply), options: Options = {}): LanguageModelShape => {
+  const rule: Rule =
+    typeof script === "function"
+      ? { _tag: "Respond", respond: script }
+      : isRule(script)
+        ? script
+        : { _tag: "Sequence", replies: script as ReadonlyArray<Reply> }
   const exhausted = (what: "script" | "plan", used: number, one: string, many: string) =>
     new ProviderError({ provider: name, reason: "Unavailable", message: `${name}: the ${what} is exhausted (${used} ${used === 1 ? one : many} used)` })
   const name = options.name ?? "scripted"
@@ -230,9 +227,7 @@ export const make = (
     if (typeof reply === "string") {
       return { text: reply, usage: { inputTokens: inputTokens(request.messages), outputTokens: estimateTokens(reply) }, model }
     }
-    return reply.usage !== undefined
-      ? reply
-      : { ...reply, usage: { inputTokens: inputTokens(request.messages), outputTokens: estimateTokens(reply.text) } }
+    return reply.usage !== undefined ? reply : { ...reply, usage: { inputTokens: inputTokens(request.messages), outputTokens: estimateTokens(reply.text) } }
   }
 
   const chat = (request: ChatRequest): Effect.Effect<ChatResponse, ProviderError> => {
@@ -305,8 +300,7 @@ export const fixed = (text: string, options?: Options): LanguageModelShape => ma
  * const model = Scripted.sequence(["a", "b"], { exhausted: "repeat-last" }) // a, b, b, b, …
  * ```
  */
-export const sequence = (replies: ReadonlyArray<Reply>, options?: Options): LanguageModelShape =>
-  make({ _tag: "Sequence", replies }, options)
+export const sequence = (replies: ReadonlyArray<Reply>, options?: Options): LanguageModelShape => make({ _tag: "Sequence", replies }, options)
 
 /**
  * A model that follows a recorded plan: the given replies in order, each with `{{observation}}`
@@ -341,8 +335,7 @@ export const plan = (steps: ReadonlyArray<string>, options?: Options): LanguageM
  * const counter = Scripted.respond((req) => `you sent ${req.messages.length} messages`)
  * ```
  */
-export const respond = (f: (request: ChatRequest) => Reply, options?: Options): LanguageModelShape =>
-  make({ _tag: "Respond", respond: f }, options)
+export const respond = (f: (request: ChatRequest) => Reply, options?: Options): LanguageModelShape => make({ _tag: "Respond", respond: f }, options)
 
 const specHelp = "expected scripted:echo, scripted:fixed:<text>, scripted:sequence:<JSON array of strings> or scripted:plan:<JSON array of strings>"
 
@@ -408,7 +401,5 @@ export const fromSpec = (spec: string, options?: Options): LanguageModelShape =>
  * const text = Effect.runSync(program.pipe(Effect.provide(Scripted.layer(["hello"])), Effect.map((r) => r.text)))
  * ```
  */
-export const layer = (
-  script: Rule | ReadonlyArray<Reply> | ((request: ChatRequest) => Reply),
-  options?: Options
-): Layer.Layer<LanguageModel> => Layer.sync(LanguageModel, () => make(script, options))
+export const layer = (script: Rule | ReadonlyArray<Reply> | ((request: ChatRequest) => Reply), options?: Options): Layer.Layer<LanguageModel> =>
+  Layer.sync(LanguageModel, () => make(script, options))

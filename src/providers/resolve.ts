@@ -108,9 +108,7 @@ const openAIPresets: ReadonlySet<string> = new Set<OpenAI.PresetName>(["openai",
  * ```
  */
 export const missingKey = (provider: string, env: Readonly<Record<string, string | undefined>> = process.env): string | undefined => {
-  const variable = provider === "anthropic"
-    ? "ANTHROPIC_API_KEY"
-    : (OpenAI.presets as Readonly<Record<string, OpenAI.Preset | undefined>>)[provider]?.apiKeyEnv
+  const variable = provider === "anthropic" ? "ANTHROPIC_API_KEY" : (OpenAI.presets as Readonly<Record<string, OpenAI.Preset | undefined>>)[provider]?.apiKeyEnv
   return variable !== undefined && (env[variable] ?? "") === "" ? variable : undefined
 }
 

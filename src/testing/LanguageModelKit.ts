@@ -72,16 +72,7 @@ export interface LanguageModelConformanceOptions {
   readonly timeoutMs?: number
 }
 
-const reasons: ReadonlyArray<ProviderErrorReason> = [
-  "Auth",
-  "RateLimited",
-  "Timeout",
-  "BadResponse",
-  "Server",
-  "Network",
-  "BadRequest",
-  "Unavailable"
-]
+const reasons: ReadonlyArray<ProviderErrorReason> = ["Auth", "RateLimited", "Timeout", "BadResponse", "Server", "Network", "BadRequest", "Unavailable"]
 
 const defaultRequest: ChatRequest = {
   messages: [{ role: "user", content: "Reply with the word pong." }],
@@ -139,63 +130,85 @@ export const languageModelConformance = (
   const timeout = options.timeoutMs ?? 10_000
 
   describe(`LanguageModel conformance: ${name}`, () => {
-    it("has a name", async () => {
-      const model = await make()
-      expect(typeof model.name).toBe("string")
-      expect(model.name.length).toBeGreaterThan(0)
-    }, timeout)
+    it(
+      "has a name",
+      async () => {
+        const model = await make()
+        expect(typeof model.name).toBe("string")
+        expect(model.name.length).toBeGreaterThan(0)
+      },
+      timeout
+    )
 
-    it("chat answers with text", async () => {
-      const model = await make()
-      const response = await Effect.runPromise(model.chat(request))
-      expect(typeof response.text).toBe("string")
-      if (options.expectedText !== undefined) expect(response.text).toBe(options.expectedText)
-      expectUsage(response.usage)
-      for (const call of response.toolCalls ?? []) {
-        expect(typeof call.id).toBe("string")
-        expect(typeof call.name).toBe("string")
-        expect(typeof call.arguments).toBe("string")
-      }
-    }, timeout)
+    it(
+      "chat answers with text",
+      async () => {
+        const model = await make()
+        const response = await Effect.runPromise(model.chat(request))
+        expect(typeof response.text).toBe("string")
+        if (options.expectedText !== undefined) expect(response.text).toBe(options.expectedText)
+        expectUsage(response.usage)
+        for (const call of response.toolCalls ?? []) {
+          expect(typeof call.id).toBe("string")
+          expect(typeof call.name).toBe("string")
+          expect(typeof call.arguments).toBe("string")
+        }
+      },
+      timeout
+    )
 
-    it("stream ends with one Finish chunk and its text equals the chat text", async () => {
-      const chatText = (await Effect.runPromise((await make()).chat(request))).text
-      const chunks: Array<ChatChunk> = await Effect.runPromise(Stream.runCollect((await make()).stream(request)))
-      expect(chunks.length).toBeGreaterThan(0)
-      const finishes = chunks.filter((c) => c._tag === "Finish")
-      expect(finishes.length).toBe(1)
-      expect(chunks[chunks.length - 1]!._tag).toBe("Finish")
-      const streamed = chunks.map((c) => (c._tag === "TextDelta" ? c.text : "")).join("")
-      expect(streamed).toBe(chatText)
-      const finish = finishes[0]!
-      if (finish._tag === "Finish") expectUsage(finish.usage)
-    }, timeout)
+    it(
+      "stream ends with one Finish chunk and its text equals the chat text",
+      async () => {
+        const chatText = (await Effect.runPromise((await make()).chat(request))).text
+        const chunks: Array<ChatChunk> = await Effect.runPromise(Stream.runCollect((await make()).stream(request)))
+        expect(chunks.length).toBeGreaterThan(0)
+        const finishes = chunks.filter((c) => c._tag === "Finish")
+        expect(finishes.length).toBe(1)
+        expect(chunks[chunks.length - 1]!._tag).toBe("Finish")
+        const streamed = chunks.map((c) => (c._tag === "TextDelta" ? c.text : "")).join("")
+        expect(streamed).toBe(chatText)
+        const finish = finishes[0]!
+        if (finish._tag === "Finish") expectUsage(finish.usage)
+      },
+      timeout
+    )
 
-    it.skipIf(options.slowRequest === undefined)("interrupting a call stops it", async () => {
-      const model = await make()
-      const slow = options.slowRequest!
-      const wait = options.interruptAfterMs ?? 50
-      for (const call of [model.chat(slow), Stream.runCollect(model.stream(slow))] as const) {
-        const started = Date.now()
-        const exit = await Effect.runPromise(Effect.gen(function*() {
-          const fiber = yield* Effect.forkChild(call as Effect.Effect<unknown, unknown>)
-          yield* Effect.sleep(wait)
-          yield* Fiber.interrupt(fiber)
-          return yield* Fiber.await(fiber)
-        }))
-        expect(Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause), "the call ends interrupted").toBe(true)
-        expect(Date.now() - started).toBeLessThan(wait + 2_000)
-        if (options.afterInterrupt !== undefined) await options.afterInterrupt()
-      }
-    }, timeout)
+    it.skipIf(options.slowRequest === undefined)(
+      "interrupting a call stops it",
+      async () => {
+        const model = await make()
+        const slow = options.slowRequest!
+        const wait = options.interruptAfterMs ?? 50
+        for (const call of [model.chat(slow), Stream.runCollect(model.stream(slow))] as const) {
+          const started = Date.now()
+          const exit = await Effect.runPromise(
+            Effect.gen(function* () {
+              const fiber = yield* Effect.forkChild(call as Effect.Effect<unknown, unknown>)
+              yield* Effect.sleep(wait)
+              yield* Fiber.interrupt(fiber)
+              return yield* Fiber.await(fiber)
+            })
+          )
+          expect(Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause), "the call ends interrupted").toBe(true)
+          expect(Date.now() - started).toBeLessThan(wait + 2_000)
+          if (options.afterInterrupt !== undefined) await options.afterInterrupt()
+        }
+      },
+      timeout
+    )
 
-    it.skipIf(options.failing === undefined)("failures are ProviderErrors", async () => {
-      const failing = options.failing!
-      const failingRequest = failing.request ?? request
-      const chatExit = await Effect.runPromiseExit((await failing.make()).chat(failingRequest))
-      expectProviderError(failureOf(chatExit), failing.reason)
-      const streamExit = await Effect.runPromiseExit(Stream.runCollect((await failing.make()).stream(failingRequest)))
-      expectProviderError(failureOf(streamExit), failing.reason)
-    }, timeout)
+    it.skipIf(options.failing === undefined)(
+      "failures are ProviderErrors",
+      async () => {
+        const failing = options.failing!
+        const failingRequest = failing.request ?? request
+        const chatExit = await Effect.runPromiseExit((await failing.make()).chat(failingRequest))
+        expectProviderError(failureOf(chatExit), failing.reason)
+        const streamExit = await Effect.runPromiseExit(Stream.runCollect((await failing.make()).stream(failingRequest)))
+        expectProviderError(failureOf(streamExit), failing.reason)
+      },
+      timeout
+    )
   })
 }

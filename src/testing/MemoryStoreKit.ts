@@ -136,21 +136,21 @@ export const memoryStoreConformance = (
     let counter = 0
     const freshNs = (label: string): string => `kit:${runId}:${label}:${++counter}`
 
-    const test = (
-      title: string,
-      maxEntries: number,
-      body: (store: MemoryStoreShape) => Promise<void>
-    ): void => {
-      it(title, async () => {
-        const s = await makeStore({ maxEntries })
-        pending.add(s)
-        try {
-          await body(s.store)
-        } finally {
-          pending.delete(s)
-          await s.cleanup?.()
-        }
-      }, timeout)
+    const test = (title: string, maxEntries: number, body: (store: MemoryStoreShape) => Promise<void>): void => {
+      it(
+        title,
+        async () => {
+          const s = await makeStore({ maxEntries })
+          pending.add(s)
+          try {
+            await body(s.store)
+          } finally {
+            pending.delete(s)
+            await s.cleanup?.()
+          }
+        },
+        timeout
+      )
     }
 
     test("put then get returns the entry", 100, async (store) => {
@@ -189,7 +189,10 @@ export const memoryStoreConformance = (
       assert.strictEqual((await run(store.get(ns, "a")))?.value, "second")
       const recent = await run(store.listRecent(ns, 10))
       assert.deepStrictEqual(keysOf(recent), ["a", "b"])
-      assert.deepStrictEqual(recent.map((e) => e.value), ["second", "other"])
+      assert.deepStrictEqual(
+        recent.map((e) => e.value),
+        ["second", "other"]
+      )
     })
 
     test("listRecent returns the newest writes first, up to the limit", 100, async (store) => {
@@ -198,7 +201,10 @@ export const memoryStoreConformance = (
       assert.deepStrictEqual(keysOf(await run(store.listRecent(ns, 3))), ["k9", "k8", "k7"])
       const all = await run(store.listRecent(ns, 100))
       assert.deepStrictEqual(keysOf(all), ["k9", "k8", "k7", "k6", "k5", "k4", "k3", "k2", "k1", "k0"])
-      assert.deepStrictEqual(all.map((e) => e.value), ["v9", "v8", "v7", "v6", "v5", "v4", "v3", "v2", "v1", "v0"])
+      assert.deepStrictEqual(
+        all.map((e) => e.value),
+        ["v9", "v8", "v7", "v6", "v5", "v4", "v3", "v2", "v1", "v0"]
+      )
       assert.deepStrictEqual(await run(store.listRecent(ns, 0)), [])
       assert.deepStrictEqual(await run(store.listRecent(ns, -1)), [])
       assert.strictEqual((await run(store.listRecent(ns, Number.MAX_SAFE_INTEGER))).length, 10)
@@ -304,7 +310,10 @@ export const memoryStoreConformance = (
         assert.strictEqual(entry?.value, v)
       }
       const recent = await run(store.listRecent(ns, 100))
-      assert.deepStrictEqual(recent.map((e) => [e.key, e.value]), [...pairs].reverse().map(([k, v]) => [k, v]))
+      assert.deepStrictEqual(
+        recent.map((e) => [e.key, e.value]),
+        [...pairs].reverse().map(([k, v]) => [k, v])
+      )
     })
 
     test("1 MB values round-trip", 100, async (store) => {
@@ -334,11 +343,13 @@ export const memoryStoreConformance = (
     test("concurrent overwrites of one key leave exactly one entry", 100, async (store) => {
       const ns = freshNs("same-key")
       const n = Math.min(fibers, 100)
-      await run(Effect.forEach(
-        Array.from({ length: n }, (_, i) => i),
-        (i) => store.put(ns, "shared", `writer ${i}`),
-        { concurrency: "unbounded", discard: true }
-      ))
+      await run(
+        Effect.forEach(
+          Array.from({ length: n }, (_, i) => i),
+          (i) => store.put(ns, "shared", `writer ${i}`),
+          { concurrency: "unbounded", discard: true }
+        )
+      )
       const all = await run(store.listRecent(ns, 10))
       assert.strictEqual(all.length, 1)
       assert.match(all[0]!.value, /^writer \d+$/)
@@ -347,11 +358,13 @@ export const memoryStoreConformance = (
 
     test("concurrent puts keep the namespace at exactly maxEntries", 5, async (store) => {
       const ns = freshNs("concurrent-lru")
-      await run(Effect.forEach(
-        Array.from({ length: 50 }, (_, i) => i),
-        (i) => store.put(ns, `k${i}`, `v${i}`),
-        { concurrency: "unbounded", discard: true }
-      ))
+      await run(
+        Effect.forEach(
+          Array.from({ length: 50 }, (_, i) => i),
+          (i) => store.put(ns, `k${i}`, `v${i}`),
+          { concurrency: "unbounded", discard: true }
+        )
+      )
       const left = await run(store.listRecent(ns, 100))
       assert.strictEqual(left.length, 5)
       for (const e of left) assert.strictEqual(e.value, `v${e.key.slice(1)}`)
@@ -388,11 +401,13 @@ export const memoryStoreConformance = (
       const putIfAbsent = store.putIfAbsent
       const ns = freshNs("if-absent-race")
       const n = Math.min(fibers, 100)
-      const won = await run(Effect.forEach(
-        Array.from({ length: n }, (_, i) => i),
-        (i) => putIfAbsent(ns, "claim", `writer ${i}`),
-        { concurrency: "unbounded" }
-      ))
+      const won = await run(
+        Effect.forEach(
+          Array.from({ length: n }, (_, i) => i),
+          (i) => putIfAbsent(ns, "claim", `writer ${i}`),
+          { concurrency: "unbounded" }
+        )
+      )
       const winners = won.flatMap((w, i) => (w ? [i] : []))
       assert.strictEqual(winners.length, 1)
       assert.strictEqual((await run(store.get(ns, "claim")))?.value, `writer ${winners[0]}`)

@@ -37,7 +37,9 @@ let install = { stdout: "", stderr: "" }
 
 beforeAll(() => {
   // the checkout's files (committed or not, as git would add them), without its build or installs
-  const files = succeed("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], root).stdout.split("\0").filter((f) => f !== "")
+  const files = succeed("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], root)
+    .stdout.split("\0")
+    .filter((f) => f !== "")
   for (const file of files) cpSync(join(root, file), join(rc, file), { recursive: true })
   symlinkSync(join(root, "node_modules"), join(rc, "node_modules"))
   node([join(root, "node_modules/@changesets/cli/bin.js"), "version"], rc)
@@ -48,18 +50,31 @@ beforeAll(() => {
 
   mkdirSync(hosts)
   const devTypes = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).devDependencies as Record<string, string>
-  writeFileSync(join(hosts, "package.json"), JSON.stringify({
-    name: "hosts",
-    private: true,
-    dependencies: { lambdagent: `file:${tarball}`, typescript: devTypes["typescript"], "@types/node": devTypes["@types/node"] }
-  }))
+  writeFileSync(
+    join(hosts, "package.json"),
+    JSON.stringify({
+      name: "hosts",
+      private: true,
+      dependencies: { lambdagent: `file:${tarball}`, typescript: devTypes["typescript"], "@types/node": devTypes["@types/node"] }
+    })
+  )
   const installed = succeed("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], hosts)
   install = { stdout: installed.stdout, stderr: installed.stderr }
 })
 
 describe("the tarball", () => {
   it("ships the build, the license, the changelog of the release, the YAML schema and the word vectors; no sources, no CommonJS build", () => {
-    for (const file of ["LICENSE", "CHANGELOG.md", "README.md", "package.json", "dist/plugins/yaml/schema.json", "dist/plugins/rag/word-vectors.bin", "dist/index.js", "dist/index.d.ts", "dist/cli/main.js"]) {
+    for (const file of [
+      "LICENSE",
+      "CHANGELOG.md",
+      "README.md",
+      "package.json",
+      "dist/plugins/yaml/schema.json",
+      "dist/plugins/rag/word-vectors.bin",
+      "dist/index.js",
+      "dist/index.d.ts",
+      "dist/cli/main.js"
+    ]) {
       expect(packed.files, file).toContain(file)
     }
     expect(packed.files.filter((f) => !/^(dist\/|LICENSE$|CHANGELOG\.md$|README\.md$|package\.json$)/.test(f))).toEqual([])
@@ -88,7 +103,11 @@ describe("the tarball", () => {
     spawnSync(process.execPath, [attw, tarball, "--format", "json"], { cwd: work, stdio: ["ignore", fd, "ignore"] })
     closeSync(fd)
     const json = JSON.parse(readFileSync(report, "utf8")) as { problems: Record<string, Array<{ resolutionKind?: string }>> }
-    const kinds = new Set(Object.values(json.problems).flat().map((p) => p.resolutionKind))
+    const kinds = new Set(
+      Object.values(json.problems)
+        .flat()
+        .map((p) => p.resolutionKind)
+    )
     expect([...kinds].filter((k) => k !== "node10" && k !== "node16-cjs")).toEqual([])
   })
 
@@ -133,17 +152,18 @@ const hostMatrix: ReadonlyArray<Host> = [
     type: "commonjs",
     compilerOptions: { module: "node16", moduleResolution: "node16" },
     // TypeScript's node16 predates require(esm): a CommonJS file there imports the package dynamically
-    source: [
-      `async function main(): Promise<void> {`,
-      `  const { Evaluator, Term, Value } = await import("lambdagent")`,
-      `  const { loadConfig } = await import("lambdagent/yaml")`,
-      `  const { defaultPath } = await import("lambdagent/sqlite")`,
-      `  const exact: import("lambdagent", { with: { "resolution-mode": "import" } }).Value.Value = Evaluator.evaluate(Term.parseText('{"add":[9007199254740993,0]}'))`,
-      `  const agent = loadConfig("type: simple\\nsystemPrompt: Say hi.\\n")`,
-      `  console.log(Value.toJsonText(exact), agent.type, "lambdagent agent file", defaultPath)`,
-      `}`,
-      `void main()`
-    ].join("\n") + "\n"
+    source:
+      [
+        `async function main(): Promise<void> {`,
+        `  const { Evaluator, Term, Value } = await import("lambdagent")`,
+        `  const { loadConfig } = await import("lambdagent/yaml")`,
+        `  const { defaultPath } = await import("lambdagent/sqlite")`,
+        `  const exact: import("lambdagent", { with: { "resolution-mode": "import" } }).Value.Value = Evaluator.evaluate(Term.parseText('{"add":[9007199254740993,0]}'))`,
+        `  const agent = loadConfig("type: simple\\nsystemPrompt: Say hi.\\n")`,
+        `  console.log(Value.toJsonText(exact), agent.type, "lambdagent agent file", defaultPath)`,
+        `}`,
+        `void main()`
+      ].join("\n") + "\n"
   }
 ]
 
@@ -168,10 +188,13 @@ const buildAndRun = async (host: Host): Promise<HostResult> => {
   const dir = join(hosts, host.name)
   mkdirSync(dir)
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: host.name, private: true, type: host.type }))
-  writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({
-    compilerOptions: { target: "es2023", strict: true, types: ["node"], resolveJsonModule: true, outDir: "out", ...host.compilerOptions },
-    files: ["index.ts"]
-  }))
+  writeFileSync(
+    join(dir, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: { target: "es2023", strict: true, types: ["node"], resolveJsonModule: true, outDir: "out", ...host.compilerOptions },
+      files: ["index.ts"]
+    })
+  )
   writeFileSync(join(dir, "index.ts"), host.source)
   const tsc = await spawnAsync([join(hosts, "node_modules/typescript/bin/tsc"), "-p", dir], dir)
   const compiled = { status: tsc.status, output: tsc.stdout + tsc.stderr }
@@ -198,7 +221,7 @@ describe("the installed command", () => {
   it("runs from node_modules/.bin: version, and exact integers", () => {
     const cli = join(hosts, "node_modules/lambdagent/dist/cli/main.js")
     expect(node([cli, "version"], hosts).stdout).toBe(`lambdagent ${packed.version}\nnode ${process.version}\n`)
-    expect(node([cli, "eval", "{\"add\":[9007199254740993,0]}"], hosts).stdout).toBe("9007199254740993\n")
+    expect(node([cli, "eval", '{"add":[9007199254740993,0]}'], hosts).stdout).toBe("9007199254740993\n")
     expect(readFileSync(join(hosts, "node_modules/.bin/lambdagent"), "utf8")).toMatch(/^#!\/usr\/bin\/env node\n/)
   })
 

@@ -24,16 +24,18 @@ const hello = { messages: [{ role: "user" as const, content: "hello" }] }
 
 describe("Anthropic provider", () => {
   it("chat: system prompt goes to the top-level field; text, usage and model are mapped", async () => {
-    const response = await run(model().chat({
-      messages: [
-        { role: "system", content: "Be brief." },
-        { role: "system", content: "Be kind." },
-        { role: "user", content: "hello" }
-      ],
-      model: "claude-x",
-      maxTokens: 99,
-      stop: ["END"]
-    }))
+    const response = await run(
+      model().chat({
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "system", content: "Be kind." },
+          { role: "user", content: "hello" }
+        ],
+        model: "claude-x",
+        maxTokens: 99,
+        stop: ["END"]
+      })
+    )
     expect(response).toEqual({ text: "echo: hello", usage: { inputTokens: 11, outputTokens: 4 }, model: "claude-test" })
     expect(server.requests).toHaveLength(1)
     const request = server.requests[0]!
@@ -69,17 +71,19 @@ describe("Anthropic provider", () => {
 
   it("tool calls: tools, tool_use and tool_result blocks round-trip", async () => {
     server.enqueue({ kind: "json", body: message({ text: "Let me look.", toolUses: [{ id: "toolu_2", name: "search", input: { q: "more" } }] }) })
-    const response = await run(model().chat({
-      messages: [
-        { role: "user", content: "find effect" },
-        { role: "assistant", content: "Searching.", toolCalls: [{ id: "toolu_1", name: "search", arguments: "{\"q\":\"effect\"}" }] },
-        { role: "tool", content: "result one", toolCallId: "toolu_1" },
-        { role: "tool", content: "result two", toolCallId: "toolu_1b" }
-      ],
-      tools: [{ name: "search", description: "Search", parameters: { type: "object", properties: { q: { type: "string" } } } }]
-    }))
+    const response = await run(
+      model().chat({
+        messages: [
+          { role: "user", content: "find effect" },
+          { role: "assistant", content: "Searching.", toolCalls: [{ id: "toolu_1", name: "search", arguments: '{"q":"effect"}' }] },
+          { role: "tool", content: "result one", toolCallId: "toolu_1" },
+          { role: "tool", content: "result two", toolCallId: "toolu_1b" }
+        ],
+        tools: [{ name: "search", description: "Search", parameters: { type: "object", properties: { q: { type: "string" } } } }]
+      })
+    )
     expect(response.text).toBe("Let me look.")
-    expect(response.toolCalls).toEqual([{ id: "toolu_2", name: "search", arguments: "{\"q\":\"more\"}" }])
+    expect(response.toolCalls).toEqual([{ id: "toolu_2", name: "search", arguments: '{"q":"more"}' }])
     const body = server.requests[0]!.body
     expect(body.tools).toEqual([{ name: "search", description: "Search", input_schema: { type: "object", properties: { q: { type: "string" } } } }])
     expect(body.messages).toEqual([
@@ -102,13 +106,13 @@ describe("Anthropic provider", () => {
   })
 
   it("tool calls: streams input_json_delta as tool call deltas numbered from 0", async () => {
-    server.enqueue({ kind: "sse", frames: toolUseEvents("Looking.", { id: "toolu_9", name: "search" }, ["{\"q\":", "\"effect\"}"]) })
+    server.enqueue({ kind: "sse", frames: toolUseEvents("Looking.", { id: "toolu_9", name: "search" }, ['{"q":', '"effect"}']) })
     const chunks = await collect(model().stream(hello))
     expect(textOf(chunks)).toBe("Looking.")
     const deltas = chunks.filter((c) => c._tag === "ToolCallDelta")
     expect(deltas[0]).toEqual({ _tag: "ToolCallDelta", index: 0, id: "toolu_9", name: "search", arguments: "" })
     expect(deltas.every((d) => d._tag === "ToolCallDelta" && d.index === 0)).toBe(true)
-    expect(deltas.map((d) => (d._tag === "ToolCallDelta" ? d.arguments : "")).join("")).toBe("{\"q\":\"effect\"}")
+    expect(deltas.map((d) => (d._tag === "ToolCallDelta" ? d.arguments : "")).join("")).toBe('{"q":"effect"}')
     expect(chunks[chunks.length - 1]).toEqual({ _tag: "Finish", usage: { inputTokens: 20, outputTokens: 15 }, model: "claude-test" })
   })
 
@@ -187,7 +191,7 @@ describe("Anthropic provider", () => {
   })
 
   it("malformed JSON → BadResponse, not retried", async () => {
-    server.enqueue({ kind: "raw", body: "{\"type\": \"message\", \"content\": [" })
+    server.enqueue({ kind: "raw", body: '{"type": "message", "content": [' })
     const error = await failure(model().chat(hello))
     expect(error.reason).toBe("BadResponse")
     expect(server.requests).toHaveLength(1)
@@ -236,10 +240,7 @@ describe("Anthropic provider", () => {
   })
 
   it("cancellation: interrupting chat aborts the HTTP request", async () => {
-    const exit = await interruptWhen(
-      model().chat({ messages: [{ role: "user", content: "__hang__" }] }),
-      () => server.waitForRequests(1)
-    )
+    const exit = await interruptWhen(model().chat({ messages: [{ role: "user", content: "__hang__" }] }), () => server.waitForRequests(1))
     expect(isInterrupted(exit)).toBe(true)
     await server.waitForEarlyCloses(1)
   })
@@ -269,9 +270,7 @@ describe("Anthropic provider", () => {
 
   it("layer provides the LanguageModel service", async () => {
     const program = LanguageModel.LanguageModel.use((m) => m.chat(hello))
-    const response = await Effect.runPromise(
-      program.pipe(Effect.provide(Anthropic.layer({ baseUrl: server.url, apiKey: key, ...fast })))
-    )
+    const response = await Effect.runPromise(program.pipe(Effect.provide(Anthropic.layer({ baseUrl: server.url, apiKey: key, ...fast }))))
     expect(response.text).toBe("echo: hello")
   })
 })

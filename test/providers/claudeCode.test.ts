@@ -76,7 +76,14 @@ afterAll(() => {
 const env = () => ({ ...process.env, FAKE_CLAUDE_LOG: logFile, FAKE_CLAUDE_PIDFILE: pidFile })
 
 const calls = (): Array<Array<string>> =>
-  fs.existsSync(logFile) ? fs.readFileSync(logFile, "utf8").trim().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l)) : []
+  fs.existsSync(logFile)
+    ? fs
+        .readFileSync(logFile, "utf8")
+        .trim()
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l))
+    : []
 
 const resetLog = () => fs.rmSync(logFile, { force: true })
 
@@ -101,45 +108,50 @@ describe("Claude Code provider", () => {
     resetLog()
     const model = ClaudeCode.make({ bin, env: env(), systemPrompt: "You are terse." })
     expect(model.name).toBe("claude-code")
-    const response = await run(model.chat({
-      messages: [{ role: "system", content: "Answer in English." }, { role: "user", content: "hello" }],
-      model: "sonnet"
-    }))
+    const response = await run(
+      model.chat({
+        messages: [
+          { role: "system", content: "Answer in English." },
+          { role: "user", content: "hello" }
+        ],
+        model: "sonnet"
+      })
+    )
     expect(response).toEqual({
       text: "claude says: hello",
       usage: { inputTokens: 15, outputTokens: 7 },
       model: "sonnet",
       sessionId: "sess-new"
     })
-    expect(calls()).toEqual([[
-      "-p",
-      "hello",
-      "--output-format",
-      "json",
-      "--system-prompt",
-      "You are terse.\n\nAnswer in English.",
-      "--model",
-      "sonnet"
-    ]])
+    expect(calls()).toEqual([["-p", "hello", "--output-format", "json", "--system-prompt", "You are terse.\n\nAnswer in English.", "--model", "sonnet"]])
   })
 
   it("appendSystemPrompt and extra args", async () => {
     resetLog()
     const model = ClaudeCode.make({ bin, env: env(), appendSystemPrompt: true, args: ["--max-turns", "2"] })
-    await run(model.chat({ messages: [{ role: "system", content: "extra" }, { role: "user", content: "x" }] }))
+    await run(
+      model.chat({
+        messages: [
+          { role: "system", content: "extra" },
+          { role: "user", content: "x" }
+        ]
+      })
+    )
     expect(calls()[0]).toEqual(["-p", "x", "--output-format", "json", "--append-system-prompt", "extra", "--max-turns", "2"])
   })
 
   it("without a session, several turns are sent as a transcript", async () => {
     resetLog()
     const model = ClaudeCode.make({ bin, env: env() })
-    await run(model.chat({
-      messages: [
-        { role: "user", content: "one" },
-        { role: "assistant", content: "two" },
-        { role: "user", content: "three" }
-      ]
-    }))
+    await run(
+      model.chat({
+        messages: [
+          { role: "user", content: "one" },
+          { role: "assistant", content: "two" },
+          { role: "user", content: "three" }
+        ]
+      })
+    )
     expect(calls()[0]![1]).toBe("User: one\n\nAssistant: two\n\nUser: three")
   })
 
@@ -157,13 +169,15 @@ describe("Claude Code provider", () => {
     const first = await run(model.chat(ask("remember 7")))
     expect(first.sessionId).toBe("sess-new")
     expect(model.sessionId()).toBe("sess-new")
-    const second = await run(model.chat({
-      messages: [
-        { role: "user", content: "remember 7" },
-        { role: "assistant", content: first.text },
-        { role: "user", content: "which number?" }
-      ]
-    }))
+    const second = await run(
+      model.chat({
+        messages: [
+          { role: "user", content: "remember 7" },
+          { role: "assistant", content: first.text },
+          { role: "user", content: "which number?" }
+        ]
+      })
+    )
     expect(second.text).toBe("resumed sess-new: which number?")
     const [a, b] = calls()
     expect(a).not.toContain("--resume")
@@ -196,7 +210,7 @@ describe("Claude Code provider", () => {
 
     const onPath = await failure(ClaudeCode.make({ env: { PATH: path.join(dir, "empty") } }).chat(ask("hi")))
     expect(onPath.reason).toBe("Unavailable")
-    expect(onPath.message).toContain("\"claude\"")
+    expect(onPath.message).toContain('"claude"')
   })
 
   it("a non-zero exit → a typed error with the exit code and stderr", async () => {

@@ -12,8 +12,7 @@ export const fast = { timeoutMs: 2_000, maxRetries: 3, backoffBaseMs: 1, backoff
 
 export const run = <A>(effect: Effect.Effect<A, ProviderError>): Promise<A> => Effect.runPromise(effect)
 
-export const collect = (stream: Stream.Stream<ChatChunk, ProviderError>): Promise<Array<ChatChunk>> =>
-  Effect.runPromise(Stream.runCollect(stream))
+export const collect = (stream: Stream.Stream<ChatChunk, ProviderError>): Promise<Array<ChatChunk>> => Effect.runPromise(Stream.runCollect(stream))
 
 /** The ProviderError an effect fails with; throws if it succeeds or dies. */
 export const failure = async (effect: Effect.Effect<unknown, ProviderError>): Promise<ProviderError> => {
@@ -33,22 +32,17 @@ export const streamFailure = async (
   return { chunks, error }
 }
 
-export const textOf = (chunks: ReadonlyArray<ChatChunk>): string =>
-  chunks.map((c) => (c._tag === "TextDelta" ? c.text : "")).join("")
+export const textOf = (chunks: ReadonlyArray<ChatChunk>): string => chunks.map((c) => (c._tag === "TextDelta" ? c.text : "")).join("")
 
 /** Run `effect` in the background, wait for `started`, interrupt it; resolves with how it ended. */
-export const interruptWhen = async (
-  effect: Effect.Effect<unknown, unknown>,
-  started: () => Promise<void>
-): Promise<Exit.Exit<unknown, unknown>> => {
+export const interruptWhen = async (effect: Effect.Effect<unknown, unknown>, started: () => Promise<void>): Promise<Exit.Exit<unknown, unknown>> => {
   const fiber = Effect.runFork(effect)
   await started()
   await Effect.runPromise(Fiber.interrupt(fiber))
   return Effect.runPromise(Fiber.await(fiber))
 }
 
-export const isInterrupted = (exit: Exit.Exit<unknown, unknown>): boolean =>
-  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)
+export const isInterrupted = (exit: Exit.Exit<unknown, unknown>): boolean => Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 

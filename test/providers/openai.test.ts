@@ -19,20 +19,24 @@ afterAll(async () => {
 })
 beforeEach(() => server.reset())
 
-const model = (options: OpenAI.Options = {}) =>
-  OpenAI.make({ preset: "openai", baseUrl: `${server.url}/v1`, apiKey: key, ...fast, ...options })
+const model = (options: OpenAI.Options = {}) => OpenAI.make({ preset: "openai", baseUrl: `${server.url}/v1`, apiKey: key, ...fast, ...options })
 
 const hello = { messages: [{ role: "user" as const, content: "hello" }] }
 
 describe("OpenAI provider", () => {
   it("chat: sends a Chat Completions request and maps text, usage and model", async () => {
-    const response = await run(model({ model: "gpt-test-model" }).chat({
-      messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "hello" }],
-      temperature: 0,
-      maxTokens: 64,
-      topP: 0.5,
-      stop: ["\n\n"]
-    }))
+    const response = await run(
+      model({ model: "gpt-test-model" }).chat({
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: "hello" }
+        ],
+        temperature: 0,
+        maxTokens: 64,
+        topP: 0.5,
+        stop: ["\n\n"]
+      })
+    )
     expect(response).toEqual({ text: "echo: hello", usage: { inputTokens: 5, outputTokens: 3 }, model: "gpt-test" })
     expect(server.requests).toHaveLength(1)
     const request = server.requests[0]!
@@ -41,7 +45,10 @@ describe("OpenAI provider", () => {
     expect(request.headers.authorization).toBe(`Bearer ${key}`)
     expect(request.body).toMatchObject({
       model: "gpt-test-model",
-      messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "hello" }],
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "hello" }
+      ],
       temperature: 0,
       max_completion_tokens: 64,
       top_p: 0.5,
@@ -74,37 +81,41 @@ describe("OpenAI provider", () => {
   it("tool calls: sends tools and tool messages, maps tool_calls back", async () => {
     server.enqueue({
       kind: "json",
-      body: completion({ text: null, toolCalls: [{ id: "call_2", name: "search", arguments: "{\"q\":\"more\"}" }] })
+      body: completion({ text: null, toolCalls: [{ id: "call_2", name: "search", arguments: '{"q":"more"}' }] })
     })
-    const response = await run(model().chat({
-      messages: [
-        { role: "user", content: "find effect" },
-        { role: "assistant", content: "", toolCalls: [{ id: "call_1", name: "search", arguments: "{\"q\":\"effect\"}" }] },
-        { role: "tool", content: "results…", toolCallId: "call_1" }
-      ],
-      tools: [{ name: "search", description: "Search", parameters: { type: "object", properties: { q: { type: "string" } } } }]
-    }))
+    const response = await run(
+      model().chat({
+        messages: [
+          { role: "user", content: "find effect" },
+          { role: "assistant", content: "", toolCalls: [{ id: "call_1", name: "search", arguments: '{"q":"effect"}' }] },
+          { role: "tool", content: "results…", toolCallId: "call_1" }
+        ],
+        tools: [{ name: "search", description: "Search", parameters: { type: "object", properties: { q: { type: "string" } } } }]
+      })
+    )
     expect(response.text).toBe("")
-    expect(response.toolCalls).toEqual([{ id: "call_2", name: "search", arguments: "{\"q\":\"more\"}" }])
+    expect(response.toolCalls).toEqual([{ id: "call_2", name: "search", arguments: '{"q":"more"}' }])
     const body = server.requests[0]!.body
-    expect(body.tools).toEqual([{
-      type: "function",
-      function: { name: "search", description: "Search", parameters: { type: "object", properties: { q: { type: "string" } } } }
-    }])
+    expect(body.tools).toEqual([
+      {
+        type: "function",
+        function: { name: "search", description: "Search", parameters: { type: "object", properties: { q: { type: "string" } } } }
+      }
+    ])
     expect(body.messages[1]).toEqual({
       role: "assistant",
       content: null,
-      tool_calls: [{ id: "call_1", type: "function", function: { name: "search", arguments: "{\"q\":\"effect\"}" } }]
+      tool_calls: [{ id: "call_1", type: "function", function: { name: "search", arguments: '{"q":"effect"}' } }]
     })
     expect(body.messages[2]).toEqual({ role: "tool", content: "results…", tool_call_id: "call_1" })
   })
 
   it("tool calls: streams tool_calls deltas", async () => {
-    server.enqueue({ kind: "sse", frames: toolCallFrames({ id: "call_9", name: "search", arguments: "" }, ["{\"q\":", "\"effect\"}"]) })
+    server.enqueue({ kind: "sse", frames: toolCallFrames({ id: "call_9", name: "search", arguments: "" }, ['{"q":', '"effect"}']) })
     const chunks = await collect(model().stream(hello))
     const deltas = chunks.filter((c) => c._tag === "ToolCallDelta")
     expect(deltas[0]).toEqual({ _tag: "ToolCallDelta", index: 0, id: "call_9", name: "search", arguments: "" })
-    expect(deltas.map((d) => d._tag === "ToolCallDelta" ? d.arguments : "").join("")).toBe("{\"q\":\"effect\"}")
+    expect(deltas.map((d) => (d._tag === "ToolCallDelta" ? d.arguments : "")).join("")).toBe('{"q":"effect"}')
     expect(chunks[chunks.length - 1]).toEqual({ _tag: "Finish", usage: { inputTokens: 7, outputTokens: 9 }, model: "gpt-test" })
   })
 
@@ -164,7 +175,7 @@ describe("OpenAI provider", () => {
   })
 
   it("malformed JSON → BadResponse, not retried", async () => {
-    server.enqueue({ kind: "raw", body: "{\"id\": \"x\", \"choices\": [" })
+    server.enqueue({ kind: "raw", body: '{"id": "x", "choices": [' })
     const error = await failure(model().chat(hello))
     expect(error.reason).toBe("BadResponse")
     expect(server.requests).toHaveLength(1)
@@ -222,10 +233,7 @@ describe("OpenAI provider", () => {
   })
 
   it("cancellation: interrupting chat aborts the HTTP request", async () => {
-    const exit = await interruptWhen(
-      model().chat({ messages: [{ role: "user", content: "__hang__" }] }),
-      () => server.waitForRequests(1)
-    )
+    const exit = await interruptWhen(model().chat({ messages: [{ role: "user", content: "__hang__" }] }), () => server.waitForRequests(1))
     expect(isInterrupted(exit)).toBe(true)
     await server.waitForEarlyCloses(1)
   })
@@ -240,7 +248,8 @@ describe("OpenAI provider", () => {
         Effect.sync(() => {
           if (chunk._tag === "TextDelta") received.push(chunk.text)
           gotFirst()
-        })),
+        })
+      ),
       () => first
     )
     expect(isInterrupted(exit)).toBe(true)
@@ -253,7 +262,15 @@ describe("OpenAI provider", () => {
     await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve))
     const port = (probe.address() as net.AddressInfo).port
     await new Promise<void>((resolve) => probe.close(() => resolve()))
-    const closed = OpenAI.make({ baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: key, model: "m", ...fast, backoffBaseMs: 50, backoffMaxMs: 1_000, maxRetries: 2 })
+    const closed = OpenAI.make({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      apiKey: key,
+      model: "m",
+      ...fast,
+      backoffBaseMs: 50,
+      backoffMaxMs: 1_000,
+      maxRetries: 2
+    })
     const { effect, sleeps } = recordingSleeps(closed.chat(hello))
     const error = await failure(effect)
     expect(error.reason).toBe("Network")
@@ -313,9 +330,7 @@ describe("OpenAI provider", () => {
 
   it("layer provides the LanguageModel service", async () => {
     const program = LanguageModel.LanguageModel.use((m) => m.chat(hello))
-    const response = await Effect.runPromise(
-      program.pipe(Effect.provide(OpenAI.layer({ baseUrl: `${server.url}/v1`, model: "m", ...fast })))
-    )
+    const response = await Effect.runPromise(program.pipe(Effect.provide(OpenAI.layer({ baseUrl: `${server.url}/v1`, model: "m", ...fast }))))
     expect(response.text).toBe("echo: hello")
   })
 })

@@ -16,7 +16,11 @@ const headers = (entries: Record<string, string>) => new Headers(entries)
 
 class FakeApiError extends Error {
   override readonly name = "APIError"
-  constructor(readonly status: number | undefined, readonly error: unknown, readonly headers: Headers | undefined) {
+  constructor(
+    readonly status: number | undefined,
+    readonly error: unknown,
+    readonly headers: Headers | undefined
+  ) {
     super(`${status ?? ""} failed`)
   }
 }
@@ -48,8 +52,9 @@ describe("resilience policy", () => {
   })
 
   it("only RateLimited, Server and Network are retryable", () => {
-    const retryable = (["Auth", "RateLimited", "Timeout", "BadResponse", "Server", "Network", "BadRequest", "Unavailable"] as const)
-      .filter((reason) => Resilience.isRetryable(new LanguageModel.ProviderError({ provider: "t", reason, message: "" })))
+    const retryable = (["Auth", "RateLimited", "Timeout", "BadResponse", "Server", "Network", "BadRequest", "Unavailable"] as const).filter((reason) =>
+      Resilience.isRetryable(new LanguageModel.ProviderError({ provider: "t", reason, message: "" }))
+    )
     assert.deepStrictEqual(retryable, ["RateLimited", "Server", "Network"])
   })
 
@@ -100,14 +105,12 @@ describe("resilience policy", () => {
   })
 
   it.effect("retries transient failures with exponential backoff (TestClock)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const c = caller({ maxRetries: 3 })
       const attempts: Array<number> = []
       const attempt = Effect.suspend(() => {
         attempts.push(attempts.length)
-        return attempts.length < 4
-          ? Effect.fail(Resilience.fail(c, "Server", "boom"))
-          : Effect.succeed("ok")
+        return attempts.length < 4 ? Effect.fail(Resilience.fail(c, "Server", "boom")) : Effect.succeed("ok")
       })
       const fiber = yield* Effect.forkChild(Resilience.resilient(c, attempt))
       yield* TestClock.adjust(0)
@@ -121,10 +124,11 @@ describe("resilience policy", () => {
       yield* TestClock.adjust(2000)
       assert.strictEqual(attempts.length, 4)
       assert.strictEqual(yield* Fiber.join(fiber), "ok")
-    }))
+    })
+  )
 
   it.effect("gives up after maxRetries and does not retry Auth", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const c = caller({ maxRetries: 2, backoffBaseMs: 1 })
       let count = 0
       const failing = Effect.suspend(() => {
@@ -143,10 +147,11 @@ describe("resilience policy", () => {
       })
       assert.strictEqual((yield* Effect.flip(Resilience.resilient(c, auth))).reason, "Auth")
       assert.strictEqual(authCount, 1)
-    }))
+    })
+  )
 
   it.effect("the per-attempt timeout fails with Timeout and interrupts the attempt", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const c = caller({ timeoutMs: 1_000 })
       let interrupted = false
       const never = Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => (interrupted = true))))
@@ -155,7 +160,8 @@ describe("resilience policy", () => {
       const error = yield* Fiber.join(fiber)
       assert.strictEqual(error.reason, "Timeout")
       assert.isTrue(interrupted)
-    }))
+    })
+  )
 
   it("lazy: loads once; a package that cannot be loaded is Unavailable", async () => {
     let loads = 0
@@ -163,21 +169,27 @@ describe("resilience policy", () => {
     assert.strictEqual(await ok(), 1)
     assert.strictEqual(await ok(), 1)
     const missing = Resilience.lazy(caller(), "missing-sdk", () => import("lambdagent-no-such-package" as string))
-    const error = await missing().then(() => undefined, (e: unknown) => e as LanguageModel.ProviderError)
+    const error = await missing().then(
+      () => undefined,
+      (e: unknown) => e as LanguageModel.ProviderError
+    )
     assert.strictEqual(error?.reason, "Unavailable")
     assert.include(error?.message, "missing-sdk")
   })
 
   it.live("request passes an AbortSignal that fires on interruption", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       let signal: AbortSignal | undefined
-      const fiber = yield* Effect.forkChild(Resilience.request(caller(), (s) => {
-        signal = s
-        return new Promise<never>(() => {})
-      }))
+      const fiber = yield* Effect.forkChild(
+        Resilience.request(caller(), (s) => {
+          signal = s
+          return new Promise<never>(() => {})
+        })
+      )
       yield* Effect.sleep(10)
       assert.isFalse(signal!.aborted)
       yield* Fiber.interrupt(fiber)
       assert.isTrue(signal!.aborted)
-    }))
+    })
+  )
 })

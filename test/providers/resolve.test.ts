@@ -35,7 +35,7 @@ describe("Providers.fromSpec", () => {
   it("scripted specs work end to end, with optional latency", async () => {
     expect((await run(Providers.fromSpec("scripted:fixed:Hello").chat(hello))).text).toBe("Hello")
     expect((await run(Providers.fromSpec("scripted:echo").chat(hello))).text).toBe("hello")
-    const seq = Providers.fromSpec("scripted:sequence:[\"a\",\"b\"]")
+    const seq = Providers.fromSpec('scripted:sequence:["a","b"]')
     expect((await run(seq.chat(hello))).text).toBe("a")
     expect((await run(seq.chat(hello))).text).toBe("b")
     const { effect, sleeps } = recordingSleeps(Providers.fromSpec("scripted:echo", { latencyMs: 50 }).chat(hello))

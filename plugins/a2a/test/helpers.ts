@@ -30,10 +30,13 @@ export const start = async (options: ServeOptions): Promise<Server> => {
 
 const listening = async (server: http.Server): Promise<string> => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
-  cleanups.push(() => new Promise<void>((resolve) => {
-    server.closeAllConnections()
-    server.close(() => resolve())
-  }))
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+  )
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
 
@@ -61,7 +64,10 @@ export const referenceServer = async (
   const app = express()
   const server = http.createServer(app)
   const base = await listening(server)
-  const card: AgentCard = { ...agentCard({ ...spec, url: `${base}/` }), capabilities: { streaming: spec.streaming ?? true, pushNotifications: false, extensions: [], extendedAgentCard: false } }
+  const card: AgentCard = {
+    ...agentCard({ ...spec, url: `${base}/` }),
+    capabilities: { streaming: spec.streaming ?? true, pushNotifications: false, extensions: [], extendedAgentCard: false }
+  }
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor)
   app.use("/.well-known/agent-card.json", agentCardHandler({ agentCardProvider: handler, legacyCompat: { enabled: true } }))
   app.post("/", express.json(), (req, _res, next) => {
@@ -80,18 +86,16 @@ export const sdkClient = async (server: Server, options: { readonly version?: "1
   const json = options.card ?? (await (await fetch(server.cardUrl, { headers: { "A2A-Version": "1.0" } })).json())
   const card = AgentCardCodec.fromJSON(json)
   const wanted = options.version ?? "1.0"
-  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })]
-  }))
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })]
+    })
+  )
   return factory.createFromAgentCard({ ...card, supportedInterfaces: card.supportedInterfaces.filter((i) => i.protocolVersion === wanted) })
 }
 
 /** POST a JSON-RPC request (or raw text) to our server's endpoint, with a 5 s limit. */
-export const rpc = (
-  url: string,
-  body: unknown,
-  init: { readonly headers?: Record<string, string>; readonly raw?: boolean } = {}
-): Promise<Response> =>
+export const rpc = (url: string, body: unknown, init: { readonly headers?: Record<string, string>; readonly raw?: boolean } = {}): Promise<Response> =>
   fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json", ...init.headers },
@@ -103,10 +107,16 @@ export const rpc = (
 export const raw = (url: string, headers: Record<string, string>, method = "POST", body = "{}"): Promise<{ status: number; body: string }> =>
   new Promise((resolve, reject) => {
     const target = new URL(url)
-    const req = http.request({ host: target.hostname, port: target.port, path: target.pathname, method, headers: { "content-type": "application/json", ...headers } }, (res) => {
-      let text = ""
-      res.setEncoding("utf8").on("data", (d: string) => (text += d)).on("end", () => resolve({ status: res.statusCode!, body: text }))
-    })
+    const req = http.request(
+      { host: target.hostname, port: target.port, path: target.pathname, method, headers: { "content-type": "application/json", ...headers } },
+      (res) => {
+        let text = ""
+        res
+          .setEncoding("utf8")
+          .on("data", (d: string) => (text += d))
+          .on("end", () => resolve({ status: res.statusCode!, body: text }))
+      }
+    )
     req.on("error", reject)
     req.end(method === "POST" ? body : undefined)
   })
@@ -114,6 +124,9 @@ export const raw = (url: string, headers: Record<string, string>, method = "POST
 /** The `data:` payloads of a whole event stream. */
 export const sseData = async (res: Response): Promise<Array<unknown>> =>
   (await res.text()).split("\n\n").flatMap((block) => {
-    const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6))
+    const data = block
+      .split("\n")
+      .filter((l) => l.startsWith("data: "))
+      .map((l) => l.slice(6))
     return data.length > 0 ? [JSON.parse(data.join("\n"))] : []
   })

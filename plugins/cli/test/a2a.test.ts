@@ -113,7 +113,9 @@ describe("an agent calls an A2A server in another process", () => {
     })
     const text = await runCli(["tools", client])
     expect(text.stdout).toMatch(/\[A2A\]\s+planner\s+http:\/\/127\.0\.0\.1:\d+\s+✓ reachable \(agent card "trip-planner", \d+ms\)/)
-    expect(text.stdout).toContain(`A2A agents:\n  planner: trip-planner (Plans short trips, day by day.), endpoint ${server.url}\n    skill Plan a trip: A day-by-day plan for a trip of a few days.`)
+    expect(text.stdout).toContain(
+      `A2A agents:\n  planner: trip-planner (Plans short trips, day by day.), endpoint ${server.url}\n    skill Plan a trip: A day-by-day plan for a trip of a few days.`
+    )
   })
 
   it("calls the planner by hand with tools --test", async () => {
@@ -132,9 +134,14 @@ describe("serve --a2a", () => {
   it("publishes any agent, with a bearer token the client sends from its headers", async () => {
     const server = await serve(["examples/agents/simple.yml", "--a2a", "--port", "0", "--model", "scripted:echo"], { LAMBDAGENT_TOKEN: "s3cret" })
     try {
-      const card = (await (await fetch(new URL(".well-known/agent-card.json", server.url), { headers: { "A2A-Version": "1.0" } })).json()) as { name: string; securitySchemes: unknown }
+      const card = (await (await fetch(new URL(".well-known/agent-card.json", server.url), { headers: { "A2A-Version": "1.0" } })).json()) as {
+        name: string
+        securitySchemes: unknown
+      }
       expect(card.securitySchemes).toEqual({ bearer: { httpAuthSecurityScheme: expect.objectContaining({ scheme: "Bearer" }) } })
-      const withToken = clientConfig(server.url, (yaml) => yaml.replace("      retryOnFail: 1\n", "      retryOnFail: 1\n      headers:\n        Authorization: Bearer ${PLANNER_TOKEN}\n"))
+      const withToken = clientConfig(server.url, (yaml) =>
+        yaml.replace("      retryOnFail: 1\n", "      retryOnFail: 1\n      headers:\n        Authorization: Bearer ${PLANNER_TOKEN}\n")
+      )
       const allowed = await runCli(["tools", withToken, "--test", "planner", "hello over A2A"], { env: { PLANNER_TOKEN: "s3cret" } })
       expect(allowed.stdout.trim()).toBe("hello over A2A")
       const refused = await runCli(["tools", withToken, "--test", "planner", "x"], { env: { PLANNER_TOKEN: "guess" } })
@@ -152,9 +159,13 @@ describe("serve --a2a", () => {
     const r = await runCli(["run", clientConfig(`http://127.0.0.1:${port}`), "Plan a trip", "--format", "json", "--model", CONCIERGE])
     expect(r.code).toBe(0)
     const out = JSON.parse(r.stdout) as RunJson
-    expect(out.trace.find((e) => e.kind === "tool")?.output).toBe(`[A2A_ERROR: planner: cannot fetch the agent card http://127.0.0.1:${port}/.well-known/agent-card.json: ECONNREFUSED]`)
+    expect(out.trace.find((e) => e.kind === "tool")?.output).toBe(
+      `[A2A_ERROR: planner: cannot fetch the agent card http://127.0.0.1:${port}/.well-known/agent-card.json: ECONNREFUSED]`
+    )
     const listed = await runCli(["tools", clientConfig(`http://127.0.0.1:${port}`), "--format", "json"])
-    expect((JSON.parse(listed.stdout) as { tools: Array<Record<string, any>> }).tools.find((t) => t.name === "planner")).toMatchObject({ reachability: { ok: false } })
+    expect((JSON.parse(listed.stdout) as { tools: Array<Record<string, any>> }).tools.find((t) => t.name === "planner")).toMatchObject({
+      reachability: { ok: false }
+    })
   })
 
   it("refuses --a2a with --mcp or --http (usage errors, exit 2)", async () => {

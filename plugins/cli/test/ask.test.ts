@@ -21,16 +21,19 @@ describe("lambdagent run with an ask step", () => {
     const run = await runCli(["run", config, "3 days in Rome", "--model", "scripted:echo", "--checkpoint", dir])
     expect(run.code).toBe(5)
     expect(run.stdout).toBe("")
-    expect(run.stderr).toContain("paused: the run asks \"Approve this plan, or say what to change.\" about: 3 days in Rome\n")
+    expect(run.stderr).toContain('paused: the run asks "Approve this plan, or say what to change." about: 3 days in Rome\n')
     const file = /answer with: lambdagent resume (\S+) --answer/.exec(run.stderr)?.[1]
     expect(file).toBeDefined()
 
     const show = await runCli(["checkpoints", "show", file!, "--format", "json"])
-    expect(JSON.parse(show.stdout)).toMatchObject({ waitingOn: "an answer to \"Approve this plan, or say what to change.\"", asking: { input: "3 days in Rome" } })
+    expect(JSON.parse(show.stdout)).toMatchObject({
+      waitingOn: 'an answer to "Approve this plan, or say what to change."',
+      asking: { input: "3 days in Rome" }
+    })
 
     const noAnswer = await runCli(["resume", file!])
     expect(noAnswer.code).toBe(2)
-    expect(noAnswer.stderr).toContain("the run is waiting for an answer to \"Approve this plan, or say what to change.\": give it with --answer")
+    expect(noAnswer.stderr).toContain('the run is waiting for an answer to "Approve this plan, or say what to change.": give it with --answer')
 
     const resumed = await runCli(["resume", file!, "--answer", "Approved; add the Vatican.", "--format", "json"])
     expect(resumed.stderr).toBe("")
@@ -70,7 +73,19 @@ describe("lambdagent resume", () => {
   it("rebuilds the term with the run's --max-steps and --temperature", async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), "resume-flags-"))
     try {
-      const args = ["examples/agents/react.yml", "What is 2 + 2?", "--model", "scripted:echo", "--max-steps", "2", "--temperature", "0.5", "--checkpoint", dir, "--quiet"]
+      const args = [
+        "examples/agents/react.yml",
+        "What is 2 + 2?",
+        "--model",
+        "scripted:echo",
+        "--max-steps",
+        "2",
+        "--temperature",
+        "0.5",
+        "--checkpoint",
+        dir,
+        "--quiet"
+      ]
       const run = await runCli(["run", ...args])
       expect(run.code).toBe(0)
       const first = (await fs.readdir(dir)).sort()[0]!

@@ -26,14 +26,16 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const text = messages.map((m) => m.content).join("|")
     const reply = `r${text.length % 97}:${text.slice(-12)}`
     res.setHeader("content-type", "application/json")
-    res.end(JSON.stringify({
-      id: "x",
-      object: "chat.completion",
-      created: 0,
-      model: "fake",
-      choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }],
-      usage: { prompt_tokens: text.length, completion_tokens: reply.length, total_tokens: text.length + reply.length }
-    }))
+    res.end(
+      JSON.stringify({
+        id: "x",
+        object: "chat.completion",
+        created: 0,
+        model: "fake",
+        choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }],
+        usage: { prompt_tokens: text.length, completion_tokens: reply.length, total_tokens: text.length + reply.length }
+      })
+    )
   })
 })
 let termFile = ""
@@ -41,7 +43,9 @@ let termFile = ""
 beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const port = (server.address() as AddressInfo).port
-  const llm = (system: string) => ({ llm: { system, conversation: false, model: { provider: "openai-compatible", name: "fake", baseUrl: `http://127.0.0.1:${port}/v1` } } })
+  const llm = (system: string) => ({
+    llm: { system, conversation: false, model: { provider: "openai-compatible", name: "fake", baseUrl: `http://127.0.0.1:${port}/v1` } }
+  })
   const stage = (i: number) => [
     llm(`s${i}`),
     { par: { branches: [{ compose: [llm(`a${i}`), { tool: "upper" }] }, llm(`b${i}`)], merge: "concat" } },
@@ -89,7 +93,9 @@ describe("lambdagent run --checkpoint, kill -9, lambdagent resume", () => {
     for (let k = 1; k <= total; k++) {
       const checkpoints = join(dir, `k${k}`)
       await runKilledAt(k, checkpoints)
-      const files = readdirSync(checkpoints).filter((f) => f.endsWith(".checkpoint.json")).sort()
+      const files = readdirSync(checkpoints)
+        .filter((f) => f.endsWith(".checkpoint.json"))
+        .sort()
       expect(files.length).toBeGreaterThan(0)
       const newest = join(checkpoints, files.at(-1)!)
       const recorded = (JSON.parse(readFileSync(newest, "utf8")) as { answers: Array<{ kind: string }> }).answers.filter((a) => a.kind === "llm").length

@@ -41,25 +41,28 @@ describe("lambdagent run", () => {
   })
 
   it("--tool adds a shell command a ReAct agent can call; --model picks the scripted model", async () => {
-    const agent = write("react.yml", [
-      "type: react",
-      "name: shell-user",
-      "systemPrompt: Use the tools.",
-      "model: {provider: openai, name: gpt-4o-mini}",
-      "react: {maxSteps: 3}",
-      "mcp:",
-      "  localTools: [terminate]"
-    ].join("\n"))
-    const script = JSON.stringify(["{\"tool\":\"shout\",\"args\":\"hello\"}", "{\"tool\":\"terminate\",\"args\":\"done\"}"])
+    const agent = write(
+      "react.yml",
+      [
+        "type: react",
+        "name: shell-user",
+        "systemPrompt: Use the tools.",
+        "model: {provider: openai, name: gpt-4o-mini}",
+        "react: {maxSteps: 3}",
+        "mcp:",
+        "  localTools: [terminate]"
+      ].join("\n")
+    )
+    const script = JSON.stringify(['{"tool":"shout","args":"hello"}', '{"tool":"terminate","args":"done"}'])
     const r = await runCli(["run", agent, "go", "--tool", "shout=printf '%s' {} | tr a-z A-Z", "--model", `scripted:sequence:${script}`, "--trace"])
     expect(r.code).toBe(0)
     expect(r.stdout).toBe("done\n")
     expect(r.stderr).toContain("Tool:shout")
-    expect(r.stderr).toContain("\"HELLO\"")
+    expect(r.stderr).toContain('"HELLO"')
   })
 
   it("a ReAct agent calls a tool of a local MCP server (lambdagent's own, over stdio)", async () => {
-    const script = JSON.stringify(["{\"tool\":\"run\",\"args\":{\"code\":{\"mul\":[6,7]},\"input\":null}}", "{\"tool\":\"terminate\",\"args\":\"42\"}"])
+    const script = JSON.stringify(['{"tool":"run","args":{"code":{"mul":[6,7]},"input":null}}', '{"tool":"terminate","args":"42"}'])
     const r = await runCli(["run", "examples/agents/calculator.yml", "6 times 7?", "--model", `scripted:sequence:${script}`, "--format", "json"])
     const out = JSON.parse(r.stdout)
     expect(out.result).toBe("42")
@@ -67,10 +70,28 @@ describe("lambdagent run", () => {
   })
 
   it("Ctrl+C cancels the run, exits 130 and writes the partial trace", async () => {
-    const agent = write("slow.yml", "type: react\nsystemPrompt: Wait.\nmodel: {provider: openai, name: gpt-4o-mini}\nreact: {maxSteps: 2}\nmcp:\n  localTools: [terminate]\n")
+    const agent = write(
+      "slow.yml",
+      "type: react\nsystemPrompt: Wait.\nmodel: {provider: openai, name: gpt-4o-mini}\nreact: {maxSteps: 2}\nmcp:\n  localTools: [terminate]\n"
+    )
     const traceFile = join(dir, "partial.json")
     const toolStarted = join(dir, "tool-started")
-    const child = spawn(process.execPath, [cliPath, "run", agent, "go", "--tool", `wait=touch '${toolStarted}' && sleep 30`, "--model", "scripted:fixed:{\"tool\":\"wait\",\"args\":\"x\"}", "--trace-file", traceFile], { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(
+      process.execPath,
+      [
+        cliPath,
+        "run",
+        agent,
+        "go",
+        "--tool",
+        `wait=touch '${toolStarted}' && sleep 30`,
+        "--model",
+        'scripted:fixed:{"tool":"wait","args":"x"}',
+        "--trace-file",
+        traceFile
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] }
+    )
     let err = ""
     child.stderr.on("data", (d) => (err += d))
     const closed = new Promise<number | null>((resolve) => child.on("close", resolve))
@@ -94,15 +115,18 @@ describe("lambdagent run", () => {
 
   it("a config with rag: answers from the user's documents, offline, on the default backend", async () => {
     const docs = join(process.cwd(), "examples", "rag", "docs")
-    const agent = write("rag.yml", [
-      "type: simple",
-      "systemPrompt: Answer from the context.",
-      "model: {provider: openai, name: gpt-4o-mini}",
-      "rag:",
-      `  source: ${JSON.stringify(docs)}`,
-      `  persistDirectory: ${JSON.stringify(join(dir, "rag-index"))}`,
-      "  topK: 2"
-    ].join("\n"))
+    const agent = write(
+      "rag.yml",
+      [
+        "type: simple",
+        "systemPrompt: Answer from the context.",
+        "model: {provider: openai, name: gpt-4o-mini}",
+        "rag:",
+        `  source: ${JSON.stringify(docs)}`,
+        `  persistDirectory: ${JSON.stringify(join(dir, "rag-index"))}`,
+        "  topK: 2"
+      ].join("\n")
+    )
     const r = await runCli(["run", agent, "How does the evaluator bound recursion?", "--quiet"])
     expect(r.code).toBe(0)
     expect(r.stdout).toContain("[Retrieved Context]")
@@ -229,7 +253,9 @@ describe("servers", () => {
     expect(client.getInstructions()).not.toContain("evolve")
     const result = await client.callTool({ name: "Report_writer", arguments: { input: "mcp input" } }, undefined, { onprogress: () => {} })
     expect((result.content as Array<{ text: string }>)[0]!.text).toBe("mcp input")
-    const progress = received.filter((m) => "method" in m && m.method === "notifications/progress").map((m) => (m as unknown as { params: { progress: number; message: string } }).params)
+    const progress = received
+      .filter((m) => "method" in m && m.method === "notifications/progress")
+      .map((m) => (m as unknown as { params: { progress: number; message: string } }).params)
     expect(progress.length).toBeGreaterThanOrEqual(3)
     expect(progress.map((p) => p.progress)).toEqual(progress.map((_, i) => i + 1))
     expect(progress[0]!.message).toBe("llm extract")

@@ -12,7 +12,7 @@ import { cliPath, runCli, startServe } from "./helpers.ts"
 
 const nested = (depth: number, open: string, leaf: string, close: string): string => `${open.repeat(depth)}${leaf}${close.repeat(depth)}`
 const arrays = nested(5000, "[", "1", "]")
-const objects = nested(5000, "{\"a\":", "1", "}")
+const objects = nested(5000, '{"a":', "1", "}")
 /** A long integer makes the parser keep integers exact; that path must take any depth too. */
 const exactArrays = nested(5000, "[", "1234567890123456789", "]")
 const identity = JSON.stringify({ lam: "x", body: { var: "x" } })

@@ -9,9 +9,9 @@ const square = JSON.stringify({ lam: "x", body: { mul: [{ var: "x" }, { var: "x"
 
 describe("lambdagent eval", () => {
   it("prints the JSON value of a term", async () => {
-    const r = await runCli(["eval", "{\"add\":[40,2]}"])
+    const r = await runCli(["eval", '{"add":[40,2]}'])
     expect(r).toMatchObject({ code: 0, stdout: "42\n", stderr: "" })
-    expect((await runCli(["eval", "{\"pair\":[1,[\"a\"]]}"])).stdout).toBe("{\"pair\":[1,[\"a\"]]}\n")
+    expect((await runCli(["eval", '{"pair":[1,["a"]]}'])).stdout).toBe('{"pair":[1,["a"]]}\n')
   })
 
   it("applies a term from a file to an input, and reads the term from stdin", async () => {
@@ -19,7 +19,7 @@ describe("lambdagent eval", () => {
     const file = join(dir, "square.json")
     writeFileSync(file, square)
     expect((await runCli(["eval", file, "--input", "7"])).stdout).toBe("49\n")
-    expect((await runCli(["eval", "-", "--input", "\"12\""], { stdin: square })).stdout).toBe("144\n")
+    expect((await runCli(["eval", "-", "--input", '"12"'], { stdin: square })).stdout).toBe("144\n")
   })
 
   it("accepts a UTF-8 byte-order mark; refuses invalid UTF-8 with the offset, never decoding lossily", async () => {
@@ -29,7 +29,7 @@ describe("lambdagent eval", () => {
     expect(await runCli(["eval", bom, "--input", "7"])).toMatchObject({ code: 0, stdout: "49\n" })
     expect((await runCli(["eval", "-", "--input", "3"], { stdin: `\uFEFF${square}` })).stdout).toBe("9\n")
     const bad = join(dir, "bad.json")
-    writeFileSync(bad, Buffer.concat([Buffer.from("{\"concat\":[\"a"), Buffer.from([0xff]), Buffer.from("\",\"b\"]}")]))
+    writeFileSync(bad, Buffer.concat([Buffer.from('{"concat":["a'), Buffer.from([0xff]), Buffer.from('","b"]}')]))
     const refused = await runCli(["eval", bad])
     expect(refused.code).toBe(1)
     expect(refused.stdout).toBe("")
@@ -40,7 +40,7 @@ describe("lambdagent eval", () => {
   })
 
   it("prints β-reductions with --trace, and a JSON object with --format json", async () => {
-    const id = "{\"app\":{\"func\":{\"lam\":\"x\",\"body\":{\"var\":\"x\"}},\"arg\":5}}"
+    const id = '{"app":{"func":{"lam":"x","body":{"var":"x"}},"arg":5}}'
     const text = await runCli(["eval", id, "--trace"])
     expect(text.stdout).toBe("5\n")
     expect(text.stderr).toContain("β[")
@@ -53,10 +53,13 @@ describe("lambdagent eval", () => {
   it("runs a named tool through continue round trips", async () => {
     const dir = mkdtempSync(join(tmpdir(), "lambdagent-cli-"))
     const tools = join(dir, "tools.json")
-    writeFileSync(tools, JSON.stringify({
-      countdown: { lam: "n", body: { if: { cond: { eq: [{ var: "n" }, 0] }, then: "done", else: { continue: { input: { sub: [{ var: "n" }, 1] } } } } } }
-    }))
-    const first = JSON.parse((await runCli(["eval", "{\"code_of\":\"countdown\"}", "--tools", tools])).stdout)
+    writeFileSync(
+      tools,
+      JSON.stringify({
+        countdown: { lam: "n", body: { if: { cond: { eq: [{ var: "n" }, 0] }, then: "done", else: { continue: { input: { sub: [{ var: "n" }, 1] } } } } } }
+      })
+    )
+    const first = JSON.parse((await runCli(["eval", '{"code_of":"countdown"}', "--tools", tools])).stdout)
     const code = JSON.stringify(first.quote)
     const step1 = JSON.parse((await runCli(["eval", code, "--tools", tools, "--as", "countdown", "--input", "2"])).stdout)
     expect(step1).toEqual({ type: "continuation", tool: "countdown", next_input: 1, step: 1 })
@@ -65,11 +68,11 @@ describe("lambdagent eval", () => {
   })
 
   it("reports errors as one line on stderr, exit 1 (JSON with --format json)", async () => {
-    const r = await runCli(["eval", "{\"div\":[1,0]}"])
+    const r = await runCli(["eval", '{"div":[1,0]}'])
     expect(r.code).toBe(1)
     expect(r.stdout).toBe("")
     expect(r.stderr).toBe("error: DivisionByZero: division by zero\n")
-    const j = await runCli(["eval", "{\"app\":{\"func\":{\"var\":1},\"arg\":2}}", "--format", "json"])
+    const j = await runCli(["eval", '{"app":{"func":{"var":1},"arg":2}}', "--format", "json"])
     expect(j.code).toBe(1)
     expect(JSON.parse(j.stderr)).toEqual({
       error: { kind: "TermParseError", message: "$.app.func.var: expected a variable name (string), found number", path: ["app", "func", "var"] }
@@ -77,15 +80,19 @@ describe("lambdagent eval", () => {
   })
 
   it("survives ugly input: malformed JSON, missing files, bad flags, budgets", async () => {
-    const malformed = await runCli(["eval", "{\"add\":[1,"])
+    const malformed = await runCli(["eval", '{"add":[1,'])
     expect(malformed.code).toBe(1)
     expect(malformed.stderr).toMatch(/^error: TermParseError: invalid JSON/)
     expect(malformed.stderr.split("\n").length).toBe(2)
     const missing = await runCli(["eval", "no-such-file.json"])
     expect(missing).toMatchObject({ code: 4, stderr: "error: FileNotFound: term file not found: no-such-file.json\n" })
-    expect(await runCli(["eval", "1", "--fuel", "zero"])).toMatchObject({ code: 2, stderr: "error: UsageError: --fuel expects a positive integer, got \"zero\"\n" })
+    expect(await runCli(["eval", "1", "--fuel", "zero"])).toMatchObject({
+      code: 2,
+      stderr: 'error: UsageError: --fuel expects a positive integer, got "zero"\n'
+    })
     expect((await runCli(["eval"])).code).toBe(2)
-    const omega = "{\"app\":{\"func\":{\"lam\":\"x\",\"body\":{\"app\":{\"func\":{\"var\":\"x\"},\"arg\":{\"var\":\"x\"}}}},\"arg\":{\"lam\":\"x\",\"body\":{\"app\":{\"func\":{\"var\":\"x\"},\"arg\":{\"var\":\"x\"}}}}}}"
+    const omega =
+      '{"app":{"func":{"lam":"x","body":{"app":{"func":{"var":"x"},"arg":{"var":"x"}}}},"arg":{"lam":"x","body":{"app":{"func":{"var":"x"},"arg":{"var":"x"}}}}}}'
     const budget = await runCli(["eval", omega, "--fuel", "100000"])
     expect(budget.code).toBe(1)
     expect(budget.stderr).toContain("BudgetExceeded")
@@ -96,7 +103,12 @@ describe("lambdagent eval", () => {
 })
 
 describe("lambdagent eval, bounded", () => {
-  const omega = JSON.stringify({ app: { func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }, arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } } } })
+  const omega = JSON.stringify({
+    app: {
+      func: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } },
+      arg: { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }
+    }
+  })
 
   it("a budget exhaustion in --format json carries the budget, the counters and the partial trace", async () => {
     const r = await runCli(["eval", omega, "--fuel", "40", "--trace", "--format", "json"])

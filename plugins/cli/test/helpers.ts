@@ -11,7 +11,10 @@ export interface CliResult {
 }
 
 /** Run the built `lambdagent` binary as a user would, with optional stdin (`cli`: another copy of it). */
-export const runCli = (args: ReadonlyArray<string>, options: { stdin?: string; cwd?: string; env?: Record<string, string>; timeoutMs?: number; cli?: string } = {}): Promise<CliResult> => {
+export const runCli = (
+  args: ReadonlyArray<string>,
+  options: { stdin?: string; cwd?: string; env?: Record<string, string>; timeoutMs?: number; cli?: string } = {}
+): Promise<CliResult> => {
   if (!existsSync(cliPath)) throw new Error("dist/cli/main.js is missing: run `npm run build` first")
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [options.cli ?? cliPath, ...args], {

@@ -17,7 +17,7 @@ const evolveAndRun = async (flags: ReadonlyArray<string>, code: unknown, input: 
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [cliPath, "mcp", "--store", ":memory:", ...flags], stderr: "ignore" }))
   try {
     const evolved = (await client.callTool({ name: "evolve", arguments: { name: "t", description: "", code } })) as CallToolResult
-    const ran = evolved.isError === true ? undefined : (await client.callTool({ name: "run", arguments: { tool: "t", input } })) as CallToolResult
+    const ran = evolved.isError === true ? undefined : ((await client.callTool({ name: "run", arguments: { tool: "t", input } })) as CallToolResult)
     return { evolved: evolved.structuredContent as Record<string, unknown>, text: (ran?.content[0] as { text: string } | undefined)?.text }
   } finally {
     await client.close()
@@ -32,16 +32,16 @@ describe("lambdagent mcp: capabilities of evolved tools", () => {
 
   it("--allow tool:NAME with --tool, and --allow llm with --model, let them run", async () => {
     const flags = ["--allow", "tool:echo", "--tool", "echo=echo {}", "--allow", "llm", "--model", "scripted:echo"]
-    expect((await evolveAndRun(flags, shout, "hi")).text).toBe("\"hi\"")
-    expect((await evolveAndRun(flags, ask, "hello")).text).toBe("\"hello\"")
+    expect((await evolveAndRun(flags, shout, "hi")).text).toBe('"hi"')
+    expect((await evolveAndRun(flags, ask, "hello")).text).toBe('"hello"')
     // granting one tool does not grant the model
     expect((await evolveAndRun(["--allow", "tool:echo", "--tool", "echo=echo {}"], ask, "x")).evolved).toMatchObject({ kind: "CapabilityDenied" })
   })
 
   it("--config FILE grants the same from a file", async () => {
     const config = join(dir, "server.yml")
-    writeFileSync(config, "allow: [\"tool:*\"]\ntools: [\"echo=echo {}\"]\n")
-    expect((await evolveAndRun(["--config", config], shout, "from config")).text).toBe("\"from config\"")
+    writeFileSync(config, 'allow: ["tool:*"]\ntools: ["echo=echo {}"]\n')
+    expect((await evolveAndRun(["--config", config], shout, "from config")).text).toBe('"from config"')
   })
 
   it("refuses grants it cannot honour as usage errors (exit 2)", async () => {
@@ -61,6 +61,6 @@ describe("lambdagent mcp: capabilities of evolved tools", () => {
     writeFileSync(bad, "allow: [llm]\nmodels: x\n")
     const r = await runCli(["mcp", "--config", bad], { stdin: "" })
     expect(r.code).toBe(2)
-    expect(r.stderr).toContain("unknown key \"models\"")
+    expect(r.stderr).toContain('unknown key "models"')
   })
 })

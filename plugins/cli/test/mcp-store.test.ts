@@ -64,7 +64,10 @@ const survivesRestart = async (first: string, second: string, env: Record<string
     expect(listed.tools.map((t) => t.name)).toEqual(["answer", "square"])
     const entry = listed.tools.find((t) => t.name === "square")!
     expect(entry.version).toBe(2)
-    expect(entry.versions.map((v) => [v.version, v.description])).toEqual([[1, "Squares"], [2, "Cubes now"]])
+    expect(entry.versions.map((v) => [v.version, v.description])).toEqual([
+      [1, "Squares"],
+      [2, "Cubes now"]
+    ])
     expect(valueOf(await call(b.client, "run", { code: "square", input: 3 }))).toBe(27)
     expect(valueOf(await call(b.client, "run", { code: "square", input: 3, version: 1 }))).toBe(9)
     expect(valueOf(await call(b.client, "square", { input: 2 }))).toBe(8)
@@ -75,20 +78,24 @@ const survivesRestart = async (first: string, second: string, env: Record<string
 }
 
 describe("lambdagent mcp --store", () => {
-  it.skipIf(redisUnavailable !== undefined)("redis://: tools and their versions survive a restart; redis: alone reads LAMBDAGENT_REDIS_URL", async () => {
-    const namespace = `mcp-${randomUUID()}`
-    const query = `?namespace=${namespace}&prefix=${encodeURIComponent(prefix)}`
-    const stderr = await survivesRestart(`${redisUrl}${query}`, `redis:${query}`, { LAMBDAGENT_REDIS_URL: redisUrl })
-    expect(stderr).toContain(`2 tools from redis ${redisUrl} (${namespace}/lambdagent/mcp-tools)`)
-    // the registry is one entry under the prefix, in the namespace asked for
-    const client = new Redis(redisUrl)
-    try {
-      const keys = await client.keys(`${prefix}*`)
-      expect(keys.some((k) => k.includes(namespace))).toBe(true)
-    } finally {
-      client.disconnect()
-    }
-  }, 60_000)
+  it.skipIf(redisUnavailable !== undefined)(
+    "redis://: tools and their versions survive a restart; redis: alone reads LAMBDAGENT_REDIS_URL",
+    async () => {
+      const namespace = `mcp-${randomUUID()}`
+      const query = `?namespace=${namespace}&prefix=${encodeURIComponent(prefix)}`
+      const stderr = await survivesRestart(`${redisUrl}${query}`, `redis:${query}`, { LAMBDAGENT_REDIS_URL: redisUrl })
+      expect(stderr).toContain(`2 tools from redis ${redisUrl} (${namespace}/lambdagent/mcp-tools)`)
+      // the registry is one entry under the prefix, in the namespace asked for
+      const client = new Redis(redisUrl)
+      try {
+        const keys = await client.keys(`${prefix}*`)
+        expect(keys.some((k) => k.includes(namespace))).toBe(true)
+      } finally {
+        client.disconnect()
+      }
+    },
+    60_000
+  )
 
   it("sqlite:PATH: tools and their versions survive a restart", async () => {
     const path = join(dir, "registry", "tools.db")
@@ -100,7 +107,7 @@ describe("lambdagent mcp --store", () => {
   const corruptEntry = async (spec: Parameters<typeof openPluginStore>[0], namespace: string) => {
     const opened = await openPluginStore(spec, "test")
     try {
-      await Effect.runPromise(opened.store.put(namespace, "lambdagent/mcp-tools", "{\"format\": \"something else\"}"))
+      await Effect.runPromise(opened.store.put(namespace, "lambdagent/mcp-tools", '{"format": "something else"}'))
     } finally {
       await opened.close()
     }
@@ -135,7 +142,7 @@ describe("lambdagent mcp --store", () => {
   it("a bad store value is a usage error", async () => {
     const r = await runCli(["mcp", "--store", "sqlite:tools.db?colour=blue"])
     expect(r.code).toBe(2)
-    expect(r.stderr).toBe("error: UsageError: --store sqlite:tools.db?colour=blue: unknown option \"colour\" (sqlite: takes ?namespace=NAME)\n")
+    expect(r.stderr).toBe('error: UsageError: --store sqlite:tools.db?colour=blue: unknown option "colour" (sqlite: takes ?namespace=NAME)\n')
   })
 
   it("without ioredis installed, a redis store names the package to install", async () => {

@@ -29,6 +29,6 @@ describe("lambdagent with many agents", () => {
     expect(desk.stdout).toMatch(/Handoff_\{depth≤2\}\(/)
     const compiled = await runCli(["compile", "examples/agents/review-chat.yml", "--format", "json"])
     expect(compiled.code).toBe(0)
-    expect(compiled.stdout).toContain("\"llmCalls\": 13")
+    expect(compiled.stdout).toContain('"llmCalls": 13')
   })
 })

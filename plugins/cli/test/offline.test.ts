@@ -37,7 +37,7 @@ describe("lambdagent run with no provider reachable", () => {
     const r = await runCli(["run", "examples/agents/calculator.yml", "What is 2 + 2?"], { env: noKeys })
     expect(r.code).toBe(0)
     expect(r.stdout).toBe("What is 2 + 2?\n")
-    expect(r.stderr).toContain("running on the offline scripted model, which echoes its input (the demo plan of calculator.yml is for \"What is 19 + 23?\")")
+    expect(r.stderr).toContain('running on the offline scripted model, which echoes its input (the demo plan of calculator.yml is for "What is 19 + 23?")')
   })
 
   it("--quiet keeps a demo run's stderr empty", async () => {
@@ -50,6 +50,8 @@ describe("lambdagent run with no provider reachable", () => {
     const r = await runCli(["run", join(dir, "memory.yml"), "my name is Ada"], { env: noKeys })
     expect(r.code).toBe(0)
     expect(r.stdout).toBe("my name is Ada\n")
-    expect(r.stderr).toContain("[ollama: no Ollama server is listening at localhost:11434; running on the offline scripted model, which echoes its input. For a real model: start one (ollama serve), or pass --model provider:name.]")
+    expect(r.stderr).toContain(
+      "[ollama: no Ollama server is listening at localhost:11434; running on the offline scripted model, which echoes its input. For a real model: start one (ollama serve), or pass --model provider:name.]"
+    )
   })
 })

@@ -33,13 +33,13 @@ describe("plugins written outside lambdagent", () => {
     const listed = await runCli(["tools", "examples/agents/react.yml", "--plugin", plugin, "--format", "json"])
     const tools = JSON.parse(listed.stdout) as { tools: Array<{ name: string; kind: string }> }
     expect(tools.tools.find((t) => t.name === "text_stats")).toMatchObject({ kind: "text-stats" })
-    const script = JSON.stringify(["{\"tool\":\"text_stats\",\"args\":\"a b c\"}", "{\"tool\":\"terminate\",\"args\":\"three words\"}"])
+    const script = JSON.stringify(['{"tool":"text_stats","args":"a b c"}', '{"tool":"terminate","args":"three words"}'])
     const agent = write("counter.yml", "type: react\nsystemPrompt: Count.\nreact: {maxSteps: 3}\nmcp:\n  localTools: [terminate]\n")
     const run = await runCli(["run", agent, "count", "--plugin", plugin, "--model", `scripted:sequence:${script}`, "--format", "json"])
     expect(run.code, run.stderr).toBe(0)
     const out = JSON.parse(run.stdout)
     expect(out.result).toBe("three words")
-    expect(out.trace.find((e: { kind: string }) => e.kind === "tool")).toMatchObject({ name: "text_stats", output: "{\"lines\":1,\"words\":3,\"characters\":5}" })
+    expect(out.trace.find((e: { kind: string }) => e.kind === "tool")).toMatchObject({ name: "text_stats", output: '{"lines":1,"words":3,"characters":5}' })
   })
 
   it("a plugin that is missing, or does not export a plugin, is refused with a clear line", async () => {
@@ -49,7 +49,11 @@ describe("plugins written outside lambdagent", () => {
     const wrong = await runCli(["--plugin", write("wrong.mjs", "export default 42\n"), "version"])
     expect(wrong.code).toBe(2)
     expect(wrong.stderr).toContain("must export a plugin ({ name, … }) or a list of them")
-    const clash = await runCli(["--plugin", write("clash.mjs", "export default { name: 'clash', commands: [{ name: 'run', description: 'x', run: async () => 0 }] }\n"), "version"])
+    const clash = await runCli([
+      "--plugin",
+      write("clash.mjs", "export default { name: 'clash', commands: [{ name: 'run', description: 'x', run: async () => 0 }] }\n"),
+      "version"
+    ])
     expect(clash.code).toBe(2)
     expect(clash.stderr).toContain("the command \"run\" is lambdagent's own or another plugin's")
   })

@@ -35,7 +35,9 @@ const plan = 'scripted:plan:["{\\"tool\\":\\"upper\\",\\"args\\":\\"hello\\"}","
 const tool = ["--tool", `upper=sh -c 'echo x >> "$1"; printf %s "$2" | tr a-z A-Z' sh ${toolRuns} {}`]
 const toolRunCount = () => {
   try {
-    return readFileSync(toolRuns, "utf8").split("\n").filter((l) => l !== "").length
+    return readFileSync(toolRuns, "utf8")
+      .split("\n")
+      .filter((l) => l !== "").length
   } catch {
     return 0
   }
@@ -73,7 +75,9 @@ describe("lambdagent replay", () => {
     expect(out.code).toBe(6)
     expect(out.stdout).toBe("")
     const [first, recordedLine, newLine] = out.stderr.split("\n")
-    expect(first).toMatch(/^error: ReplayDivergence: the run diverged at step \d+, request 1: an LLM call \(Helper\.think\) differs from the recorded one: system is /)
+    expect(first).toMatch(
+      /^error: ReplayDivergence: the run diverged at step \d+, request 1: an LLM call \(Helper\.think\) differs from the recorded one: system is /
+    )
     expect(recordedLine).toContain('"system":"You answer by calling')
     expect(newLine).toContain('"system":"You reply by calling')
     expect(toolRunCount()).toBe(1)
@@ -146,7 +150,9 @@ describe("lambdagent trace diff", () => {
     expect(diff.prompts.map((p: { key: string }) => p.key)).toEqual(["1", "3"])
     expect(diff.prompts[0].a.system).toContain("You answer")
     expect(diff.prompts[0].b.system).toContain("You reply")
-    expect(diff.tools).toEqual([{ key: "2", name: "upper", a: { name: "upper", input: "hello", output: "HELLO" }, b: { name: "upper", input: "bye", output: "BYE" } }])
+    expect(diff.tools).toEqual([
+      { key: "2", name: "upper", a: { name: "upper", input: "hello", output: "HELLO" }, b: { name: "upper", input: "bye", output: "BYE" } }
+    ])
     expect(Object.keys(diff.totals.delta)).toEqual(["events", "llmCalls", "toolCalls", "tokens", "durationMs"])
     expect(diff.totals.delta.events).toBe(0)
     expect(diff.totals.delta.tokens).toBe(diff.totals.b.tokens - diff.totals.a.tokens)
@@ -170,7 +176,8 @@ describe("lambdagent trace diff", () => {
 
   it("a step only one run took is added or removed, and the rest stays aligned", async () => {
     const longer = join(dir, "longer.json")
-    const twice = 'scripted:plan:["{\\"tool\\":\\"upper\\",\\"args\\":\\"hello\\"}","{\\"tool\\":\\"upper\\",\\"args\\":\\"again\\"}","{\\"tool\\":\\"terminate\\",\\"args\\":\\"{{observation}}!\\"}"]'
+    const twice =
+      'scripted:plan:["{\\"tool\\":\\"upper\\",\\"args\\":\\"hello\\"}","{\\"tool\\":\\"upper\\",\\"args\\":\\"again\\"}","{\\"tool\\":\\"terminate\\",\\"args\\":\\"{{observation}}!\\"}"]'
     await runCli(["run", config, "say hi", ...tool, "--model", twice, "--trace-file", longer, "--quiet"], { env })
     const diff = JSON.parse((await runCli(["trace", "diff", recorded, longer, "--format", "json"], { env })).stdout)
     const statuses = diff.steps.map((s: { status: string }) => s.status)
@@ -181,7 +188,7 @@ describe("lambdagent trace diff", () => {
 
   it("a bad trace file is one line naming it", async () => {
     const bad = join(dir, "bad.json")
-    writeFileSync(bad, "{\"trace\": [")
+    writeFileSync(bad, '{"trace": [')
     const out = await runCli(["trace", "diff", recorded, bad])
     expect(out.code).toBe(1)
     expect(out.stderr.trimEnd().split("\n")).toHaveLength(1)

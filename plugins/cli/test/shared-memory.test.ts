@@ -109,10 +109,10 @@ describe("lambdagent run with sharedMemory", () => {
   it("a ReAct agent writes, is refused an overwrite (an observation, not a silent change), and reads the kept value", async () => {
     const file = reactFile("react-local.yml", ["strategy: local", "appendOnly: true"])
     const script = JSON.stringify([
-      "{\"tool\":\"shared_write\",\"args\":{\"key\":\"plan\",\"value\":\"v1\"}}",
-      "{\"tool\":\"shared_write\",\"args\":{\"key\":\"plan\",\"value\":\"v2\"}}",
-      "{\"tool\":\"shared_read\",\"args\":\"plan\"}",
-      "{\"tool\":\"terminate\",\"args\":\"done\"}"
+      '{"tool":"shared_write","args":{"key":"plan","value":"v1"}}',
+      '{"tool":"shared_write","args":{"key":"plan","value":"v2"}}',
+      '{"tool":"shared_read","args":"plan"}',
+      '{"tool":"terminate","args":"done"}'
     ])
     const r = await runCli(["run", file, "go", "--model", `scripted:sequence:${script}`, "--format", "json"])
     expect(r.code, r.stderr).toBe(0)
@@ -120,19 +120,19 @@ describe("lambdagent run with sharedMemory", () => {
     expect(result).toBe("done")
     const tools = trace.filter((e) => e.kind === "tool")
     expect(tools.map((e) => e.name)).toEqual(["shared_memory_context", "shared_write", "shared_write", "shared_read"])
-    expect(tools[1]!.output).toBe("wrote \"plan\"")
+    expect(tools[1]!.output).toBe('wrote "plan"')
     expect(tools[2]!.output).toBe(
-      "[TOOL_ERROR] shared_write: \"plan\" is already bound and shared memory \"shared\" is append-only: a bound key is never replaced (append a new version instead)"
+      '[TOOL_ERROR] shared_write: "plan" is already bound and shared memory "shared" is append-only: a bound key is never replaced (append a new version instead)'
     )
     expect(tools[3]!.output).toBe("v1")
   })
 
   it("parallel ReAct branches append to one local memory in one run", async () => {
     const script = JSON.stringify([
-      "{\"tool\":\"shared_append\",\"args\":{\"key\":\"notes\",\"value\":\"n\"}}",
-      "{\"tool\":\"shared_append\",\"args\":{\"key\":\"notes\",\"value\":\"n\"}}",
-      "{\"tool\":\"terminate\",\"args\":\"ok\"}",
-      "{\"tool\":\"terminate\",\"args\":\"ok\"}"
+      '{"tool":"shared_append","args":{"key":"notes","value":"n"}}',
+      '{"tool":"shared_append","args":{"key":"notes","value":"n"}}',
+      '{"tool":"terminate","args":"ok"}',
+      '{"tool":"terminate","args":"ok"}'
     ])
     const branches = write("branches.yml", [
       "type: parallel",
@@ -149,7 +149,7 @@ describe("lambdagent run with sharedMemory", () => {
     expect(r.code, r.stderr).toBe(0)
     const { result, trace } = JSON.parse(r.stdout) as { result: string; trace: Array<{ kind: string; name: string; output: string }> }
     expect(result).toBe("ok\n\nok")
-    expect(trace.filter((e) => e.name === "shared_append").map((e) => e.output)).toEqual(["appended to \"notes\"", "appended to \"notes\""])
+    expect(trace.filter((e) => e.name === "shared_append").map((e) => e.output)).toEqual(['appended to "notes"', 'appended to "notes"'])
   })
 
   it("sqlite: two processes append concurrently to one file and no note is lost", async () => {
@@ -166,19 +166,23 @@ describe("lambdagent run with sharedMemory", () => {
     for (const id of ["a", "b"]) expect(notes.filter((n) => n.startsWith(`${id}-`))).toEqual(Array.from({ length: 25 }, (_, i) => `${id}-${i}`))
   }, 120_000)
 
-  it.skipIf(redisUnavailable !== undefined)("redis: two processes append concurrently and no note is lost", async () => {
-    const ns = `notes-${randomUUID()}`
-    redisNamespaces.push(ns)
-    const file = reactFile("react-redis.yml", ["strategy: redis", `url: ${redisUrl}`, `namespace: ${ns}`, "appendOnly: true"])
-    const [a, b] = await Promise.all([
-      runCli(["run", file, "go", "--model", appender("a", 25), "--quiet"]),
-      runCli(["run", file, "go", "--model", appender("b", 25), "--quiet"])
-    ])
-    expect([a.code, b.code], a.stderr + b.stderr).toEqual([0, 0])
-    const notes = await redisHistory(ns, "notes")
-    expect(notes).toHaveLength(50)
-    for (const id of ["a", "b"]) expect(notes.filter((n) => n.startsWith(`${id}-`))).toEqual(Array.from({ length: 25 }, (_, i) => `${id}-${i}`))
-  }, 120_000)
+  it.skipIf(redisUnavailable !== undefined)(
+    "redis: two processes append concurrently and no note is lost",
+    async () => {
+      const ns = `notes-${randomUUID()}`
+      redisNamespaces.push(ns)
+      const file = reactFile("react-redis.yml", ["strategy: redis", `url: ${redisUrl}`, `namespace: ${ns}`, "appendOnly: true"])
+      const [a, b] = await Promise.all([
+        runCli(["run", file, "go", "--model", appender("a", 25), "--quiet"]),
+        runCli(["run", file, "go", "--model", appender("b", 25), "--quiet"])
+      ])
+      expect([a.code, b.code], a.stderr + b.stderr).toEqual([0, 0])
+      const notes = await redisHistory(ns, "notes")
+      expect(notes).toHaveLength(50)
+      for (const id of ["a", "b"]) expect(notes.filter((n) => n.startsWith(`${id}-`))).toEqual(Array.from({ length: 25 }, (_, i) => `${id}-${i}`))
+    },
+    120_000
+  )
 
   it.skipIf(redisUnavailable !== undefined)("redis without a url uses LAMBDAGENT_REDIS_URL", async () => {
     const ns = `env-${randomUUID()}`

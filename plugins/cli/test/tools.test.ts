@@ -78,33 +78,36 @@ describe("lambdagent tools: listing", () => {
       deadPort = (probe.address() as AddressInfo).port
       await new Promise<void>((resolve) => probe.close(() => resolve()))
       dir = mkdtempSync(join(tmpdir(), "lambdagent-tools-"))
-      writeFileSync(join(dir, "probe.yml"), [
-        "name: Probe",
-        "type: react",
-        "systemPrompt: Use the tools.",
-        "react:",
-        "  maxSteps: 3",
-        "mcp:",
-        "  localTools: [terminate]",
-        "mcpServers:",
-        "  - name: live",
-        "    transport: http",
-        `    url: http://127.0.0.1:${livePort}/mcp`,
-        "    tools: [live_tool]",
-        "  - name: dead",
-        "    transport: http",
-        `    url: http://127.0.0.1:${deadPort}/mcp`,
-        "    tools: [dead_tool]",
-        "  - name: local-node",
-        "    transport: stdio",
-        "    command: node",
-        "    tools: [stdio_tool]",
-        "  - name: missing",
-        "    transport: stdio",
-        "    command: no-such-mcp-binary-7f3a",
-        "    tools: [missing_tool]",
-        ""
-      ].join("\n"))
+      writeFileSync(
+        join(dir, "probe.yml"),
+        [
+          "name: Probe",
+          "type: react",
+          "systemPrompt: Use the tools.",
+          "react:",
+          "  maxSteps: 3",
+          "mcp:",
+          "  localTools: [terminate]",
+          "mcpServers:",
+          "  - name: live",
+          "    transport: http",
+          `    url: http://127.0.0.1:${livePort}/mcp`,
+          "    tools: [live_tool]",
+          "  - name: dead",
+          "    transport: http",
+          `    url: http://127.0.0.1:${deadPort}/mcp`,
+          "    tools: [dead_tool]",
+          "  - name: local-node",
+          "    transport: stdio",
+          "    command: node",
+          "    tools: [stdio_tool]",
+          "  - name: missing",
+          "    transport: stdio",
+          "    command: no-such-mcp-binary-7f3a",
+          "    tools: [missing_tool]",
+          ""
+        ].join("\n")
+      )
     })
     afterAll(async () => {
       await new Promise<void>((resolve) => live.close(() => resolve()))
@@ -158,7 +161,7 @@ describe("lambdagent tools --test", () => {
     expect(r.stderr).toMatch(/^error: McpClientError: cannot list the tools of http:\/\/127\.0\.0\.1:9/)
     const wrong = await runCli(["tools", react, "--discover", "elsewhere"])
     expect(wrong.code).toBe(2)
-    expect(wrong.stderr).toContain("no MCP server \"elsewhere\"")
+    expect(wrong.stderr).toContain('no MCP server "elsewhere"')
     expect(wrong.stderr).toContain("servers: search-server")
   })
 

@@ -19,29 +19,29 @@ describe("option value parsers", () => {
       }
       return undefined
     }
-    expect(refusal(integer("--n", 1), "1.5")).toEqual({ message: "--n expects a positive integer, got \"1.5\"", exitCode: 2 })
-    expect(refusal(integer("--n", 0), "")).toEqual({ message: "--n expects a non-negative integer, got \"\"", exitCode: 2 })
-    expect(refusal(integer("--n", 2, 9), "10")).toEqual({ message: "--n expects an integer from 2 to 9, got \"10\"", exitCode: 2 })
-    expect(refusal(numberFrom("--t", 0, 2), " ")).toEqual({ message: "--t expects a number from 0 to 2, got \" \"", exitCode: 2 })
-    expect(refusal(port("--port"), "65536")).toEqual({ message: "--port expects a port number from 0 to 65535, got \"65536\"", exitCode: 2 })
-    expect(refusal(positive("--timeout", "seconds"), "0")).toEqual({ message: "--timeout expects a positive number of seconds, got \"0\"", exitCode: 2 })
-    expect(refusal(finite("--min-score"), "Infinity")).toEqual({ message: "--min-score expects a number, got \"Infinity\"", exitCode: 2 })
-    expect(refusal(oneOf("--level", ["error", "warn", "info"]), "loud")).toEqual({ message: "--level expects error, warn or info, got \"loud\"", exitCode: 2 })
+    expect(refusal(integer("--n", 1), "1.5")).toEqual({ message: '--n expects a positive integer, got "1.5"', exitCode: 2 })
+    expect(refusal(integer("--n", 0), "")).toEqual({ message: '--n expects a non-negative integer, got ""', exitCode: 2 })
+    expect(refusal(integer("--n", 2, 9), "10")).toEqual({ message: '--n expects an integer from 2 to 9, got "10"', exitCode: 2 })
+    expect(refusal(numberFrom("--t", 0, 2), " ")).toEqual({ message: '--t expects a number from 0 to 2, got " "', exitCode: 2 })
+    expect(refusal(port("--port"), "65536")).toEqual({ message: '--port expects a port number from 0 to 65535, got "65536"', exitCode: 2 })
+    expect(refusal(positive("--timeout", "seconds"), "0")).toEqual({ message: '--timeout expects a positive number of seconds, got "0"', exitCode: 2 })
+    expect(refusal(finite("--min-score"), "Infinity")).toEqual({ message: '--min-score expects a number, got "Infinity"', exitCode: 2 })
+    expect(refusal(oneOf("--level", ["error", "warn", "info"]), "loud")).toEqual({ message: '--level expects error, warn or info, got "loud"', exitCode: 2 })
   })
 })
 
 describe("usage errors of the lambdagent command", () => {
   it("exit with 2 and one line saying what the option accepts", async () => {
     const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
-      [["run", "examples/agents/simple.yml", "x", "--temperature", "5"], "--temperature expects a number from 0 to 2, got \"5\""],
-      [["run", "examples/agents/simple.yml", "x", "--max-steps", "-1"], "--max-steps expects a positive integer, got \"-1\""],
-      [["run", "examples/agents/simple.yml", "x", "--timeout", "soon"], "--timeout expects a positive number of seconds, got \"soon\""],
-      [["serve", "examples/agents/simple.yml", "--port", "99999"], "--port expects a port number from 0 to 65535, got \"99999\""],
-      [["mcp", "--http", "-1"], "--http expects a port number from 0 to 65535, got \"-1\""],
-      [["trace", "trace.json", "--step", "last"], "--step expects a non-negative integer, got \"last\""],
-      [["rag", "query", "tea", "--top-k", "0"], "--top-k expects a positive integer, got \"0\""],
-      [["repl", "examples/agents/simple.yml", "--temperature", "3"], "--temperature expects a number from 0 to 2, got \"3\""],
-      [["run", "examples/agents/simple.yml", "x", "--env", "NOVALUE"], "--env expects KEY=VALUE, got \"NOVALUE\""]
+      [["run", "examples/agents/simple.yml", "x", "--temperature", "5"], '--temperature expects a number from 0 to 2, got "5"'],
+      [["run", "examples/agents/simple.yml", "x", "--max-steps", "-1"], '--max-steps expects a positive integer, got "-1"'],
+      [["run", "examples/agents/simple.yml", "x", "--timeout", "soon"], '--timeout expects a positive number of seconds, got "soon"'],
+      [["serve", "examples/agents/simple.yml", "--port", "99999"], '--port expects a port number from 0 to 65535, got "99999"'],
+      [["mcp", "--http", "-1"], '--http expects a port number from 0 to 65535, got "-1"'],
+      [["trace", "trace.json", "--step", "last"], '--step expects a non-negative integer, got "last"'],
+      [["rag", "query", "tea", "--top-k", "0"], '--top-k expects a positive integer, got "0"'],
+      [["repl", "examples/agents/simple.yml", "--temperature", "3"], '--temperature expects a number from 0 to 2, got "3"'],
+      [["run", "examples/agents/simple.yml", "x", "--env", "NOVALUE"], '--env expects KEY=VALUE, got "NOVALUE"']
     ]
     for (const [args, message] of cases) {
       const r = await runCli(args)

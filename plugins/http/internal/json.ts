@@ -20,7 +20,7 @@ import { HttpFailure } from "../protocol.ts"
  * ```
  */
 export const parseJson = (text: string): unknown => {
-  if (text.trim() === "") throw new HttpFailure(400, "InvalidJson", "the body is empty; send a JSON object such as {\"input\": \"hello\"}")
+  if (text.trim() === "") throw new HttpFailure(400, "InvalidJson", 'the body is empty; send a JSON object such as {"input": "hello"}')
   try {
     return Term.parseJsonText(text)
   } catch (cause) {
@@ -60,4 +60,3 @@ export const runBody = (output: Runtime.RunOutput): { result: unknown; trace: Re
   trace: output.trace,
   stats: output.stats
 })
-

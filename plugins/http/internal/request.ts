@@ -33,15 +33,17 @@ const challenge = (error?: string) => ({
  * // check("Bearer guess") throws HttpFailure(401, "Unauthorized", …)
  * ```
  */
-export const bearerCheck = (token: string): (header: string | undefined) => void => {
+export const bearerCheck = (token: string): ((header: string | undefined) => void) => {
   if (typeof token !== "string" || token === "") {
-    throw new TypeError(`bearerCheck needs a non-empty token, got ${token === "" ? "an empty string" : String(token)}: is the variable that should hold it set?`)
+    throw new TypeError(
+      `bearerCheck needs a non-empty token, got ${token === "" ? "an empty string" : String(token)}: is the variable that should hold it set?`
+    )
   }
   const expected = digest(token)
   return (header) => {
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? "")
     if (match === null) {
-      throw new HttpFailure(401, "Unauthorized", "this server requires an \"Authorization: Bearer <token>\" header", {}, challenge())
+      throw new HttpFailure(401, "Unauthorized", 'this server requires an "Authorization: Bearer <token>" header', {}, challenge())
     }
     if (!timingSafeEqual(digest(match[1]!), expected)) {
       throw new HttpFailure(401, "Unauthorized", "the bearer token is not valid", {}, challenge("invalid_token"))
@@ -49,8 +51,7 @@ export const bearerCheck = (token: string): (header: string | undefined) => void
   }
 }
 
-const tooLarge = (limit: number) =>
-  new HttpFailure(413, "PayloadTooLarge", `the body is larger than ${limit} bytes`, { limit })
+const tooLarge = (limit: number) => new HttpFailure(413, "PayloadTooLarge", `the body is larger than ${limit} bytes`, { limit })
 
 const decoder = new TextDecoder("utf-8", { fatal: true })
 
@@ -100,7 +101,8 @@ export const readBody = (req: IncomingMessage, limit: number): Promise<string> =
         } catch {
           reject(new HttpFailure(400, "InvalidJson", "the body is not valid UTF-8"))
         }
-      }))
+      })
+    )
     req.on("error", () => settle(() => reject(new RunAborted("ClientClosed", "the client went away while sending the body"))))
     req.on("close", () => {
       if (!req.complete) settle(() => reject(new RunAborted("ClientClosed", "the client went away while sending the body")))

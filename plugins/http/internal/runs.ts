@@ -91,15 +91,20 @@ export class RunTracker {
     if (this.refusing) throw new HttpFailure(503, "ShuttingDown", "the server is shutting down", {}, { "Retry-After": "5" })
     const limit = this.options.maxConcurrent
     if (limit !== undefined && this.active.size >= limit) {
-      throw new HttpFailure(503, "Overloaded", `the server is already running ${limit} runs, its limit; retry later`, { limit }, {
-        "Retry-After": "1"
-      })
+      throw new HttpFailure(
+        503,
+        "Overloaded",
+        `the server is already running ${limit} runs, its limit; retry later`,
+        { limit },
+        {
+          "Retry-After": "1"
+        }
+      )
     }
     const controller = new AbortController()
     const timeoutMs = this.options.timeoutMs
-    const timer = timeoutMs > 0
-      ? setTimeout(() => controller.abort(new RunAborted("Timeout", `the run took longer than ${timeoutMs} ms`)), timeoutMs)
-      : undefined
+    const timer =
+      timeoutMs > 0 ? setTimeout(() => controller.abort(new RunAborted("Timeout", `the run took longer than ${timeoutMs} ms`)), timeoutMs) : undefined
     this.active.add(controller)
     let ended = false
     return {

@@ -32,7 +32,10 @@ export const sseHeartbeatMs = 15_000
  * ```
  */
 export const sseFrame = (event: string, data: string): string =>
-  `event: ${event}\n${data.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`).join("")}\n`
+  `event: ${event}\n${data
+    .split(/\r\n|\r|\n/)
+    .map((line) => `data: ${line}\n`)
+    .join("")}\n`
 
 /**
  * Writes an event stream to a response. Writes after the client went away are dropped. Exported
@@ -54,7 +57,10 @@ export const sseFrame = (event: string, data: string): string =>
 export class SseWriter {
   private readonly heartbeat: ReturnType<typeof setInterval>
 
-  constructor(private readonly res: ServerResponse, headers: Readonly<Record<string, string>> = {}) {
+  constructor(
+    private readonly res: ServerResponse,
+    headers: Readonly<Record<string, string>> = {}
+  ) {
     res.writeHead(200, {
       "Content-Type": "text/event-stream; charset=utf-8",
       "Cache-Control": "no-cache, no-transform",

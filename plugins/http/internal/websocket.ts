@@ -30,8 +30,7 @@ export interface SocketHost {
   readonly report: (error: unknown) => void
 }
 
-const textOf = (data: RawData): string =>
-  (Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)).toString("utf8")
+const textOf = (data: RawData): string => (Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)).toString("utf8")
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -61,7 +60,10 @@ export class SocketConnection {
   /** Whether the client answered the last ping. */
   alive = true
 
-  constructor(readonly socket: WebSocket, private readonly host: SocketHost) {
+  constructor(
+    readonly socket: WebSocket,
+    private readonly host: SocketHost
+  ) {
     socket.on("message", (data) => this.receive(data))
     socket.on("pong", () => {
       this.alive = true
@@ -111,7 +113,8 @@ export class SocketConnection {
     if (isRecord(body) && "cancel" in body) {
       const id = body.cancel
       const slot = validId(id) ? this.inFlight.get(id) : undefined
-      if (slot === undefined) this.fail(validId(id) ? id : undefined, new HttpFailure(404, "UnknownRun", `no run ${JSON.stringify(id)} is in flight on this connection`))
+      if (slot === undefined)
+        this.fail(validId(id) ? id : undefined, new HttpFailure(404, "UnknownRun", `no run ${JSON.stringify(id)} is in flight on this connection`))
       else slot.abort(new RunAborted("Cancelled", "cancelled by the client"))
       return
     }

@@ -82,10 +82,7 @@ export const deferred = <A = void>(): Deferred<A> => {
 
 /** Reject if `promise` has not settled within `ms`. */
 export const within = <A>(promise: Promise<A>, ms: number, what: string): Promise<A> =>
-  Promise.race([
-    promise,
-    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms).unref())
-  ])
+  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms).unref())])
 
 /**
  * A tool `wait` that blocks until its call is cancelled (or `release` is called), recording both.
@@ -105,12 +102,16 @@ export const waitTool = () => {
         state.calls++
         const release = () => resolve(`released ${input}`)
         pending.add(release)
-        signal.addEventListener("abort", () => {
-          pending.delete(release)
-          state.cancellations++
-          cancelled.resolve()
-          resolve("cancelled")
-        }, { once: true })
+        signal.addEventListener(
+          "abort",
+          () => {
+            pending.delete(release)
+            state.cancellations++
+            cancelled.resolve()
+            resolve("cancelled")
+          },
+          { once: true }
+        )
         started.resolve()
       })
   })
@@ -187,9 +188,7 @@ export const connect = async (server: Server, headers: Record<string, string> = 
     }
   }
   const send = (message: unknown) => ws.send(typeof message === "string" ? message : JSON.stringify(message))
-  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-    ws.once("close", (code, reason) => resolve({ code, reason: String(reason) }))
-  )
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.once("close", (code, reason) => resolve({ code, reason: String(reason) })))
   return { ws, messages, next, send, closed }
 }
 

@@ -73,11 +73,8 @@ export const runScript = (
     })
   })
 
-
 /** recall@k of an index over the labelled questions in examples/rag/questions.json. */
-export const recallAt = async (
-  query: (q: string) => Promise<ReadonlyArray<{ chunk: Chunk }>>
-): Promise<{ recall: number; misses: Array<string> }> => {
+export const recallAt = async (query: (q: string) => Promise<ReadonlyArray<{ chunk: Chunk }>>): Promise<{ recall: number; misses: Array<string> }> => {
   const questions = JSON.parse(await fs.readFile(path.join(examplesDir, "questions.json"), "utf8")) as Array<{
     question: string
     source: string

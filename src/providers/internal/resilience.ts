@@ -67,8 +67,7 @@ export interface Policy {
  */
 export const defaultPolicy: Policy = { timeoutMs: 60_000, maxRetries: 3, backoffBaseMs: 500, backoffMaxMs: 30_000 }
 
-const nonNegative = (value: number | undefined, fallback: number): number =>
-  value === undefined || !Number.isFinite(value) || value < 0 ? fallback : value
+const nonNegative = (value: number | undefined, fallback: number): number => (value === undefined || !Number.isFinite(value) || value < 0 ? fallback : value)
 
 /**
  * Fill in defaults; negative or non-finite values fall back to the default.
@@ -101,8 +100,7 @@ export const policy = (options: ResilienceOptions | undefined, defaults: Policy 
  * Resilience.isRetryable(new LanguageModel.ProviderError({ provider: "p", reason: "Auth", message: "" })) // false
  * ```
  */
-export const isRetryable = (error: ProviderError): boolean =>
-  error.reason === "RateLimited" || error.reason === "Server" || error.reason === "Network"
+export const isRetryable = (error: ProviderError): boolean => error.reason === "RateLimited" || error.reason === "Server" || error.reason === "Network"
 
 /**
  * Delay before retry number `attempt + 1` (`attempt` counts from 0): the server's `Retry-After` when it
@@ -135,10 +133,7 @@ export const retryDelayMs = (p: Policy, attempt: number, error: ProviderError): 
  * Resilience.parseRetryAfter(new Headers({ "retry-after": "3" })) // 3
  * ```
  */
-export const parseRetryAfter = (
-  headers: { readonly get: (name: string) => string | null } | undefined,
-  now: number = Date.now()
-): number | undefined => {
+export const parseRetryAfter = (headers: { readonly get: (name: string) => string | null } | undefined, now: number = Date.now()): number | undefined => {
   if (headers === undefined) return undefined
   const ms = headers.get("retry-after-ms")
   if (ms !== null && ms.trim() !== "") {
@@ -175,7 +170,7 @@ export interface Caller {
   readonly errors?: SdkErrors | undefined
 }
 
-type ErrorClass = abstract new(...args: Array<any>) => Error
+type ErrorClass = abstract new (...args: Array<any>) => Error
 
 /**
  * The error classes both official SDKs (Stainless-generated) export as statics of their client.
@@ -224,10 +219,7 @@ const sdkKind = (caller: Caller, error: unknown): SdkKind => {
   }
 }
 
-const secretPatterns: ReadonlyArray<RegExp> = [
-  /\b(Bearer)\s+[A-Za-z0-9._~+/=-]{6,}/g,
-  /\bsk-[A-Za-z0-9_*-]{6,}/g
-]
+const secretPatterns: ReadonlyArray<RegExp> = [/\b(Bearer)\s+[A-Za-z0-9._~+/=-]{6,}/g, /\bsk-[A-Za-z0-9_*-]{6,}/g]
 
 /**
  * Remove the caller's secrets, bearer tokens and `sk-…` keys from a text.
@@ -270,9 +262,7 @@ export const fail = (
   message: string,
   extra?: { readonly status?: number; readonly retryAfter?: number; readonly cause?: unknown }
 ): ProviderError => {
-  const hint = reason === "Auth" && caller.keyEnv !== undefined && !message.includes(caller.keyEnv)
-    ? ` (check ${caller.keyEnv})`
-    : ""
+  const hint = reason === "Auth" && caller.keyEnv !== undefined && !message.includes(caller.keyEnv) ? ` (check ${caller.keyEnv})` : ""
   return new ProviderError({
     provider: caller.provider,
     reason,
@@ -287,8 +277,7 @@ const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "obj
 
 const errorName = (u: unknown): string => (isObject(u) && typeof u["name"] === "string" ? u["name"] : "")
 
-const errorMessage = (u: unknown): string =>
-  u instanceof Error ? u.message : isObject(u) && typeof u["message"] === "string" ? u["message"] : String(u)
+const errorMessage = (u: unknown): string => (u instanceof Error ? u.message : isObject(u) && typeof u["message"] === "string" ? u["message"] : String(u))
 
 /** The messages of an error and its causes, most specific last: "fetch failed: connect ECONNREFUSED …". */
 const causeChain = (error: unknown): string => {
@@ -317,9 +306,13 @@ const isTruncation = (error: unknown): boolean => {
     const code = current["code"]
     const message = errorMessage(current)
     if (
-      code === "UND_ERR_SOCKET" || code === "ECONNRESET" || code === "UND_ERR_BODY_TIMEOUT" ||
-      message === "terminated" || /premature close|other side closed/i.test(message)
-    ) return true
+      code === "UND_ERR_SOCKET" ||
+      code === "ECONNRESET" ||
+      code === "UND_ERR_BODY_TIMEOUT" ||
+      message === "terminated" ||
+      /premature close|other side closed/i.test(message)
+    )
+      return true
     current = current["cause"]
   }
   return false
@@ -398,9 +391,8 @@ export const toProviderError = (caller: Caller, error: unknown): ProviderError =
     const status = error["status"]
     const detail = apiMessageOf(error)
     const headers = error["headers"]
-    const retryAfter = isObject(headers) && typeof headers["get"] === "function"
-      ? parseRetryAfter(headers as unknown as { get: (name: string) => string | null })
-      : undefined
+    const retryAfter =
+      isObject(headers) && typeof headers["get"] === "function" ? parseRetryAfter(headers as unknown as { get: (name: string) => string | null }) : undefined
     const extra = { status, cause, ...(retryAfter !== undefined ? { retryAfter } : {}) }
     if (status === 401 || status === 403) return fail(caller, "Auth", `authentication failed (HTTP ${status}): ${detail}`, extra)
     if (status === 429) return fail(caller, "RateLimited", `rate limited (HTTP 429): ${detail}`, extra)
@@ -444,15 +436,14 @@ export const toProviderError = (caller: Caller, error: unknown): ProviderError =
 export const lazy = <A>(caller: Caller, packageName: string, create: () => Promise<A>): (() => Promise<A>) => {
   let promise: Promise<A> | undefined
   return () =>
-    promise ??= create().catch((error: unknown) => {
+    (promise ??= create().catch((error: unknown) => {
       throw fail(caller, "Unavailable", `cannot load the "${packageName}" package: ${errorMessage(error)}`, {
         cause: sanitizedCause(error, caller.secrets)
       })
-    })
+    }))
 }
 
-const timeoutError = (caller: Caller): ProviderError =>
-  fail(caller, "Timeout", `no answer within ${caller.policy.timeoutMs} ms`)
+const timeoutError = (caller: Caller): ProviderError => fail(caller, "Timeout", `no answer within ${caller.policy.timeoutMs} ms`)
 
 /**
  * Apply the per-attempt timeout: the attempt is interrupted when it fires, and the call fails with
@@ -491,9 +482,8 @@ export const withTimeout = <A>(caller: Caller, attempt: Effect.Effect<A, Provide
 export const withRetry = <A>(p: Policy, attempt: Effect.Effect<A, ProviderError>): Effect.Effect<A, ProviderError> => {
   const loop = (n: number): Effect.Effect<A, ProviderError> =>
     Effect.catch(attempt, (error) =>
-      n < p.maxRetries && isRetryable(error)
-        ? Effect.flatMap(Effect.sleep(retryDelayMs(p, n, error)), () => loop(n + 1))
-        : Effect.fail(error))
+      n < p.maxRetries && isRetryable(error) ? Effect.flatMap(Effect.sleep(retryDelayMs(p, n, error)), () => loop(n + 1)) : Effect.fail(error)
+    )
   return loop(0)
 }
 
@@ -574,38 +564,44 @@ export const stream = <Event>(
   connect: (signal: AbortSignal) => Promise<AsyncIterable<Event>>,
   makeDecoder: () => Decoder<Event>
 ): Stream.Stream<ChatChunk, ProviderError> =>
-  Stream.unwrap(Effect.gen(function*() {
-    const controller = yield* Effect.acquireRelease(
-      Effect.sync(() => new AbortController()),
-      (c) => Effect.sync(() => c.abort())
-    )
-    const events = yield* request(caller, (signal) => connect(AbortSignal.any([signal, controller.signal])))
-    const iterator = events[Symbol.asyncIterator]()
-    const decoder = makeDecoder()
-    let ended = false
-    const next = Effect.tryPromise({
-      try: async (): Promise<Array<ChatChunk>> => {
-        const out: Array<ChatChunk> = []
-        while (out.length === 0 && !ended) {
-          const result = await iterator.next()
-          if (controller.signal.aborted) break
-          if (result.done === true) {
-            ended = true
-            decoder.end(out)
-          } else {
-            decoder.push(result.value, out)
+  Stream.unwrap(
+    Effect.gen(function* () {
+      const controller = yield* Effect.acquireRelease(
+        Effect.sync(() => new AbortController()),
+        (c) => Effect.sync(() => c.abort())
+      )
+      const events = yield* request(caller, (signal) => connect(AbortSignal.any([signal, controller.signal])))
+      const iterator = events[Symbol.asyncIterator]()
+      const decoder = makeDecoder()
+      let ended = false
+      const next = Effect.tryPromise({
+        try: async (): Promise<Array<ChatChunk>> => {
+          const out: Array<ChatChunk> = []
+          while (out.length === 0 && !ended) {
+            const result = await iterator.next()
+            if (controller.signal.aborted) break
+            if (result.done === true) {
+              ended = true
+              decoder.end(out)
+            } else {
+              decoder.push(result.value, out)
+            }
           }
-        }
-        return out
-      },
-      catch: (error) => toProviderError(caller, error)
+          return out
+        },
+        catch: (error) => toProviderError(caller, error)
+      })
+      const pull = Effect.flatMap(
+        Effect.timeoutOrElse(next, {
+          duration: caller.policy.timeoutMs,
+          orElse: () =>
+            Effect.andThen(
+              Effect.sync(() => controller.abort()),
+              Effect.fail(timeoutError(caller))
+            )
+        }),
+        (out) => (out.length === 0 ? Cause.done() : Effect.succeed(out as unknown as readonly [ChatChunk, ...Array<ChatChunk>]))
+      )
+      return Stream.fromPull(Effect.succeed(pull))
     })
-    const pull = Effect.flatMap(
-      Effect.timeoutOrElse(next, {
-        duration: caller.policy.timeoutMs,
-        orElse: () => Effect.andThen(Effect.sync(() => controller.abort()), Effect.fail(timeoutError(caller)))
-      }),
-      (out) => out.length === 0 ? Cause.done() : Effect.succeed(out as unknown as readonly [ChatChunk, ...Array<ChatChunk>])
-    )
-    return Stream.fromPull(Effect.succeed(pull))
-  }))
+  )

@@ -44,8 +44,7 @@ export const message = (options: {
   usage: usageBlock(options.inputTokens ?? 11, options.outputTokens ?? 4)
 })
 
-export const event = (type: string, data: Record<string, unknown>): string =>
-  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+export const event = (type: string, data: Record<string, unknown>): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
 
 const start = (inputTokens: number): string =>
   event("message_start", {
@@ -73,7 +72,7 @@ const end = (outputTokens: number, stopReason: string): Array<string> => [
 export const textEvents = (pieces: ReadonlyArray<string>, inputTokens = 11, outputTokens = 4): Array<string> => [
   start(inputTokens),
   event("content_block_start", { index: 0, content_block: { type: "text", text: "", citations: null } }),
-  "event: ping\ndata: {\"type\": \"ping\"}\n\n",
+  'event: ping\ndata: {"type": "ping"}\n\n',
   ...pieces.map((p) => event("content_block_delta", { index: 0, delta: { type: "text_delta", text: p } })),
   event("content_block_stop", { index: 0 }),
   ...end(outputTokens, "end_turn")

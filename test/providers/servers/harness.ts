@@ -36,7 +36,10 @@ export class TestServer {
   private readonly closeWaiters: Array<{ readonly n: number; readonly resolve: () => void }> = []
   private readonly requestWaiters: Array<{ readonly n: number; readonly resolve: () => void }> = []
 
-  private constructor(private readonly server: http.Server, readonly url: string) {}
+  private constructor(
+    private readonly server: http.Server,
+    readonly url: string
+  ) {}
 
   static async start(fallback: (request: Recorded) => Behaviour): Promise<TestServer> {
     let self: TestServer | undefined

@@ -27,24 +27,26 @@ export const completion = (options: {
   object: "chat.completion",
   created,
   model: options.model ?? "gpt-test",
-  choices: [{
-    index: 0,
-    message: {
-      role: "assistant",
-      content: options.text === undefined ? "" : options.text,
-      ...(options.toolCalls !== undefined
-        ? {
-          tool_calls: options.toolCalls.map((c) => ({
-            id: c.id,
-            type: "function",
-            function: { name: c.name, arguments: c.arguments }
-          }))
-        }
-        : {})
-    },
-    logprobs: null,
-    finish_reason: options.toolCalls !== undefined ? "tool_calls" : "stop"
-  }],
+  choices: [
+    {
+      index: 0,
+      message: {
+        role: "assistant",
+        content: options.text === undefined ? "" : options.text,
+        ...(options.toolCalls !== undefined
+          ? {
+              tool_calls: options.toolCalls.map((c) => ({
+                id: c.id,
+                type: "function",
+                function: { name: c.name, arguments: c.arguments }
+              }))
+            }
+          : {})
+      },
+      logprobs: null,
+      finish_reason: options.toolCalls !== undefined ? "tool_calls" : "stop"
+    }
+  ],
   usage: {
     prompt_tokens: options.usage?.prompt_tokens ?? 5,
     completion_tokens: options.usage?.completion_tokens ?? 3,
@@ -68,7 +70,14 @@ export const textFrames = (pieces: ReadonlyArray<string>, usage: Usage = { promp
   frame(chunk({ role: "assistant", content: "" })),
   ...pieces.map((p) => frame(chunk({ content: p }))),
   frame(chunk({}, "stop")),
-  frame({ id: "chatcmpl-test", object: "chat.completion.chunk", created, model: "gpt-test", choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } }),
+  frame({
+    id: "chatcmpl-test",
+    object: "chat.completion.chunk",
+    created,
+    model: "gpt-test",
+    choices: [],
+    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens }
+  }),
   done
 ]
 
@@ -77,7 +86,14 @@ export const toolCallFrames = (call: ToolCallSpec, argumentPieces: ReadonlyArray
   frame(chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] })),
   ...argumentPieces.map((p) => frame(chunk({ tool_calls: [{ index: 0, function: { arguments: p } }] }))),
   frame(chunk({}, "tool_calls")),
-  frame({ id: "chatcmpl-test", object: "chat.completion.chunk", created, model: "gpt-test", choices: [], usage: { prompt_tokens: 7, completion_tokens: 9, total_tokens: 16 } }),
+  frame({
+    id: "chatcmpl-test",
+    object: "chat.completion.chunk",
+    created,
+    model: "gpt-test",
+    choices: [],
+    usage: { prompt_tokens: 7, completion_tokens: 9, total_tokens: 16 }
+  }),
   done
 ]
 
