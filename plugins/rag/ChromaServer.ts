@@ -201,12 +201,8 @@ export const start = async (options: ChromaServerOptions): Promise<RunningChroma
     if (spawnError !== undefined || child.exitCode !== null || child.signalCode !== null) {
       await stop()
       // biome-ignore lint/suspicious/noControlCharactersInRegex: strips ANSI colour codes
-      const tail = output
-        .replace(/\x1b\[[0-9;]*m/g, "")
-        .trim()
-        .split("\n")
-        .slice(-8)
-        .join("\n")
+      const colours = /\x1b\[[0-9;]*m/g
+      const tail = output.replace(colours, "").trim().split("\n").slice(-8).join("\n")
       throw new RagError({
         reason: "BackendUnavailable",
         message: `the Chroma server exited before it was ready (${spawnError !== undefined ? errorMessage(spawnError) : `exit code ${child.exitCode ?? child.signalCode}`})${tail === "" ? "" : `:\n${tail}`}`,
