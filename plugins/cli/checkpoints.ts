@@ -159,15 +159,10 @@ const resumeCommand = async (file: string, options: ResumeOptions, host: Host) =
     )
   }
   const directory = dirname(resolve(file))
-  const sequence =
-    Math.max(
-      0,
-      ...CheckpointStore.list(directory)
-        .filter((e) => e.runId === meta.runId)
-        .map((e) => e.sequence)
-    ) + 1
+  const ours = CheckpointStore.list(directory).filter((e) => e.runId === meta.runId)
+  const sequence = Math.max(0, ...ours.map((e) => e.sequence)) + 1
   // a run resumed from its paused checkpoint alone goes on saving only where it pauses again
-  const every = checkpoint.asking === undefined || CheckpointStore.list(directory).filter((e) => e.runId === meta.runId).length > 1
+  const every = checkpoint.asking === undefined || ours.length > 1
   const saving = checkpointing(agent, every ? { directory, ...maxOf(agent) } : undefined, { ...meta, ...(model !== undefined ? { model } : {}) }, sequence)
   const controller = new AbortController()
   onInterrupt(() => controller.abort(new CliError("interrupted", ExitCode.interrupted, "Interrupted")))
