@@ -39,17 +39,18 @@ describe.skipIf(!existsSync("/proc/self/clear_refs"))("memory for a large term, 
     expect(ratio).toBeLessThanOrEqual(20)
   })
 
-  // measured alone: compiled 16× (wide) and 23× (deep), run 19× and 36×; before, 127× to 195×.
-  // A loaded machine's garbage collector lags behind and adds a few times the text to these
-  for (const [shape, n, value] of [
-    ["wide", 300_000, [299_999, 300_000]],
-    ["deep", 1_000_000, [1_000_001]]
+  // measured on a loaded machine: deep 7× read, 14× compiled, 17× run; wide 4×, 13×, 19×
+  // (before: 12×, 23×, 36× deep). A loaded machine's garbage collector lags behind, which the
+  // wide term's run, with its list of 300,000 values, feels most.
+  for (const [shape, n, value, runBound] of [
+    ["wide", 300_000, [299_999, 300_000], 25],
+    ["deep", 1_000_000, [1_000_001], 20]
   ] as const) {
     it(`compiling and running the ${shape} term adds its code and the machine's frames, not an object per node`, { timeout: 300_000 }, async () => {
       const compiled = await measure(shape, n, "compile")
-      expect(compiled.ratio).toBeLessThanOrEqual(40)
+      expect(compiled.ratio).toBeLessThanOrEqual(20)
       const run = await measure(shape, n, "run")
-      expect(run.ratio).toBeLessThanOrEqual(60)
+      expect(run.ratio).toBeLessThanOrEqual(runBound)
       expect([run.value].flat().slice(-2)).toEqual(value)
     })
   }

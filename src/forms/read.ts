@@ -7,7 +7,9 @@
  * is reported by {@link readTerm}'s caller reading it again the general way, so that every error
  * (which one comes first, its path and its wording) is exactly the general parser's.
  */
+import { IntStack } from "../internal/intStack.ts"
 import { JsonCursor } from "../internal/json.ts"
+import { noteNesting } from "../internal/nesting.ts"
 import type * as Term from "../Term.ts"
 import { conditional } from "./conditional.ts"
 import { app, lam, variable } from "./lambda.ts"
@@ -25,6 +27,9 @@ const OPEN_OBJECT = 0x7b
 const CLOSE_OBJECT = 0x7d
 const COMMA = 0x2c
 const QUOTE = 0x22
+
+/** How many distinct literals one reading shares the nodes of. */
+const SHARED_LITERALS = 1024
 
 /** Thrown where the text is not a term of the shapes read here: the general path takes over. */
 export class NotRead extends Error {}
@@ -83,6 +88,10 @@ const LAM = { kind: "lam" } as const
 
 type Open = Exclude<Shape, { readonly kind: "name" | "lam" }> | typeof LIST | typeof LAM
 
+/** The shapes a form can be open in, numbered: the stack of open forms holds their numbers. */
+const OPEN_SHAPES: ReadonlyArray<Open> = [LIST, LAM, ...[...SHAPES.values()].flatMap((s) => (s.kind === "name" || s.kind === "lam" ? [] : [s]))]
+const OPEN_NUMBERS: ReadonlyMap<Open, number> = new Map(OPEN_SHAPES.map((shape, i) => [shape, i]))
+
 /** What {@link readTerm} needs from the general parser. */
 export interface ReadContext {
   /** Parse a JSON value of another form into a term. */
@@ -117,14 +126,19 @@ export const readTerm = (text: string, context: ReadContext): Term.Term => {
   const parser = new Parser()
   // the forms open around the position being read, and for each how many sub-terms it has read
   // (a `fields` form also packs which field each was, two bits apiece)
-  const opens: Array<Open> = []
-  const counts: Array<number> = []
-  const orders: Array<number> = []
+  const opens = new IntStack()
+  const counts = new IntStack()
+  const orders = new IntStack()
   // the sub-terms read so far of the open forms (a lambda's parameter name among them)
   const values: Array<Term.Term | string> = []
+  // a literal's node is the same wherever it stands (it never fails, so nothing names its place),
+  // and terms repeat a few literals many times
+  const literals = new Map<unknown, Term.Term>()
   let nodes = 0
+  let deepest = 0
   const open = (shape: Open, order = 0) => {
-    opens.push(shape)
+    opens.push(OPEN_NUMBERS.get(shape)!)
+    if (opens.length > deepest) deepest = opens.length
     counts.push(0)
     orders.push(order)
   }
@@ -183,7 +197,13 @@ export const readTerm = (text: string, context: ReadContext): Term.Term => {
       }
       term = list([])
     } else {
-      term = parseScalar(parser, { json: cursor.scalar(), key: undefined, parent: undefined })
+      const json = cursor.scalar()
+      const shared = literals.get(json)
+      if (shared !== undefined) term = shared
+      else {
+        term = parseScalar(parser, { json, key: undefined, parent: undefined })
+        if (literals.size < SHARED_LITERALS) literals.set(json, term)
+      }
     }
     // hand the term to the form around it; finish every form the text closes
     for (;;) {
@@ -191,11 +211,13 @@ export const readTerm = (text: string, context: ReadContext): Term.Term => {
       if (top < 0) {
         if (!cursor.atEnd()) cursor.fail()
         context.tick()
+        noteNesting(term, deepest)
         return term
       }
       values.push(term)
-      const shape = opens[top]!
-      const count = ++counts[top]!
+      const shape = OPEN_SHAPES[opens.get(top)]!
+      const count = counts.get(top) + 1
+      counts.set(top, count)
       if (shape.kind === "list") {
         if (cursor.accept(COMMA)) break
         cursor.expect(CLOSE_ARRAY)
@@ -206,7 +228,7 @@ export const readTerm = (text: string, context: ReadContext): Term.Term => {
         term = lam(values.pop() as string, body)
       } else if (count < shape.arity) {
         cursor.expect(COMMA)
-        if (shape.kind === "fields") orders[top] = field(shape.names, orders[top]!, count)
+        if (shape.kind === "fields") orders.set(top, field(shape.names, orders.get(top), count))
         break
       } else {
         if (shape.kind !== "term") cursor.expect(shape.kind === "tuple" ? CLOSE_ARRAY : CLOSE_OBJECT)
@@ -214,7 +236,7 @@ export const readTerm = (text: string, context: ReadContext): Term.Term => {
         const kids = values.splice(values.length - count) as Array<Term.Term>
         if (shape.kind === "fields") {
           // the fields in the order the form names them, not the order of the text
-          const order = orders[top]!
+          const order = orders.get(top)
           const inOrder = kids.slice()
           for (let i = 0; i < count; i++) inOrder[(order >> (2 * i)) & 3] = kids[i]!
           term = shape.build(inOrder)

@@ -71,42 +71,62 @@ export interface Scope {
   readonly next: Scope | undefined
 }
 
-/** Bits of {@link Code}'s packed fields: the operator form, then `simple`, `depth` and `n`. */
-const SOP_BITS = 5
-const DEPTH_SHIFT = SOP_BITS + 1
+/** Bits of {@link Code}'s packed fields: the opcode, the operator form, then `simple`, `depth` and `n`. */
+const OP_BITS = 5
+const OP_MASK = (1 << OP_BITS) - 1
+const SOP_SHIFT = OP_BITS
+const SIMPLE_BIT = 1 << (2 * OP_BITS)
+const DEPTH_SHIFT = 2 * OP_BITS + 1
 const N_SHIFT = DEPTH_SHIFT + 4
 
 export class Code {
   /**
-   * `sop`, `simple`, `depth` and `n` in one small integer: code nodes are as many as the term's,
-   * and four fields fewer make a deep term's code a fifth smaller.
+   * `op`, `sop`, `simple`, `depth` and `n` in one small integer, and the third child and the
+   * list of all children in one field (no node has both): code nodes are as many as the term's,
+   * and each field fewer makes a deep term's code a tenth smaller.
    */
   private readonly packed: number
+  private readonly rest: Code | ReadonlyArray<Code> | undefined
   constructor(
-    readonly op: Op,
+    op: Op,
     readonly term: Term.Term,
     readonly a: Code | undefined,
     readonly b: Code | undefined,
-    readonly c: Code | undefined,
+    c: Code | undefined,
     /** Literal value, variable index, operator, name, scope or agent step, depending on `op`. */
     readonly x: any,
-    readonly items: ReadonlyArray<Code> | undefined,
+    items: ReadonlyArray<Code> | undefined,
     sop: Op = op,
     simple: boolean = op === Op.Const || op === Op.Var || op === Op.Quote || op === Op.Self,
     n = 1,
     depth = 1
   ) {
-    this.packed = sop | (simple ? 1 << SOP_BITS : 0) | (depth << DEPTH_SHIFT) | (n << N_SHIFT)
+    this.packed = op | (sop << SOP_SHIFT) | (simple ? SIMPLE_BIT : 0) | (depth << DEPTH_SHIFT) | (n << N_SHIFT)
+    this.rest = items ?? c
+  }
+
+  get op(): Op {
+    return this.packed & OP_MASK
+  }
+
+  /** The third child (of an `if`, a `fold`), for a node that does not list its children. */
+  get c(): Code | undefined {
+    return this.rest instanceof Code ? this.rest : undefined
+  }
+
+  /** All the children, for the nodes that list them (lists, agent forms). */
+  get items(): ReadonlyArray<Code> | undefined {
+    return this.rest instanceof Code ? undefined : this.rest
   }
 
   /** For `Op.Simple`: the operator form (`Op.Binary` or `Op.Unary`). */
   get sop(): Op {
-    return this.packed & ((1 << SOP_BITS) - 1)
+    return (this.packed >> SOP_SHIFT) & OP_MASK
   }
 
   /** Whether this node can be evaluated directly, without machine frames. */
   get simple(): boolean {
-    return (this.packed & (1 << SOP_BITS)) !== 0
+    return (this.packed & SIMPLE_BIT) !== 0
   }
 
   /** Nesting depth of a simple expression (kept small so direct evaluation stays shallow). */
@@ -120,9 +140,9 @@ export class Code {
   }
 }
 
-/** A node from its children: `a`, `b`, `c` are the first three, `items` all of them when given. */
+/** A node from its children: `a`, `b`, `c` are the first three (`c` only without `items`), `items` all of them when given. */
 export const code = (op: Op, term: Term.Term, kids: ReadonlyArray<Code>, x?: unknown, items?: ReadonlyArray<Code>): Code =>
-  new Code(op, term, kids[0], kids[1], kids[2], x, items)
+  new Code(op, term, kids[0], kids[1], items === undefined ? kids[2] : undefined, x, items)
 
 const MAX_SIMPLE_DEPTH = 12
 

@@ -3,12 +3,15 @@
  * its children's, with variables resolved against the scope the binders around them make.
  *
  * The pass keeps, for each node on the path from the root to the node being compiled, only the
- * node, its scope and how many children are done (in three arrays, no object per node), so that
- * compiling a term nested a million levels deep costs little more than the code it makes.
+ * node and how many children are done (in two arrays, no object per node; the scopes binders open
+ * and the child lists of wide nodes are kept apart, as they are few), so that compiling a term
+ * nested a million levels deep costs little more than the code it makes.
  */
 import { formOf } from "../forms/index.ts"
 import type * as Term from "../Term.ts"
 import type { Code, Scope } from "./code.ts"
+import { IntStack } from "./intStack.ts"
+import { nestingOf, noteNesting } from "./nesting.ts"
 
 const childrenOf = (term: Term.Term): ReadonlyArray<Term.Term> => {
   const form = formOf(term)
@@ -26,40 +29,69 @@ const SHARED_LITERALS = 1024
 const RELIST_UP_TO = 3
 
 const compileTree = (root: Term.Term, rootScope: Scope | undefined): Code => {
-  const terms: Array<Term.Term> = [root]
-  const scopes: Array<Scope | undefined> = [rootScope]
-  const done: Array<number> = [0]
-  const lists: Array<ReadonlyArray<Term.Term> | undefined> = [undefined]
+  // the path from the root; a deep term read from text comes with its depth, to size the path once
+  const nesting = nestingOf(root)
+  const terms: Array<Term.Term> = nesting === undefined ? [] : new Array(nesting + 1)
+  terms[0] = root
+  let top = 0
+  // how many children of each node on the path are done
+  const done = new IntStack()
+  done.push(0)
+  // the scopes that binders open along the path, with the depth of the child each covers: a
+  // binder is rare next to the nodes, so the path holds no scope of its own per node
+  const scopeDepths: Array<number> = []
+  const scopes: Array<Scope> = []
+  let scope = rootScope
+  // the children of the nodes on the path that have many, with the depth of each such node
+  const listDepths: Array<number> = []
+  const lists: Array<ReadonlyArray<Term.Term>> = []
   // the code of the finished children of the nodes on the path, in order
   const codes: Array<Code> = []
   const literals = new Map<Term.Literal, Code>()
+  let deepest = 0
   for (;;) {
-    const top = terms.length - 1
+    if (top > deepest) deepest = top
     const term = terms[top]!
-    const kids = lists[top] ?? childrenOf(term)
-    const i = done[top]!
+    const listed = listDepths.length > 0 && listDepths[listDepths.length - 1] === top
+    const kids = listed ? lists[lists.length - 1]! : childrenOf(term)
+    const i = done.get(top)
     if (i < kids.length) {
-      if (i === 0 && kids.length > RELIST_UP_TO) lists[top] = kids
+      if (i === 0 && kids.length > RELIST_UP_TO) {
+        listDepths.push(top)
+        lists.push(kids)
+      }
       const name = formOf(term).binds?.(term, i)
-      const scope = scopes[top]
-      terms.push(kids[i]!)
-      scopes.push(name === undefined ? scope : { name, next: scope })
+      if (name !== undefined) {
+        scope = { name, next: scope }
+        scopeDepths.push(top + 1)
+        scopes.push(scope)
+      }
+      terms[++top] = kids[i]!
       done.push(0)
-      lists.push(undefined)
       continue
     }
     let code = term._tag === "Lit" ? literals.get(term.value) : undefined
     if (code === undefined) {
-      code = formOf(term).compile(term, codes.splice(codes.length - kids.length), scopes[top])
+      code = formOf(term).compile(term, codes.splice(codes.length - kids.length), scope)
       if (term._tag === "Lit" && literals.size < SHARED_LITERALS) literals.set(term.value, code)
     }
-    terms.pop()
-    scopes.pop()
     done.pop()
-    lists.pop()
-    if (top === 0) return code
+    if (listed) {
+      listDepths.pop()
+      lists.pop()
+    }
+    if (scopeDepths.length > 0 && scopeDepths[scopeDepths.length - 1] === top) {
+      scopeDepths.pop()
+      scopes.pop()
+      scope = scopes.length > 0 ? scopes[scopes.length - 1] : rootScope
+    }
+    if (top === 0) {
+      noteNesting(code, deepest)
+      return code
+    }
+    top--
     codes.push(code)
-    done[top - 1]!++
+    done.set(top, done.get(top) + 1)
   }
 }
 

@@ -21,6 +21,7 @@ import { preview } from "../Trace.ts"
 import * as Value from "../Value.ts"
 import { BinOp, Code, Op, type Scope } from "./code.ts"
 import { compile } from "./compile.ts"
+import { nestingOf } from "./nesting.ts"
 import * as Int from "./int.ts"
 import { binary, Fault, isTrue, listBytes, type Meter, typeError, unary } from "./operators.ts"
 
@@ -259,7 +260,7 @@ const calleeCtx = (caller: Ctx, callee: Ctx): Ctx => {
 }
 
 export class Machine implements AgentMachine, Meter {
-  private readonly frames: Array<any> = []
+  private readonly frames: Array<any>
   private sp = 0
   private mode: Mode = Mode.Eval
   private code: Code | undefined
@@ -288,6 +289,8 @@ export class Machine implements AgentMachine, Meter {
     this.code = code
     this.env = env
     this.ctx = ctx
+    const nesting = nestingOf(code)
+    this.frames = nesting === undefined ? [] : new Array(Math.min(nesting + 1, config.budget.depth) * W)
   }
 
   /** Evaluate `term` in an empty environment. */
