@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * The `lambdagent` launcher. It names the built programs next to it (see tsup.config.ts): the full
- * CLI, and the lean program of `compile | lint | lambda`, which checks configs without loading the
- * runtime, its providers or Effect's full module graph.
+ * CLI, and the lean program of `compile | lint | lambda` (and `version`), which checks configs
+ * without loading the runtime, its providers or Effect's full module graph.
  */
 import * as nodeModule from "node:module"
 import { setFlagsFromString } from "node:v8"
@@ -15,7 +15,7 @@ exitOnUnsupportedNode()
 
 type Program = { readonly main: (argv: ReadonlyArray<string>) => Promise<void> }
 
-const yamlCommands = new Set(["compile", "lint", "lambda"])
+const leanCommands = new Set(["compile", "lint", "lambda", "version", "-v", "--version"])
 
 const loadLeanProgram = (): Program => {
   // Compile the bundle's functions up front rather than on first call: the compile cache then
@@ -27,6 +27,6 @@ const loadLeanProgram = (): Program => {
   return nodeModule.createRequire(import.meta.url)("./yaml-main.cjs") as Program
 }
 
-const program: Promise<Program> = yamlCommands.has(process.argv[2] ?? "") ? Promise.resolve().then(loadLeanProgram) : import("./program.js")
+const program: Promise<Program> = leanCommands.has(process.argv[2] ?? "") ? Promise.resolve().then(loadLeanProgram) : import("./program.js")
 
 void program.then(({ main }) => main(process.argv))
