@@ -4,26 +4,11 @@
  */
 import { Effect } from "effect"
 import fc from "fast-check"
-import { Checkpoint, createRuntime, Errors, Evaluator, type LanguageModel, Scripted, Term, Tools } from "lambdagent"
+import { Checkpoint, createRuntime, Errors, Evaluator, type LanguageModel, Term } from "lambdagent"
 import { describe, expect, it } from "vitest"
-import { agentTerms } from "./fixtures/agentTerms.ts"
+import { agentTerms, conversationModel as model, observable, tools } from "./fixtures/agentTerms.ts"
 
 const agent = agentTerms()
-
-/** A model whose answers follow the conversation it is shown, so a resumed run gets the same ones. */
-const model: LanguageModel.LanguageModelShape = Scripted.respond((request) => {
-  const text = JSON.stringify(request.messages)
-  let h = 0
-  for (let i = 0; i < text.length; i++) h = (h * 31 + text.charCodeAt(i)) >>> 0
-  return ["a", "b", '{"tool":"t1","args":"q"}', "done", "a much longer answer than twelve"][h % 5]!
-})
-
-const tools = [
-  Tools.define({ name: "t1", description: "one", run: (s: string) => `t1(${s.length})` }),
-  Tools.define({ name: "t2", description: "two", run: (s: string) => `t2 ${s.slice(0, 3)}` })
-]
-
-const observable = (events: ReadonlyArray<unknown>) => events.map((e) => ({ ...(e as object), durationMs: 0 }))
 
 /** Run `term`, keeping every checkpoint (as JSON text) and counting live calls. */
 const runKeeping = async (term: Term.Term) => {

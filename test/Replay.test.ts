@@ -8,27 +8,12 @@ import fc from "fast-check"
 import { createRuntime, Errors, type LanguageModel, Replay, Scripted, Term, Tools } from "lambdagent"
 import { replayModel } from "lambdagent/testing"
 import { describe, expect, it } from "vitest"
-import { agentTerms } from "./fixtures/agentTerms.ts"
+import { agentTerms, conversationModel as model, observable, tools } from "./fixtures/agentTerms.ts"
 
-const agent = agentTerms({ memory: true })
-
-/** A model whose answers follow the conversation it is shown. */
-const model: LanguageModel.LanguageModelShape = Scripted.respond((request) => {
-  const text = JSON.stringify(request.messages)
-  let h = 0
-  for (let i = 0; i < text.length; i++) h = (h * 31 + text.charCodeAt(i)) >>> 0
-  return ["a", "b", '{"tool":"t1","args":"q"}', "done", "a much longer answer than twelve"][h % 5]!
-})
-
-const tools = [
-  Tools.define({ name: "t1", description: "one", run: (s: string) => `t1(${s.length})` }),
-  Tools.define({ name: "t2", description: "two", run: (s: string) => `t2 ${s.slice(0, 3)}` })
-]
+const agent = agentTerms({ conversations: true, memory: true })
 
 /** A model that must never be asked: a replay answers every LLM call itself. */
 const unreachable: LanguageModel.LanguageModelShape = Scripted.sequence([], { name: "unreachable" })
-
-const observable = (events: ReadonlyArray<unknown>) => events.map((e) => ({ ...(e as object), durationMs: 0 }))
 
 /** Run `term`, recording every answer; the recording goes through JSON text, as a trace file does. */
 const record = async (term: Term.Term, input = "go") => {

@@ -7,9 +7,9 @@ import fc from "fast-check"
 import { createRuntime, Errors, Evaluator, Oracle, type LanguageModel, Scripted, Term, Tools, Value } from "lambdagent"
 import { execute } from "lambdagent/mcp"
 import { describe, expect, it } from "vitest"
-import { agentTerms } from "./fixtures/agentTerms.ts"
+import { agentTerms, observable, tools } from "./fixtures/agentTerms.ts"
 
-const agent = agentTerms()
+const agent = agentTerms({ conversations: true })
 
 /** A model whose answers follow `seed`: texts, route labels, ReAct tool calls and final answers. */
 const scripted = (seed: number): LanguageModel.LanguageModelShape => {
@@ -20,11 +20,6 @@ const scripted = (seed: number): LanguageModel.LanguageModelShape => {
     return replies[state % replies.length]!
   })
 }
-
-const tools = [
-  Tools.define({ name: "t1", description: "one", run: (s: string) => `t1(${s.length})` }),
-  Tools.define({ name: "t2", description: "two", run: (s: string) => `t2 ${s.slice(0, 3)}` })
-]
 
 /** What a run came to: its value, or its error (a failed route or guard is an outcome too). */
 type Outcome = { readonly value: Term.Json } | { readonly error: string }
@@ -65,7 +60,6 @@ describe("semantics (properties)", () => {
   })
 
   it("a run is determined by its term, its input and the oracles' answers", async () => {
-    const observable = (events: ReadonlyArray<unknown>) => events.map((e) => ({ ...(e as object), durationMs: 0 }))
     await fc.assert(
       fc.asyncProperty(agent, fc.nat(1000), async (term, seed) => {
         const first = await runOn(term, seed)
