@@ -57,7 +57,38 @@ export interface ConformanceStore {
    * under it (as the fiber's `Clock`) and moves it past a TTL instead of waiting. Absent: the
    * store expires on real time.
    */
-  readonly clock?: { readonly clock: Clock.Clock; readonly advance: (ms: number) => void }
+  readonly clock?: ConformanceClock
+}
+
+/**
+ * A clock moved by hand, for a store whose expiry follows Effect's `Clock` (see
+ * {@link ConformanceStore}).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import { Clock, Effect } from "effect"
+ * import type { ConformanceClock } from "lambdagent/testing"
+ * let now = Date.now()
+ * const nanos = () => BigInt(now) * 1_000_000n
+ * const clock: Clock.Clock = {
+ *   currentTimeMillisUnsafe: () => now,
+ *   currentTimeMillis: Effect.sync(() => now),
+ *   currentTimeNanosUnsafe: nanos,
+ *   currentTimeNanos: Effect.sync(nanos),
+ *   monotonicTimeNanosUnsafe: nanos,
+ *   monotonicTimeNanos: Effect.sync(nanos),
+ *   sleep: () => Effect.void
+ * }
+ * const manual: ConformanceClock = { clock, advance: (ms) => void (now += ms) }
+ * ```
+ */
+export interface ConformanceClock {
+  /** The clock, as the store reads it. */
+  readonly clock: Clock.Clock
+  /** Moves the clock forward by `ms` milliseconds. */
+  readonly advance: (ms: number) => void
 }
 
 /**
