@@ -1,6 +1,9 @@
 import * as Schema from "effect/Schema"
 import { Errors, Evaluator, LanguageModel, MemoryStore, SharedMemory, Term, Tools, TraceSink } from "lambdagent"
+import { A2AClientError, RunStopped } from "lambdagent/a2a"
+import { HttpFailure, ListenError, RunAborted } from "lambdagent/http"
 import { McpClientError, ProtocolError, RegistryStoreError } from "lambdagent/mcp"
+import { RagError } from "lambdagent/rag"
 import { ConfigError, fromConfig, SchemaError, ValidatorSyntaxError } from "lambdagent/yaml"
 import { describe, expect, it } from "vitest"
 
@@ -47,7 +50,30 @@ describe("errors", () => {
     ["ValidatorSyntaxError", ValidatorSyntaxError, new ValidatorSyntaxError({ message: "unterminated string", offset: 3 })],
     ["ProtocolError", ProtocolError, new ProtocolError({ code: -32602, message: "Unknown tool: x" })],
     ["McpClientError", McpClientError, new McpClientError({ server: "s", message: "gone" })],
-    ["RegistryStoreError", RegistryStoreError, new RegistryStoreError({ store: "file", operation: "save", message: "EACCES" })]
+    ["RegistryStoreError", RegistryStoreError, new RegistryStoreError({ store: "file", operation: "save", message: "EACCES" })],
+    [
+      "RagError",
+      RagError,
+      new RagError({
+        reason: "SourceNotFound",
+        message: "no such file: docs/a.md",
+        path: "docs/a.md",
+        cause: Object.assign(new Error("ENOENT"), { code: "ENOENT" })
+      })
+    ],
+    ["A2AClientError", A2AClientError, new A2AClientError({ agent: "planner", reason: "HttpStatus", status: 503, message: "the endpoint answered HTTP 503" })],
+    ["RunStopped", RunStopped, new RunStopped({ reason: "Timeout", message: "the run took longer than 120 s" })],
+    [
+      "ListenError",
+      ListenError,
+      new ListenError({ message: "cannot listen on 127.0.0.1:8080: the address is already in use", cause: new Error("listen EADDRINUSE") })
+    ],
+    [
+      "HttpFailure",
+      HttpFailure,
+      new HttpFailure({ status: 503, kind: "Overloaded", message: "retry later", details: { limit: 2 }, headers: { "Retry-After": "1" } })
+    ],
+    ["RunAborted", RunAborted, new RunAborted({ reason: "ClientClosed", message: "the client went away" })]
   ]
 
   it.each(samples)("%s is a lambdagent error that survives JSON", (tag, schema, error) => {
@@ -59,6 +85,24 @@ describe("errors", () => {
     expect(decoded).toBeInstanceOf(schema as unknown as abstract new (...args: Array<never>) => unknown)
     expect(decoded.message).toBe(error.message)
     expect(Errors.isLambdagentError(decoded)).toBe(true)
+    expect(JSON.parse(JSON.stringify(Schema.encodeUnknownSync(schema)(decoded)))).toEqual(json)
+  })
+
+  it("a decoded error keeps its fields and its cause's message", () => {
+    const failure = Schema.decodeUnknownSync(HttpFailure)(
+      JSON.parse(
+        JSON.stringify(
+          Schema.encodeUnknownSync(HttpFailure)(new HttpFailure({ status: 413, kind: "PayloadTooLarge", message: "too big", details: { limit: 10 } }))
+        )
+      )
+    )
+    expect(failure.body()).toEqual({ error: { kind: "PayloadTooLarge", message: "too big", limit: 10 } })
+    expect(failure.status).toBe(413)
+    const rag = Schema.decodeUnknownSync(RagError)(
+      JSON.parse(JSON.stringify(Schema.encodeUnknownSync(RagError)(new RagError({ reason: "Timeout", message: "slow", cause: new Error("socket hang up") }))))
+    )
+    expect(rag).toMatchObject({ _tag: "RagError", reason: "Timeout", message: "slow" })
+    expect((rag.cause as Error).message).toBe("socket hang up")
   })
 
   it("a budget error carries its partial trace across the encoding", () => {

@@ -6,7 +6,7 @@ import { LocalMemory } from "../src/internal/LocalMemory.ts"
 import { memoryStoreConformance } from "../src/testing/MemoryStoreKit.ts"
 import { manualClock } from "./fixtures/manualClock.ts"
 
-memoryStoreConformance("local", async ({ maxEntries }) => ({ store: MemoryStore.makeLocal({ maxEntries }) }))
+memoryStoreConformance("local", async ({ maxEntries }) => ({ store: MemoryStore.makeLocal({ maxEntries }), clock: manualClock(Date.now()) }))
 
 describe("MemoryStore.namespace", () => {
   it("maps scopes to namespace strings", () => {

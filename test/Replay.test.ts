@@ -8,56 +8,12 @@ import fc from "fast-check"
 import { createRuntime, Errors, type LanguageModel, Replay, Scripted, Term, Tools } from "lambdagent"
 import { replayModel } from "lambdagent/testing"
 import { describe, expect, it } from "vitest"
+import { agentTerms, conversationModel as model, observable, tools } from "./fixtures/agentTerms.ts"
 
-const x = Term.var("x")
-const short = Term.lam("s", Term.lt(Term.length(Term.var("s")), Term.lit(12)))
-
-const { agent } = fc.letrec<{ agent: Term.Term }>((tie) => {
-  const a = () => tie("agent")
-  return {
-    agent: fc.oneof(
-      { depthSize: "small", withCrossShrink: true },
-      fc.constantFrom("a", "b", "c").map((system) => Term.llm({ system, conversation: false })),
-      fc.constantFrom("a", "b").map((system) => Term.llm({ system })),
-      fc.constantFrom("t1", "t2", "terminate").map(Term.tool),
-      fc.array(a(), { minLength: 1, maxLength: 3 }).map(Term.compose),
-      fc.tuple(a(), fc.nat(3), fc.boolean()).map(([body, max, test]) => Term.loop({ body, max, ...(test ? { until: short } : {}) })),
-      fc.tuple(a(), a(), a()).map(([classify, first, second]) =>
-        Term.route({
-          classify,
-          routes: [
-            ["a", first],
-            ["b", second]
-          ],
-          default: first
-        })
-      ),
-      fc.tuple(fc.array(a(), { minLength: 1, maxLength: 3 }), fc.constantFrom<Term.Merge>("tuple", "concat")).map(([bs, merge]) => Term.par(bs, merge)),
-      fc.tuple(a(), fc.nat(2)).map(([inner, retry]) => Term.guard({ agent: inner, validate: short, retry, fallback: "last" })),
-      fc.integer({ min: 1, max: 3 }).map((maxSteps) => Term.react({ think: Term.llm({ system: "think" }), tools: ["t1", "terminate"], maxSteps })),
-      a().map((inner) => Term.memory({ agent: inner, size: 2, ttl: 0, scope: "session" })),
-      a().map((f) => Term.lam("x", Term.fold(Term.lam("p", Term.app(f, Term.fst(Term.var("p")))), x, Term.list([Term.lit(1), Term.lit(2)]))))
-    )
-  }
-})
-
-/** A model whose answers follow the conversation it is shown. */
-const model: LanguageModel.LanguageModelShape = Scripted.respond((request) => {
-  const text = JSON.stringify(request.messages)
-  let h = 0
-  for (let i = 0; i < text.length; i++) h = (h * 31 + text.charCodeAt(i)) >>> 0
-  return ["a", "b", '{"tool":"t1","args":"q"}', "done", "a much longer answer than twelve"][h % 5]!
-})
-
-const tools = [
-  Tools.define({ name: "t1", description: "one", run: (s: string) => `t1(${s.length})` }),
-  Tools.define({ name: "t2", description: "two", run: (s: string) => `t2 ${s.slice(0, 3)}` })
-]
+const agent = agentTerms({ conversations: true, memory: true })
 
 /** A model that must never be asked: a replay answers every LLM call itself. */
 const unreachable: LanguageModel.LanguageModelShape = Scripted.sequence([], { name: "unreachable" })
-
-const observable = (events: ReadonlyArray<unknown>) => events.map((e) => ({ ...(e as object), durationMs: 0 }))
 
 /** Run `term`, recording every answer; the recording goes through JSON text, as a trace file does. */
 const record = async (term: Term.Term, input = "go") => {

@@ -7,69 +7,9 @@ import fc from "fast-check"
 import { createRuntime, Errors, Evaluator, Oracle, type LanguageModel, Scripted, Term, Tools, Value } from "lambdagent"
 import { execute } from "lambdagent/mcp"
 import { describe, expect, it } from "vitest"
+import { agentTerms, observable, tools } from "./fixtures/agentTerms.ts"
 
-const x = Term.var("x")
-const short = Term.lam("s", Term.lt(Term.length(Term.var("s")), Term.lit(12)))
-
-/** Random agent terms: every agent form, higher-order use, folds over literal lists, conditionals. */
-const { agent } = fc.letrec<{ agent: Term.Term }>((tie) => {
-  const a = () => tie("agent")
-  return {
-    agent: fc.oneof(
-      { depthSize: "small", withCrossShrink: true },
-      fc.constantFrom("a", "b", "c").map((system) => Term.llm({ system, conversation: false })),
-      fc.constantFrom("t1", "t2", "terminate").map(Term.tool),
-      fc.array(a(), { minLength: 1, maxLength: 3 }).map(Term.compose),
-      fc.tuple(a(), fc.nat(3), fc.boolean()).map(([body, max, test]) => Term.loop({ body, max, ...(test ? { until: short } : {}) })),
-      fc.tuple(a(), a(), a(), fc.boolean()).map(([classify, first, second, withDefault]) =>
-        Term.route({
-          classify,
-          routes: [
-            ["a", first],
-            ["b", second]
-          ],
-          ...(withDefault ? { default: first } : {})
-        })
-      ),
-      fc.tuple(fc.array(a(), { minLength: 1, maxLength: 3 }), fc.constantFrom<Term.Merge>("tuple", "concat")).map(([bs, merge]) => Term.par(bs, merge)),
-      fc
-        .tuple(a(), fc.nat(2), fc.constantFrom<Term.Fallback>("last", "empty"))
-        .map(([inner, retry, fallback]) => Term.guard({ agent: inner, validate: short, retry, fallback })),
-      fc
-        .tuple(fc.array(a(), { minLength: 1, maxLength: 3 }), fc.integer({ min: 1, max: 3 }), fc.nat(2), fc.boolean(), fc.option(a(), { nil: undefined }))
-        .map(([speakers, maxRounds, pick, until, summary]) =>
-          Term.groupChat({
-            agents: speakers.map((s, i) => [`p${i}`, s] as const),
-            maxRounds,
-            scheduler: pick === 0 ? "round_robin" : pick === 1 ? { random: maxRounds } : { llm: Term.llm({ system: "pick", conversation: false }) },
-            keywords: ["done"],
-            ...(until ? { until: short } : {}),
-            ...(summary !== undefined ? { summary } : {})
-          })
-        ),
-      fc.tuple(a(), a(), a(), fc.nat(2), fc.boolean()).map(([select, first, second, maxDepth, withFallback]) =>
-        Term.handoff({
-          select,
-          registry: [
-            ["a", first],
-            ["b", second]
-          ],
-          maxDepth,
-          ...(withFallback ? { fallback: second } : {})
-        })
-      ),
-      fc
-        .tuple(a(), fc.integer({ min: 1, max: 3 }))
-        .map(([helper, maxSteps]) => Term.react({ think: Term.llm({ system: "think" }), tools: ["t1", "b", "terminate"], maxSteps, agents: [["b", helper]] })),
-      fc.integer({ min: 1, max: 3 }).map((maxSteps) => Term.react({ think: Term.llm({ system: "think" }), tools: ["t1", "terminate"], maxSteps })),
-      // higher-order: an agent passed to a function that applies it twice
-      a().map((f) => Term.app(Term.lam("f", Term.lam("x", Term.app(Term.var("f"), Term.app(Term.var("f"), x)))), f)),
-      // a fold over a literal list, applying the agent once per item
-      a().map((f) => Term.lam("x", Term.fold(Term.lam("p", Term.app(f, Term.fst(Term.var("p")))), x, Term.list([Term.lit(1), Term.lit(2)])))),
-      fc.tuple(a(), a()).map(([f, g]) => Term.lam("x", Term.if(Term.app(short, x), Term.app(f, x), Term.app(g, x))))
-    )
-  }
-})
+const agent = agentTerms({ conversations: true })
 
 /** A model whose answers follow `seed`: texts, route labels, ReAct tool calls and final answers. */
 const scripted = (seed: number): LanguageModel.LanguageModelShape => {
@@ -80,11 +20,6 @@ const scripted = (seed: number): LanguageModel.LanguageModelShape => {
     return replies[state % replies.length]!
   })
 }
-
-const tools = [
-  Tools.define({ name: "t1", description: "one", run: (s: string) => `t1(${s.length})` }),
-  Tools.define({ name: "t2", description: "two", run: (s: string) => `t2 ${s.slice(0, 3)}` })
-]
 
 /** What a run came to: its value, or its error (a failed route or guard is an outcome too). */
 type Outcome = { readonly value: Term.Json } | { readonly error: string }
@@ -125,7 +60,6 @@ describe("semantics (properties)", () => {
   })
 
   it("a run is determined by its term, its input and the oracles' answers", async () => {
-    const observable = (events: ReadonlyArray<unknown>) => events.map((e) => ({ ...(e as object), durationMs: 0 }))
     await fc.assert(
       fc.asyncProperty(agent, fc.nat(1000), async (term, seed) => {
         const first = await runOn(term, seed)

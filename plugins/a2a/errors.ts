@@ -6,7 +6,8 @@
  * @since 0.2.0
  * @module
  */
-import * as Data from "effect/Data"
+import * as Schema from "effect/Schema"
+import { Errors } from "lambdagent"
 
 /**
  * The kinds of failure of a remote call:
@@ -29,10 +30,24 @@ import * as Data from "effect/Data"
  * const retryable = (r: A2AFailure) => r === "Timeout" || r === "Unreachable"
  * ```
  */
-export type A2AFailure = "Timeout" | "Unreachable" | "HttpStatus" | "MalformedCard" | "Protocol" | "TaskFailed" | "Configuration"
+export type A2AFailure = typeof A2AFailure.Type
 
 /**
- * A failed call to a remote A2A agent.
+ * The kinds of failure of a remote call, as a schema (see {@link A2AFailure} for what each means).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import { A2AFailure } from "lambdagent/a2a"
+ * A2AFailure.literals.includes("Timeout") // true
+ * ```
+ */
+export const A2AFailure = Schema.Literals(["Timeout", "Unreachable", "HttpStatus", "MalformedCard", "Protocol", "TaskFailed", "Configuration"])
+
+/**
+ * A failed call to a remote A2A agent: a Schema-backed lambdagent error, so it encodes as JSON
+ * and `Errors.isLambdagentError` recognises it.
  *
  * @since 0.2.0
  * @category errors
@@ -42,15 +57,15 @@ export type A2AFailure = "Timeout" | "Unreachable" | "HttpStatus" | "MalformedCa
  * const e = new A2AClientError({ agent: "planner", reason: "HttpStatus", status: 503, message: "the endpoint answered HTTP 503" })
  * ```
  */
-export class A2AClientError extends Data.TaggedError("A2AClientError")<{
+export class A2AClientError extends Errors.TaggedError<A2AClientError>()("A2AClientError", {
   /** The client's name (the tool's name). */
-  readonly agent: string
-  readonly reason: A2AFailure
-  readonly message: string
+  agent: Schema.String,
+  reason: A2AFailure,
+  message: Schema.String,
   /** For `HttpStatus`: the status. */
-  readonly status?: number
-  readonly cause?: unknown
-}> {}
+  status: Schema.optional(Schema.Number),
+  cause: Schema.optional(Schema.Defect())
+}) {}
 
 /**
  * Whether another attempt may succeed: timeouts, unreachable servers, HTTP 408, 429 and 5xx.

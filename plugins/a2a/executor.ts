@@ -22,7 +22,8 @@
 import type { Artifact, Message, Task, TaskStatus } from "@a2a-js/sdk"
 import { TaskState } from "@a2a-js/sdk"
 import { AgentEvent, type AgentExecutionEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from "@a2a-js/sdk/server"
-import { type Runtime, type Term, Trace } from "lambdagent"
+import * as Schema from "effect/Schema"
+import { Errors, type Runtime, type Term, Trace } from "lambdagent"
 import { failureOf } from "lambdagent/http"
 import { artifactRoleKey, dataPart, inputOf, message, resultParts, textPart } from "./parts.ts"
 
@@ -57,25 +58,20 @@ export const sessionOf = (contextId: string): string => `a2a:${contextId}`
 
 /**
  * Why the server stopped a run: the client cancelled its task, the run took too long, or the
- * server is shutting down. The reason of the run's `AbortSignal`.
+ * server is shutting down. The reason of the run's `AbortSignal`; a Schema-backed lambdagent error.
  *
  * @since 0.2.0
  * @category errors
  * @example
  * ```ts
  * import { RunStopped } from "lambdagent/a2a"
- * new AbortController().abort(new RunStopped("Timeout", "the run took longer than 120 s"))
+ * new AbortController().abort(new RunStopped({ reason: "Timeout", message: "the run took longer than 120 s" }))
  * ```
  */
-export class RunStopped extends Error {
-  constructor(
-    readonly reason: "Canceled" | "Timeout" | "ShuttingDown",
-    message: string
-  ) {
-    super(message)
-    this.name = "RunStopped"
-  }
-}
+export class RunStopped extends Errors.TaggedError<RunStopped>()("RunStopped", {
+  reason: Schema.Literals(["Canceled", "Timeout", "ShuttingDown"]),
+  message: Schema.String
+}) {}
 
 /**
  * Options of {@link RunExecutor}.
@@ -189,7 +185,10 @@ export class RunExecutor implements AgentExecutor {
     this.runs.set(taskId, { controller, done: new Promise<void>((resolve) => (settle = resolve)) })
     const timer =
       this.options.timeoutMs > 0
-        ? setTimeout(() => controller.abort(new RunStopped("Timeout", `the run took longer than ${this.options.timeoutMs} ms`)), this.options.timeoutMs)
+        ? setTimeout(
+            () => controller.abort(new RunStopped({ reason: "Timeout", message: `the run took longer than ${this.options.timeoutMs} ms` })),
+            this.options.timeoutMs
+          )
         : undefined
     const publish = (event: AgentExecutionEvent) => {
       if (!controller.signal.aborted) bus.publish(event)
@@ -259,7 +258,7 @@ export class RunExecutor implements AgentExecutor {
       bus.publish(AgentEvent.statusUpdate({ taskId, contextId: "", status: status(TaskState.TASK_STATE_CANCELED), metadata: undefined }))
       return
     }
-    run.controller.abort(new RunStopped("Canceled", "the client cancelled the task"))
+    run.controller.abort(new RunStopped({ reason: "Canceled", message: "the client cancelled the task" }))
     // the run publishes its canceled status as it ends
     await run.done
   }

@@ -20,7 +20,7 @@ export { type CardSpec, agentCard, agentCardJson, legacyAgentCardJson, type Skil
 export { type A2AClientConfig, type A2AProgress, a2aTool, type A2AToolOptions, probe, type TaskReply } from "./client.ts"
 export { defaultCommandPort, serveCommand, type ServeCommandOptions } from "./command.ts"
 export { cardUrlOf, fetchCard, type FetchCardOptions, networkDetail, readCard, type RemoteCard } from "./discovery.ts"
-export { type A2AFailure, A2AClientError, isRetryable, observationOf } from "./errors.ts"
+export { A2AClientError, A2AFailure, isRetryable, observationOf } from "./errors.ts"
 export { RunExecutor, type RunExecutorOptions, RunStopped, sessionOf, streamingStateKey } from "./executor.ts"
 export { RunRequestHandler } from "./handler.ts"
 export {

@@ -280,7 +280,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
 
   const admit = (req: http.IncomingMessage): void => {
     const refused = hostCheck(req.headers.host, req.headers.origin)
-    if (refused !== undefined) throw new HttpFailure(403, "Forbidden", refused)
+    if (refused !== undefined) throw new HttpFailure({ status: 403, kind: "Forbidden", message: refused })
   }
 
   const serveCard = (req: http.IncomingMessage, res: http.ServerResponse): void => {
@@ -290,7 +290,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
 
   const rpc = async (req: http.IncomingMessage, res: http.ServerResponse, noteMethod: (method: string) => void): Promise<void> => {
     try {
-      if (closing) throw new HttpFailure(503, "ShuttingDown", "the server is shutting down", {}, { "Retry-After": "5" })
+      if (closing) throw new HttpFailure({ status: 503, kind: "ShuttingDown", message: "the server is shutting down", headers: { "Retry-After": "5" } })
       authorize?.(req.headers.authorization)
     } catch (error) {
       if (!(error instanceof HttpFailure)) throw error
@@ -382,7 +382,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
   const route = async (req: http.IncomingMessage, res: http.ServerResponse, path: string, noteMethod: (method: string) => void): Promise<void> => {
     const method = req.method ?? "GET"
     if (path === "/health") {
-      if (method !== "GET") throw new HttpFailure(405, "MethodNotAllowed", "use GET here", {}, { Allow: "GET" })
+      if (method !== "GET") throw new HttpFailure({ status: 405, kind: "MethodNotAllowed", message: "use GET here", headers: { Allow: "GET" } })
       sendJson(res, closing ? 503 : 200, { status: closing ? "closing" : "ok", inFlight: executor.inFlight, tasks: store.size })
       return
     }
@@ -395,18 +395,24 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
         return
       }
       if (method !== "POST") {
-        throw new HttpFailure(405, "MethodNotAllowed", `POST JSON-RPC requests here; the agent card is at /${AGENT_CARD_PATH}`, {}, { Allow: "POST" })
+        throw new HttpFailure({
+          status: 405,
+          kind: "MethodNotAllowed",
+          message: `POST JSON-RPC requests here; the agent card is at /${AGENT_CARD_PATH}`,
+          headers: { Allow: "POST" }
+        })
       }
       await rpc(req, res, noteMethod)
       return
     }
     admit(req)
     if (path === `/${AGENT_CARD_PATH}`) {
-      if (method !== "GET" && method !== "HEAD") throw new HttpFailure(405, "MethodNotAllowed", "use GET here", {}, { Allow: "GET, HEAD" })
+      if (method !== "GET" && method !== "HEAD")
+        throw new HttpFailure({ status: 405, kind: "MethodNotAllowed", message: "use GET here", headers: { Allow: "GET, HEAD" } })
       serveCard(req, res)
       return
     }
-    throw new HttpFailure(404, "NotFound", `no endpoint ${method} ${path}; endpoints: POST /, GET /${AGENT_CARD_PATH}, GET /health`)
+    throw new HttpFailure({ status: 404, kind: "NotFound", message: `no endpoint ${method} ${path}; endpoints: POST /, GET /${AGENT_CARD_PATH}, GET /health` })
   }
 
   // responses not yet written; once none are left at shutdown, the remaining connections are idle
@@ -481,7 +487,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     await Promise.race([executor.idle(), new Promise<void>((resolve) => (endGrace = resolve))])
     clearTimeout(graceTimer)
     // …then cancel the rest; their tasks end canceled
-    executor.abortAll(new RunStopped("ShuttingDown", "the server is shutting down"))
+    executor.abortAll(new RunStopped({ reason: "ShuttingDown", message: "the server is shutting down" }))
     const flush = delay(flushMs)
     await Promise.race([executor.idle(), flush.done])
     const answered = answering === 0 ? Promise.resolve() : new Promise<void>((resolve) => (allAnswered = resolve))

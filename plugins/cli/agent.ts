@@ -130,6 +130,26 @@ const memoryPlugins = async (strategy: string): Promise<ReadonlyArray<Plugin.Plu
   return []
 }
 
+type MemoryRequirement = import("lambdagent/yaml").MemoryRequirement
+
+/**
+ * The store a config's memory uses: `local`, `redis`, `sqlite`, or (`strategy: custom`) the store
+ * `customStore` names, which a plugin loaded with `--plugin` registers under that name.
+ */
+const memoryStoreOf = (memory: MemoryRequirement | undefined, plugins: ReadonlyArray<Plugin.Plugin>): string => {
+  if (memory === undefined) return "local"
+  if (memory.strategy !== "custom") return memory.strategy
+  const name = memory.customStore
+  if (name === undefined || name === "local" || name === "redis" || name === "sqlite") return name ?? "local"
+  if (plugins.some((plugin) => plugin.stores?.[name] !== undefined)) return name
+  const known = plugins.flatMap((plugin) => Object.keys(plugin.stores ?? {}))
+  throw new CliError(
+    `memory store ${JSON.stringify(name)} (memory.customStore) is not registered by any loaded plugin; load the plugin that registers it with --plugin MODULE (stores: ${["local", "redis", "sqlite", ...known].join(", ")})`,
+    ExitCode.usage,
+    "UnknownStore"
+  )
+}
+
 /** A tool that answers with a fixed observation (an MCP server that is not configured or not reachable). */
 const unavailableTool = (name: string, observation: string): Tools.ToolDefinition<string> => ({
   name,
@@ -341,7 +361,7 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
           notices
         })
   const memory = agent.compiled?.memory[0]
-  const strategy = settings.offline !== true && (memory?.strategy === "redis" || memory?.strategy === "sqlite") ? memory.strategy : "local"
+  const strategy = settings.offline === true ? "local" : memoryStoreOf(memory, settings.plugins ?? [])
   let referenced: Awaited<ReturnType<typeof referencedTools>>
   let plugins: ReadonlyArray<Plugin.Plugin>
   try {
@@ -387,7 +407,12 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
     tools,
     plugins,
     memory: strategy === "local" && settings.localStore !== undefined ? settings.localStore : strategy,
-    memoryOptions: strategy === "sqlite" ? { path: resolve(agent.baseDir, ".lambdagent", "memory.db") } : {},
+    memoryOptions:
+      strategy === "sqlite"
+        ? { path: resolve(agent.baseDir, ".lambdagent", "memory.db") }
+        : strategy !== "local" && strategy !== "redis" && memory !== undefined
+          ? { maxEntries: memory.size }
+          : {},
     ...(settings.trace !== undefined ? { trace: settings.trace } : {}),
     ...(settings.budgets !== undefined ? { budgets: settings.budgets } : {})
   })

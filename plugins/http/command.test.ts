@@ -1,7 +1,8 @@
 import { Term } from "lambdagent"
 import { describe, expect, it } from "vitest"
 import { serveCommand, type ServeCommandOptions } from "./command.ts"
-import { eventually, waitTool, within } from "./test/helpers.ts"
+import { waitFor } from "../../test/fixtures/waitFor.ts"
+import { hangMs, waitForEvent, waitTool } from "./test/helpers.ts"
 
 const echoAgent = Term.llm({ system: "Repeat the input.", conversation: false })
 
@@ -12,13 +13,13 @@ const launch = async (options: Partial<ServeCommandOptions> & Pick<ServeCommandO
   const done = serveCommand({ port: 0, out: (l) => out.push(l), err: (l) => err.push(l), onError: () => {}, ...options })
   let failed: unknown
   done.catch((e: unknown) => (failed = e))
-  await eventually(() => failed !== undefined || out.some((l) => l.includes("listening on")))
+  await waitFor(() => failed !== undefined || out.some((l) => l.includes("listening on")), "the server listening (or failing)")
   if (failed !== undefined) throw failed
   const url = /listening on (\S+)/.exec(out.find((l) => l.includes("listening on"))!)![1]!
   return { out, err, done, url }
 }
 
-const run = (url: string, input: string) => fetch(`${url}/run`, { method: "POST", body: JSON.stringify({ input }), signal: AbortSignal.timeout(5_000) })
+const run = (url: string, input: string) => fetch(`${url}/run`, { method: "POST", body: JSON.stringify({ input }), signal: AbortSignal.timeout(hangMs) })
 
 describe("serveCommand", () => {
   it("serves, logs requests, and on SIGTERM lets the run in flight finish", async () => {
@@ -36,7 +37,7 @@ describe("serveCommand", () => {
     await wait.started
     wait.release()
     expect((await warmUp).status).toBe(200)
-    await eventually(() => out.some((l) => /^POST \/run 200 \d+ ms$/.test(l)))
+    await waitFor(() => out.some((l) => /^POST \/run 200 \d+ ms$/.test(l)), "the request logged")
 
     wait.reset()
     const inFlight = run(url, "finish me")
@@ -46,7 +47,7 @@ describe("serveCommand", () => {
     const res = await inFlight
     expect(res.status).toBe(200)
     expect(((await res.json()) as { result: string }).result).toBe("released finish me")
-    await within(done, 3_000, "command stopped")
+    await waitForEvent(done, "command stopped")
     expect(out).toContain("lambdagent serve: SIGTERM; shutting down, letting 1 run finish (up to 10000 ms)")
     expect(out.at(-1)).toBe("lambdagent serve: stopped")
     expect(process.listenerCount("SIGTERM")).toBe(before)
@@ -57,13 +58,13 @@ describe("serveCommand", () => {
     const wait = waitTool()
     const { out, done, url } = await launch({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] }, accessLog: false })
     const inFlight = run(url, "x")
-    await within(wait.started, 2_000, "run started")
+    await waitForEvent(wait.started, "run started")
     process.emit("SIGINT")
     process.emit("SIGINT")
     const res = await inFlight
     expect(res.status).toBe(503)
     expect(((await res.json()) as { error: { kind: string } }).error.kind).toBe("ShuttingDown")
-    await within(done, 3_000, "command stopped")
+    await waitForEvent(done, "command stopped")
     expect(wait.state.cancellations).toBe(1)
     expect(out).toContain("lambdagent serve: SIGINT again; cancelling the runs in flight")
     expect(out.some((l) => l.startsWith("POST "))).toBe(false)
@@ -74,7 +75,7 @@ describe("serveCommand", () => {
     const { err, done } = await launch({ agent: echoAgent, host: "0.0.0.0", handleSignals: false, signal: controller.signal })
     expect(err.some((l) => l.includes("without a token"))).toBe(true)
     controller.abort()
-    await within(done, 3_000, "command stopped")
+    await waitForEvent(done, "command stopped")
   })
 
   it("rejects when it cannot listen", async () => {
@@ -83,6 +84,6 @@ describe("serveCommand", () => {
     const port = Number(new URL(first.url).port)
     await expect(serveCommand({ agent: echoAgent, port, out: () => {}, handleSignals: false })).rejects.toThrow(/already in use/)
     controller.abort()
-    await within(first.done, 3_000, "command stopped")
+    await waitForEvent(first.done, "command stopped")
   })
 })

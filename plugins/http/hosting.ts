@@ -8,8 +8,8 @@
  */
 import type * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import type { Term } from "lambdagent"
-import { HostGuard } from "lambdagent"
+import * as Schema from "effect/Schema"
+import { Errors, HostGuard, type Term } from "lambdagent"
 
 const isTerm = (u: unknown): u is Term.Term => typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string"
 
@@ -57,24 +57,22 @@ export const checkIntegerOption = (name: string, value: number | undefined, min:
 
 /**
  * A server could not listen: the address is taken, the port needs privileges, the host is not an
- * address of this machine. Its `_tag` names it in the command line's one-line errors.
+ * address of this machine. Its `_tag` names it in the command line's one-line errors; the
+ * operating system's error is its `cause`.
  *
  * @since 0.2.0
  * @category errors
  * @example
  * ```ts
  * import { ListenError } from "lambdagent/http"
- * const e = new ListenError("cannot listen on 127.0.0.1:8080: the address is already in use")
+ * const e = new ListenError({ message: "cannot listen on 127.0.0.1:8080: the address is already in use" })
  * console.log(e._tag) // "ListenError"
  * ```
  */
-export class ListenError extends Error {
-  readonly _tag = "ListenError"
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options)
-    this.name = "ListenError"
-  }
-}
+export class ListenError extends Errors.TaggedError<ListenError>()("ListenError", {
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {}
 
 /**
  * Listen on `host:port` (0: a free port) and resolve with the port; a failure rejects with a
@@ -101,7 +99,7 @@ export const listen = async (server: http.Server, port: number, host: string): P
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code
     const why = code === "EADDRINUSE" ? "the address is already in use" : code === "EACCES" ? "permission denied" : (cause as Error).message
-    throw new ListenError(`cannot listen on ${host}:${port}: ${why}`, { cause })
+    throw new ListenError({ message: `cannot listen on ${host}:${port}: ${why}`, cause })
   }
   return (server.address() as AddressInfo).port
 }

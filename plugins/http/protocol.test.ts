@@ -45,9 +45,9 @@ describe("failures", () => {
       [new Errors.TermParseError({ message: "bad", path: ["var"], expected: "a string" }), 422, "TermParseError"],
       [new LanguageModel.ProviderError({ provider: "openai", reason: "RateLimited", message: "slow down" }), 502, "ProviderError"],
       [new MemoryStore.MemoryError({ store: "redis", operation: "put", message: "connection refused" }), 502, "MemoryError"],
-      [new RunAborted("Timeout", "too slow"), 504, "Timeout"],
-      [new RunAborted("ShuttingDown", "bye"), 503, "ShuttingDown"],
-      [new RunAborted("Cancelled", "by the client"), 499, "Cancelled"],
+      [new RunAborted({ reason: "Timeout", message: "too slow" }), 504, "Timeout"],
+      [new RunAborted({ reason: "ShuttingDown", message: "bye" }), 503, "ShuttingDown"],
+      [new RunAborted({ reason: "Cancelled", message: "by the client" }), 499, "Cancelled"],
       [new TypeError("undefined is not a function"), 500, "Internal"],
       ["a string thrown", 500, "Internal"]
     ]
@@ -113,7 +113,7 @@ describe("RunTracker", () => {
     expect(runs.size).toBe(1)
     runs.refuseNew()
     expect(statusOf(() => runs.acquire())).toBe(503)
-    runs.abortAll(new RunAborted("ShuttingDown", "bye"))
+    runs.abortAll(new RunAborted({ reason: "ShuttingDown", message: "bye" }))
     expect(b.signal.reason).toBeInstanceOf(RunAborted)
     expect(idle).toBe(false)
     b.end()

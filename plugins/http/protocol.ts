@@ -6,6 +6,7 @@
  * @since 0.1.0
  * @module
  */
+import * as Schema from "effect/Schema"
 import { Errors, type Trace } from "lambdagent"
 
 /**
@@ -80,29 +81,28 @@ export type SocketMessage =
 
 /**
  * A request the server refuses or a run that failed, with the HTTP status it answers with.
- * `headers` are added to the response (for example `WWW-Authenticate` on 401).
+ * `details` are added to the error body, `headers` to the response (for example
+ * `WWW-Authenticate` on 401). A Schema-backed lambdagent error: it encodes as JSON and
+ * `Errors.isLambdagentError` recognises it.
  *
  * @since 0.1.0
  * @category errors
  * @example
  * ```ts
  * import { HttpFailure } from "lambdagent/http"
- * const f = new HttpFailure(400, "InvalidRequest", "input is required")
+ * const f = new HttpFailure({ status: 400, kind: "InvalidRequest", message: "input is required" })
  * console.log(f.status, f.body()) // 400 { error: { kind: "InvalidRequest", message: "input is required" } }
  * ```
  */
-export class HttpFailure extends Error {
-  constructor(
-    readonly status: number,
-    readonly kind: string,
-    message: string,
-    readonly details: Readonly<Record<string, unknown>> = {},
-    readonly headers: Readonly<Record<string, string>> = {}
-  ) {
-    super(message)
-    this.name = "HttpFailure"
-  }
-
+export class HttpFailure extends Errors.TaggedError<HttpFailure>()("HttpFailure", {
+  status: Schema.Number,
+  kind: Schema.String,
+  message: Schema.String,
+  /** Fields added to the error body (`{ limit }` for a body too large). */
+  details: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)),
+  /** Headers added to the response. */
+  headers: Schema.optional(Schema.Record(Schema.String, Schema.String))
+}) {
   /** The JSON body of this failure. */
   body(): ErrorBody {
     return { error: { kind: this.kind, message: this.message, ...this.details } }
@@ -111,7 +111,8 @@ export class HttpFailure extends Error {
 
 /**
  * Why the server cancelled a run: its time ran out, its client went away (or cancelled it), or
- * the server is shutting down. Used as the reason of the run's `AbortSignal`.
+ * the server is shutting down. Used as the reason of the run's `AbortSignal`; a Schema-backed
+ * lambdagent error.
  *
  * @since 0.1.0
  * @category errors
@@ -119,18 +120,13 @@ export class HttpFailure extends Error {
  * ```ts
  * import { RunAborted } from "lambdagent/http"
  * const controller = new AbortController()
- * controller.abort(new RunAborted("Timeout", "the run took longer than 30000 ms"))
+ * controller.abort(new RunAborted({ reason: "Timeout", message: "the run took longer than 30000 ms" }))
  * ```
  */
-export class RunAborted extends Error {
-  constructor(
-    readonly reason: "Timeout" | "ClientClosed" | "Cancelled" | "ShuttingDown",
-    message: string
-  ) {
-    super(message)
-    this.name = "RunAborted"
-  }
-}
+export class RunAborted extends Errors.TaggedError<RunAborted>()("RunAborted", {
+  reason: Schema.Literals(["Timeout", "ClientClosed", "Cancelled", "ShuttingDown"]),
+  message: Schema.String
+}) {}
 
 const traceLevels: ReadonlyArray<string> = ["off", "agent", "beta"]
 
@@ -139,7 +135,7 @@ const maxSessionLength = 256
 
 const describeType = (u: unknown): string => (u === null ? "null" : Array.isArray(u) ? "an array" : typeof u === "object" ? "an object" : `a ${typeof u}`)
 
-const invalid = (message: string) => new HttpFailure(400, "InvalidRequest", message)
+const invalid = (message: string) => new HttpFailure({ status: 400, kind: "InvalidRequest", message })
 
 /**
  * Check the shape of a run request: an object with `input`, and optionally a non-empty `session`
@@ -242,25 +238,25 @@ export const failureOf = (error: unknown): HttpFailure => {
   if (error instanceof RunAborted) {
     switch (error.reason) {
       case "Timeout":
-        return new HttpFailure(504, "Timeout", error.message)
+        return new HttpFailure({ status: 504, kind: "Timeout", message: error.message })
       case "ShuttingDown":
-        return new HttpFailure(503, "ShuttingDown", error.message, {}, { "Retry-After": "5" })
+        return new HttpFailure({ status: 503, kind: "ShuttingDown", message: error.message, headers: { "Retry-After": "5" } })
       case "Cancelled":
       case "ClientClosed":
-        return new HttpFailure(499, error.reason, error.message)
+        return new HttpFailure({ status: 499, kind: error.reason, message: error.message })
     }
   }
   if (Errors.isLambdaError(error)) {
     const { kind, message, ...details } = Errors.toJson(error)
-    return new HttpFailure(422, kind, message, details)
+    return new HttpFailure({ status: 422, kind, message, details })
   }
   switch (tagOf(error)) {
     case "ProviderError": {
       const reason = (error as { reason?: unknown }).reason
-      return new HttpFailure(502, "ProviderError", messageOf(error), typeof reason === "string" ? { reason } : {})
+      return new HttpFailure({ status: 502, kind: "ProviderError", message: messageOf(error), details: typeof reason === "string" ? { reason } : {} })
     }
     case "MemoryError":
-      return new HttpFailure(502, "MemoryError", messageOf(error))
+      return new HttpFailure({ status: 502, kind: "MemoryError", message: messageOf(error) })
   }
-  return new HttpFailure(500, "Internal", "internal server error")
+  return new HttpFailure({ status: 500, kind: "Internal", message: "internal server error" })
 }

@@ -2,7 +2,8 @@ import * as http from "node:http"
 import { createRuntime, Scripted, Term } from "lambdagent"
 import { WebSocket } from "ws"
 import { describe, expect, it } from "vitest"
-import { connect, eventually, expectAlive, expectWaitServing, forget, get, health, post, start, waitTool, within } from "./test/helpers.ts"
+import { waitFor } from "../../test/fixtures/waitFor.ts"
+import { connect, expectAlive, expectWaitServing, forget, get, hangMs, health, post, start, waitForEvent, waitTool } from "./test/helpers.ts"
 
 const echoAgent = Term.llm({ system: "Repeat the input.", conversation: false })
 const echo = { agent: echoAgent, runtimeOptions: { model: Scripted.echo() } } as const
@@ -60,7 +61,7 @@ describe("POST /run", () => {
     const wait = waitTool()
     const server = await start({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] } })
     const responses = Promise.all(Array.from({ length: 10 }, (_, i) => post(server, "/run", { input: `n${i}` })))
-    await eventually(() => wait.state.calls === 10, 30_000)
+    await waitFor(() => wait.state.calls === 10, "the tool called 10 times")
     wait.release()
     const answered = await responses
     const bodies = (await Promise.all(answered.map((r) => r.json()))) as Array<RunJson>
@@ -138,7 +139,7 @@ describe("refused requests", () => {
         }
       }),
       duplex: "half",
-      signal: AbortSignal.timeout(5_000)
+      signal: AbortSignal.timeout(hangMs)
     } as RequestInit)
     expect(streamed.status).toBe(413)
     // just under the limit passes
@@ -232,7 +233,7 @@ describe("refused requests", () => {
     const wait = waitTool()
     const server = await start({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] }, maxConcurrent: 1 })
     const first = post(server, "/run", { input: "one" })
-    await within(wait.started, 2_000, "first run started")
+    await waitForEvent(wait.started, "first run started")
     const second = await post(server, "/run", { input: "two" })
     expect(second.status).toBe(503)
     expect(second.headers.get("retry-after")).toBe("1")
@@ -257,7 +258,7 @@ describe("failed runs", () => {
     const over = await post(budgeted, "/run", { input: "x" })
     expect(over.status).toBe(422)
     expect(((await over.json()) as ErrorJson).error).toMatchObject({ kind: "BudgetExceeded", budget: "llmCalls" })
-    await eventually(async () => (await health(budgeted)).inFlight === 0)
+    await waitFor(async () => (await health(budgeted)).inFlight === 0, "no run in flight")
     expect((await post(server, "/run", { input: "not a number" })).status).toBe(422)
   })
 
@@ -298,7 +299,7 @@ describe("failed runs", () => {
     const res = await post(server, "/run", { input: "slow" })
     expect(res.status).toBe(504)
     expect(((await res.json()) as ErrorJson).error.kind).toBe("Timeout")
-    await within(wait.cancelled, 1_000, "tool cancelled")
+    await waitForEvent(wait.cancelled, "tool cancelled")
     expect(wait.state.cancellations).toBe(1)
     expect((await health(server)).inFlight).toBe(0)
     await expectWaitServing(server, wait)
@@ -309,13 +310,13 @@ describe("failed runs", () => {
     const server = await start({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] } })
     const controller = new AbortController()
     const request = post(server, "/run", { input: "abandoned" }, { signal: controller.signal })
-    await within(wait.started, 2_000, "run started")
+    await waitForEvent(wait.started, "run started")
     expect((await health(server)).inFlight).toBe(1)
     controller.abort()
     await expect(request).rejects.toThrow()
-    await within(wait.cancelled, 2_000, "tool cancelled")
+    await waitForEvent(wait.cancelled, "tool cancelled")
     expect(wait.state.cancellations).toBe(1)
-    await eventually(async () => (await health(server)).inFlight === 0)
+    await waitFor(async () => (await health(server)).inFlight === 0, "no run in flight")
     await expectWaitServing(server, wait)
   })
 })
@@ -329,7 +330,7 @@ describe("GET /health and GET /", () => {
     expect(idle.uptime).toBeGreaterThanOrEqual(0)
     expect(idle.inFlight).toBe(0)
     const running = post(server, "/run", { input: "x" })
-    await within(wait.started, 2_000, "run started")
+    await waitForEvent(wait.started, "run started")
     expect((await health(server)).inFlight).toBe(1)
     expect(server.inFlight).toBe(1)
     wait.release()
@@ -361,7 +362,7 @@ describe("shutdown", () => {
     const res = await inFlight
     expect(res.status).toBe(200)
     expect(((await res.json()) as RunJson).result).toBe("released finish me")
-    await within(closed, 3_000, "close")
+    await waitForEvent(closed, "close")
     // nothing listens any more
     await expect(get(server, "/health")).rejects.toThrow()
   })
@@ -371,12 +372,12 @@ describe("shutdown", () => {
     const server = await start({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] }, graceMs: 100 })
     forget(server)
     const inFlight = post(server, "/run", { input: "never finishes" })
-    await within(wait.started, 2_000, "run started")
+    await waitForEvent(wait.started, "run started")
     const closing = server.close()
     const res = await inFlight
     expect(res.status).toBe(503)
     expect(((await res.json()) as ErrorJson).error.kind).toBe("ShuttingDown")
-    await within(closing, 3_000, "close")
+    await waitForEvent(closing, "close")
     expect(wait.state.cancellations).toBe(1)
   })
 
@@ -385,11 +386,11 @@ describe("shutdown", () => {
     const server = await start({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] }, graceMs: 60_000 })
     forget(server)
     const inFlight = post(server, "/run", { input: "x" })
-    await within(wait.started, 2_000, "run started")
+    await waitForEvent(wait.started, "run started")
     const first = server.close()
     const second = server.close({ graceMs: 0 })
     expect(second).toBe(first)
-    await within(first, 3_000, "close")
+    await waitForEvent(first, "close")
     expect((await inFlight).status).toBe(503)
   })
 

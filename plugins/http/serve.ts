@@ -250,7 +250,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
   let hostCheck: HostGuard.HostCheck = () => "Forbidden: the server is starting"
   const admit = (req: http.IncomingMessage) => {
     const refused = hostCheck(req.headers.host, req.headers.origin)
-    if (refused !== undefined) throw new HttpFailure(403, "Forbidden", refused)
+    if (refused !== undefined) throw new HttpFailure({ status: 403, kind: "Forbidden", message: refused })
     authorize?.(req.headers.authorization)
   }
   const runs = new RunTracker({
@@ -283,13 +283,13 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     if (failure.status === 413) {
       // the rest of the body is not read: close the connection once the answer is out
       sendJson(res, 413, failure.body(), { ...failure.headers, Connection: "close" }, runs.closing)
-    } else sendJson(res, failure.status, failure.body(), failure.headers, runs.closing)
+    } else sendJson(res, failure.status, failure.body(), failure.headers ?? {}, runs.closing)
   }
 
   /** Abort the run when the client goes away before its answer is written. */
   const cancelOnDisconnect = (res: http.ServerResponse, abort: (reason: RunAborted) => void) => {
     const onClose = () => {
-      if (!res.writableEnded) abort(new RunAborted("ClientClosed", "the client went away"))
+      if (!res.writableEnded) abort(new RunAborted({ reason: "ClientClosed", message: "the client went away" }))
     }
     res.on("close", onClose)
     return () => res.off("close", onClose)
@@ -322,13 +322,14 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
   const resumeJson = async (req: http.IncomingMessage, res: http.ServerResponse, id: string): Promise<void> => {
     const { answer } = parseResumeRequest(parseJson(await readBody(req, maxBodyBytes)))
     const known = isRunId(id) ? await paused.load(id) : undefined
-    if (known === undefined) throw new HttpFailure(404, "NotFound", `no paused run ${JSON.stringify(id)} (it finished, or never paused here)`)
-    if (resuming.has(id)) throw new HttpFailure(409, "Conflict", `run ${id} is being resumed already`)
+    if (known === undefined)
+      throw new HttpFailure({ status: 404, kind: "NotFound", message: `no paused run ${JSON.stringify(id)} (it finished, or never paused here)` })
+    if (resuming.has(id)) throw new HttpFailure({ status: 409, kind: "Conflict", message: `run ${id} is being resumed already` })
     let checkpoint: Checkpoint.Checkpoint
     try {
       checkpoint = Checkpoint.decode(known.checkpoint, { term: termOf() })
     } catch (error) {
-      throw new HttpFailure(409, "Conflict", `run ${id} cannot be resumed by this server: ${(error as Error).message}`)
+      throw new HttpFailure({ status: 409, kind: "Conflict", message: `run ${id} cannot be resumed by this server: ${(error as Error).message}` })
     }
     resuming.add(id)
     const slot = runs.acquire()
@@ -383,7 +384,8 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     }
   }
 
-  const methodNotAllowed = (allow: string) => new HttpFailure(405, "MethodNotAllowed", `use ${allow} here`, {}, { Allow: allow })
+  const methodNotAllowed = (allow: string) =>
+    new HttpFailure({ status: 405, kind: "MethodNotAllowed", message: `use ${allow} here`, headers: { Allow: allow } })
 
   const route = async (req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> => {
     const method = req.method ?? "GET"
@@ -419,22 +421,21 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
         return
       }
       case "/ws":
-        throw new HttpFailure(
-          426,
-          "UpgradeRequired",
-          "/ws is a WebSocket endpoint: connect with a WebSocket client",
-          {},
-          {
+        throw new HttpFailure({
+          status: 426,
+          kind: "UpgradeRequired",
+          message: "/ws is a WebSocket endpoint: connect with a WebSocket client",
+          headers: {
             Upgrade: "websocket"
           }
-        )
+        })
       default: {
         const resume = /^\/runs\/([^/]+)\/resume$/.exec(path)
         if (resume !== null) {
           if (method !== "POST") throw methodNotAllowed("POST")
           return resumeJson(req, res, resume[1]!)
         }
-        throw new HttpFailure(404, "NotFound", `no endpoint ${method} ${path}; endpoints: ${endpoints.join(", ")}`)
+        throw new HttpFailure({ status: 404, kind: "NotFound", message: `no endpoint ${method} ${path}; endpoints: ${endpoints.join(", ")}` })
       }
     }
   }
@@ -471,8 +472,8 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     socket.on("error", () => {})
     const path = pathOf(req)
     try {
-      if (path !== "/ws") throw new HttpFailure(404, "NotFound", `no WebSocket endpoint at ${path}; use /ws`)
-      if (runs.closing) throw new HttpFailure(503, "ShuttingDown", "the server is shutting down", {}, { "Retry-After": "5" })
+      if (path !== "/ws") throw new HttpFailure({ status: 404, kind: "NotFound", message: `no WebSocket endpoint at ${path}; use /ws` })
+      if (runs.closing) throw new HttpFailure({ status: 503, kind: "ShuttingDown", message: "the server is shutting down", headers: { "Retry-After": "5" } })
       admit(req)
     } catch (error) {
       rejectUpgrade(socket, failureOf(error))
@@ -532,7 +533,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     await Promise.race([runs.idle(), new Promise<void>((resolve) => graceOver.signal.addEventListener("abort", () => resolve(), { once: true }))])
     clearTimeout(graceTimer)
     // …then cancel the rest; each answers 503 ShuttingDown (or an SSE/WebSocket error event)
-    if (runs.size > 0) runs.abortAll(new RunAborted("ShuttingDown", "the server is shutting down"))
+    if (runs.size > 0) runs.abortAll(new RunAborted({ reason: "ShuttingDown", message: "the server is shutting down" }))
     const flushed = new AbortController()
     const flushTimer = setTimeout(() => flushed.abort(), flushMs)
     await Promise.race([runs.idle(), sleep(flushMs, flushed.signal)])

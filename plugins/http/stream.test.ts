@@ -1,6 +1,7 @@
 import { Scripted, Term } from "lambdagent"
 import { describe, expect, it } from "vitest"
-import { eventually, expectAlive, expectWaitServing, forget, health, post, readSse, start, waitTool, within } from "./test/helpers.ts"
+import { waitFor } from "../../test/fixtures/waitFor.ts"
+import { expectAlive, expectWaitServing, forget, health, post, readSse, start, waitForEvent, waitTool } from "./test/helpers.ts"
 
 const echoAgent = Term.llm({ system: "Repeat the input.", conversation: false })
 
@@ -62,7 +63,7 @@ describe("server-sent events", () => {
     const events = await readSse(await post(server, "/stream", { input: "slow" }))
     expect(events.at(-1)).toMatchObject({ event: "error", data: { error: { kind: "Timeout", status: 504 } } })
     expect(wait.state.cancellations).toBe(1)
-    await eventually(async () => (await health(server)).inFlight === 0)
+    await waitFor(async () => (await health(server)).inFlight === 0, "no run in flight")
     await expectWaitServing(server, wait, "/stream")
   })
 
@@ -72,10 +73,10 @@ describe("server-sent events", () => {
     const controller = new AbortController()
     const res = await post(server, "/stream", { input: "x" }, { signal: controller.signal })
     expect(res.status).toBe(200)
-    await within(wait.started, 2_000, "run started")
+    await waitForEvent(wait.started, "run started")
     controller.abort()
-    await within(wait.cancelled, 2_000, "tool cancelled")
-    await eventually(async () => (await health(server)).inFlight === 0)
+    await waitForEvent(wait.cancelled, "tool cancelled")
+    await waitFor(async () => (await health(server)).inFlight === 0, "no run in flight")
     await expectWaitServing(server, wait, "/stream")
   })
 
@@ -84,12 +85,12 @@ describe("server-sent events", () => {
     const server = await start({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] }, graceMs: 50 })
     forget(server)
     const res = await post(server, "/stream", { input: "x" })
-    await within(wait.started, 2_000, "run started")
+    await waitForEvent(wait.started, "run started")
     const closed = server.close()
     const text = await res.text()
     // a whole frame, not a torn one
     expect(text.endsWith("\n\n")).toBe(true)
     expect(text).toContain('event: error\ndata: {"error":{"kind":"ShuttingDown"')
-    await within(closed, 3_000, "close")
+    await waitForEvent(closed, "close")
   })
 })

@@ -1,7 +1,8 @@
 import { Scripted, Term } from "lambdagent"
 import { describe, expect, it } from "vitest"
 import { WebSocket } from "ws"
-import { connect, eventually, expectAlive, forget, health, start, waitTool, within } from "./test/helpers.ts"
+import { waitFor } from "../../test/fixtures/waitFor.ts"
+import { connect, expectAlive, forget, health, start, waitForEvent, waitTool } from "./test/helpers.ts"
 
 const echoAgent = Term.llm({ system: "Repeat the input.", conversation: false })
 const echo = { agent: echoAgent, runtimeOptions: { model: Scripted.echo() } } as const
@@ -32,20 +33,20 @@ describe("WebSocket /ws", () => {
     client.send({ input: "second" })
     client.send({ input: "third", id: "mine" })
     // all three are blocked in the tool at the same time
-    await eventually(() => wait.state.calls === 3)
+    await waitFor(() => wait.state.calls === 3, "the tool called 3 times")
     expect(server.inFlight).toBe(3)
     wait.release()
     const results = await Promise.all([1, 2, "mine"].map((id) => client.next((m) => m.type === "result" && m.id === id)))
     expect(results.map((m) => m.result)).toEqual(["released first", "released second", "released third"])
     // an id is free again once its run is over
     client.send({ input: "fourth", id: 1 })
-    await eventually(() => wait.state.calls === 4)
+    await waitFor(() => wait.state.calls === 4, "the tool called 4 times")
     wait.release()
     expect((await client.next((m) => m.type === "result" && m.result === "released fourth")).id).toBe(1)
     client.send({ input: "fifth", id: "dup" })
     client.send({ input: "sixth", id: "dup" })
     expect((await client.next((m) => m.type === "error" && m.id === "dup")).error).toMatchObject({ kind: "DuplicateId" })
-    await eventually(() => wait.state.calls === 5)
+    await waitFor(() => wait.state.calls === 5, "the tool called 5 times")
     wait.release()
     expect((await client.next((m) => m.type === "result" && m.id === "dup")).result).toBe("released fifth")
     client.ws.close()
@@ -68,17 +69,17 @@ describe("WebSocket /ws", () => {
     const server = await start({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] } })
     const client = await connect(server)
     client.send({ input: "x", id: 1 })
-    await within(wait.started, 2_000, "run started")
+    await waitForEvent(wait.started, "run started")
     expect((await health(server)).inFlight).toBe(1)
     client.ws.close()
-    await within(wait.cancelled, 2_000, "tool cancelled")
+    await waitForEvent(wait.cancelled, "tool cancelled")
     expect(wait.state.cancellations).toBe(1)
-    await eventually(async () => (await health(server)).inFlight === 0)
+    await waitFor(async () => (await health(server)).inFlight === 0, "no run in flight")
     // still serving WebSocket clients
     wait.reset()
     const again = await connect(server)
     again.send({ input: "y", id: 2 })
-    await within(wait.started, 2_000, "next run started")
+    await waitForEvent(wait.started, "next run started")
     wait.release()
     expect((await again.next((m) => m.type === "result")).result).toBe("released y")
     again.ws.close()
@@ -89,7 +90,7 @@ describe("WebSocket /ws", () => {
     const server = await start({ agent: Term.tool("wait"), runtimeOptions: { tools: [wait.tool] } })
     const client = await connect(server)
     client.send({ input: "x", id: "job" })
-    await within(wait.started, 2_000, "run started")
+    await waitForEvent(wait.started, "run started")
     client.send({ cancel: "job" })
     const error = await client.next((m) => m.type === "error" && m.id === "job")
     expect(error.error).toMatchObject({ kind: "Cancelled" })
@@ -111,12 +112,12 @@ describe("WebSocket /ws", () => {
     expect((await client.next((m) => m.type === "result" && m.id === 6)).result).toBe("ok")
     // a message over the size limit closes the connection (1009), as the protocol prescribes
     client.send({ input: "x".repeat(20_000) })
-    expect((await within(client.closed, 2_000, "close")).code).toBe(1009)
+    expect((await waitForEvent(client.closed, "close")).code).toBe(1009)
     await expectAlive(server)
   })
 
   it("reports failed runs as error messages with a status", async () => {
-    const server = await start({ agent: Term.lam("x", Term.div(Term.var("x"), Term.lit(0))), timeoutMs: 1_000 })
+    const server = await start({ agent: Term.lam("x", Term.div(Term.var("x"), Term.lit(0))) })
     const client = await connect(server)
     client.send({ input: 3, id: "div" })
     expect((await client.next((m) => m.type === "error")).error).toMatchObject({ kind: "DivisionByZero", status: 422 })
@@ -147,14 +148,13 @@ describe("WebSocket /ws", () => {
     const server = await start(echo)
     const ws = new WebSocket(`${server.url.replace(/^http/, "ws")}/elsewhere`)
     ws.on("error", () => {})
-    const status = await within(
+    const status = await waitForEvent(
       new Promise<number>((resolve) =>
         ws.once("unexpected-response", (req, res) => {
           resolve(res.statusCode ?? 0)
           req.destroy()
         })
       ),
-      2_000,
       "refusal"
     )
     expect(status).toBe(404)
@@ -172,8 +172,8 @@ describe("WebSocket /ws", () => {
     const closing = server.close()
     wait.release()
     expect((await client.next((m) => m.type === "result")).result).toBe("released last words")
-    expect((await within(client.closed, 3_000, "socket closed")).code).toBe(1001)
-    await within(closing, 3_000, "close")
+    expect((await waitForEvent(client.closed, "socket closed")).code).toBe(1001)
+    await waitForEvent(closing, "close")
   })
 
   it("at the end of the grace period cancels runs with a ShuttingDown error", async () => {
@@ -182,11 +182,11 @@ describe("WebSocket /ws", () => {
     forget(server)
     const client = await connect(server)
     client.send({ input: "x", id: 1 })
-    await within(wait.started, 2_000, "run started")
+    await waitForEvent(wait.started, "run started")
     const closing = server.close()
     expect((await client.next((m) => m.type === "error")).error).toMatchObject({ kind: "ShuttingDown", status: 503 })
-    expect((await within(client.closed, 3_000, "socket closed")).code).toBe(1001)
-    await within(closing, 3_000, "close")
+    expect((await waitForEvent(client.closed, "socket closed")).code).toBe(1001)
+    await waitForEvent(closing, "close")
     expect(wait.state.cancellations).toBe(1)
   })
 })

@@ -8,7 +8,8 @@
  * @since 0.1.0
  * @module
  */
-import * as Data from "effect/Data"
+import * as Schema from "effect/Schema"
+import { Errors } from "lambdagent"
 
 /**
  * Why a retrieval operation failed.
@@ -35,24 +36,39 @@ import * as Data from "effect/Data"
  * const r: RagErrorReason = "FileTooLarge"
  * ```
  */
-export type RagErrorReason =
-  | "SourceNotFound"
-  | "SourceUnreadable"
-  | "InvalidSource"
-  | "FileTooLarge"
-  | "InvalidConfig"
-  | "IndexNotFound"
-  | "IndexCorrupt"
-  | "BackendUnavailable"
-  | "Timeout"
-  | "BackendFailed"
-  | "EmbeddingFailed"
-  | "MissingDependency"
-  | "Aborted"
+export type RagErrorReason = typeof RagErrorReason.Type
 
 /**
- * A failed retrieval operation. It is an `Error` (so it can be thrown and caught by promise code)
- * and a tagged Effect error (so `Effect.catchTag("RagError", …)` works).
+ * The reasons of a {@link RagError}, as a schema (see {@link RagErrorReason} for what each means).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import { RagErrorReason } from "lambdagent/rag"
+ * RagErrorReason.literals.includes("Timeout") // true
+ * ```
+ */
+export const RagErrorReason = Schema.Literals([
+  "SourceNotFound",
+  "SourceUnreadable",
+  "InvalidSource",
+  "FileTooLarge",
+  "InvalidConfig",
+  "IndexNotFound",
+  "IndexCorrupt",
+  "BackendUnavailable",
+  "Timeout",
+  "BackendFailed",
+  "EmbeddingFailed",
+  "MissingDependency",
+  "Aborted"
+])
+
+/**
+ * A failed retrieval operation. It is an `Error` (so it can be thrown and caught by promise code),
+ * a tagged Effect error (so `Effect.catchTag("RagError", …)` works) and a Schema-backed lambdagent
+ * error (so it encodes as JSON and `Errors.isLambdagentError` recognises it).
  *
  * @since 0.1.0
  * @category errors
@@ -63,13 +79,13 @@ export type RagErrorReason =
  * console.log(e._tag, e.reason) // "RagError" "SourceNotFound"
  * ```
  */
-export class RagError extends Data.TaggedError("RagError")<{
-  readonly reason: RagErrorReason
-  readonly message: string
+export class RagError extends Errors.TaggedError<RagError>()("RagError", {
+  reason: RagErrorReason,
+  message: Schema.String,
   /** The file, directory or URL concerned, when there is one. */
-  readonly path?: string
-  readonly cause?: unknown
-}> {}
+  path: Schema.optional(Schema.String),
+  cause: Schema.optional(Schema.Defect())
+}) {}
 
 /**
  * Whether a value is a {@link RagError}. Checks the tag, so it also recognises errors thrown by

@@ -92,7 +92,7 @@ export {
   type SourceScan
 } from "./ingest.ts"
 export { embeddingsFrom, type EmbeddingsSettings, openIndex, type OpenedIndex, type OpenIndexOptions } from "./open.ts"
-export { isRagError, RagError, type RagErrorReason } from "./RagError.ts"
+export { isRagError, RagError, RagErrorReason } from "./RagError.ts"
 export type { BuildReport, CallOptions, QueryOptions, RetrievalIndex, SearchHit } from "./RetrievalIndex.ts"
 export * as SimpleIndex from "./SimpleIndex.ts"
 export { searchTerms } from "./terms.ts"

@@ -9,6 +9,7 @@ import * as TestClock from "effect/testing/TestClock"
 import { MemoryStore } from "lambdagent"
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { memoryStoreConformance } from "../../src/testing/MemoryStoreKit.ts"
+import { manualClock } from "../../test/fixtures/manualClock.ts"
 import { fileModesUnavailable } from "../../test/fixtures/fileModes.ts"
 import { failureOf, openScoped, probeResult, startWorker } from "../../test/fixtures/helpers.ts"
 import * as SqliteMemory from "./index.ts"
@@ -23,12 +24,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 memoryStoreConformance("sqlite (file)", async ({ maxEntries }) => {
   const { value: store, close } = await openScoped(SqliteMemory.make({ path: freshFile("kit"), maxEntries }))
-  return { store, cleanup: close }
+  return { store, cleanup: close, clock: manualClock(Date.now()) }
 })
 
 memoryStoreConformance("sqlite (:memory:)", async ({ maxEntries }) => {
   const { value: store, close } = await openScoped(SqliteMemory.make({ path: ":memory:", maxEntries }))
-  return { store, cleanup: close }
+  return { store, cleanup: close, clock: manualClock(Date.now()) }
 })
 
 describe("SqliteMemory", () => {

@@ -58,7 +58,16 @@ export const agentFiles = (target: string): ReadonlyArray<string> | undefined =>
     .filter((f) => /\.ya?ml$/i.test(f))
     .sort()
     .map((f) => join(target, f))
-    .filter((f) => statSync(f).isFile())
+    .filter(isFile)
+}
+
+/** Whether `path` is a regular file (false when it does not exist or cannot be read). */
+const isFile = (path: string): boolean => {
+  try {
+    return statSync(path).isFile()
+  } catch {
+    return false
+  }
 }
 
 const notFound = (target: string, format: "text" | "json" | "human" | "formal"): CommandResult =>
@@ -271,13 +280,7 @@ export interface LambdaCommandOptions {
  */
 export const lambdaCommand = (file: string, options: LambdaCommandOptions = {}): CommandResult => {
   const format = options.format ?? "human"
-  let isFile = false
-  try {
-    isFile = statSync(file).isFile()
-  } catch {
-    isFile = false
-  }
-  if (!isFile) return notFound(file, format)
+  if (!isFile(file)) return notFound(file, format)
   try {
     const agent = loadConfig({ path: file }, options.overrides ?? {})
     return {
@@ -331,13 +334,7 @@ export interface SkillListing {
  */
 export const skillsCommand = (file: string, options: { readonly format?: "text" | "json" } = {}): CommandResult => {
   const format = options.format ?? "text"
-  let isFile = false
-  try {
-    isFile = statSync(file).isFile()
-  } catch {
-    isFile = false
-  }
-  if (!isFile) return notFound(file, format)
+  if (!isFile(file)) return notFound(file, format)
   let agent: CompiledAgent
   try {
     agent = loadConfig({ path: file })

@@ -256,38 +256,9 @@ type ValueEdit =
   | { readonly kind: "nest"; readonly at: number; readonly depth: number; readonly asList: boolean }
   | { readonly kind: "huge"; readonly at: number; readonly size: number }
 
+/** A key to rename or duplicate to: a known one, a misspelt or hostile one, or any short string. */
 const keyName = fc.oneof(
-  fc.constantFrom(
-    "type",
-    "systemPrompt",
-    "systemPromt",
-    "model",
-    "react",
-    "chain",
-    "router",
-    "parallel",
-    "mcp",
-    "memory",
-    "guard",
-    "rag",
-    "runtime",
-    "routes",
-    "default",
-    "steps",
-    "agents",
-    "classifier",
-    "prompt",
-    "tool",
-    "localTools",
-    "onlineTool",
-    "merge",
-    "mergePrompt",
-    "groupchat",
-    "__proto__",
-    "constructor",
-    "toString",
-    ""
-  ),
+  fc.constantFrom(...keys, "tool", "mergePrompt", "groupchat", "systemPromt", "__proto__", "constructor", "toString", ""),
   fc.string({ maxLength: 8 })
 )
 const valueEdit: fc.Arbitrary<ValueEdit> = fc.oneof(

@@ -2,13 +2,16 @@
  * A conformance kit for memory stores: one call registers the vitest suites that every
  * {@link MemoryStoreShape} must pass, whatever holds the data (a `Map`, Redis, SQLite, your own).
  *
- * The kit uses real time for expiry (external stores expire on their own clocks), so its TTL
- * tests sleep a few hundred milliseconds.
+ * Expiry is tested on the store's clock: a store that reads Effect's `Clock` (or takes one) hands
+ * the kit a clock it moves by hand, and the TTL tests move it past the TTL; a store that expires on
+ * a clock of its own (a server's) is tested in real time, the kit waiting for a short-lived
+ * sentinel entry to expire rather than for a fixed time.
  *
  * @since 0.1.0
  * @module
  */
 import { randomUUID } from "node:crypto"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import { afterAll, assert, describe, it } from "vitest"
 import type { MemoryStore } from "lambdagent"
@@ -49,6 +52,43 @@ export interface ConformanceStore {
   readonly store: MemoryStoreShape
   /** Runs after the test: close connections, delete files. */
   readonly cleanup?: () => Promise<void>
+  /**
+   * A clock the kit moves by hand, started at the current time: the kit runs every operation
+   * under it (as the fiber's `Clock`) and moves it past a TTL instead of waiting. Absent: the
+   * store expires on real time.
+   */
+  readonly clock?: ConformanceClock
+}
+
+/**
+ * A clock moved by hand, for a store whose expiry follows Effect's `Clock` (see
+ * {@link ConformanceStore}).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import { Clock, Effect } from "effect"
+ * import type { ConformanceClock } from "lambdagent/testing"
+ * let now = Date.now()
+ * const nanos = () => BigInt(now) * 1_000_000n
+ * const clock: Clock.Clock = {
+ *   currentTimeMillisUnsafe: () => now,
+ *   currentTimeMillis: Effect.sync(() => now),
+ *   currentTimeNanosUnsafe: nanos,
+ *   currentTimeNanos: Effect.sync(nanos),
+ *   monotonicTimeNanosUnsafe: nanos,
+ *   monotonicTimeNanos: Effect.sync(nanos),
+ *   sleep: () => Effect.void
+ * }
+ * const manual: ConformanceClock = { clock, advance: (ms) => void (now += ms) }
+ * ```
+ */
+export interface ConformanceClock {
+  /** The clock, as the store reads it. */
+  readonly clock: Clock.Clock
+  /** Moves the clock forward by `ms` milliseconds. */
+  readonly advance: (ms: number) => void
 }
 
 /**
@@ -75,7 +115,19 @@ export interface MemoryStoreConformanceOptions {
 
 const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> => Effect.runPromise(effect)
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+/** `store` with every operation run under `clock` as the fiber's `Clock`. */
+const underClock = (store: MemoryStoreShape, clock: Clock.Clock): MemoryStoreShape => {
+  const at = <A, E>(effect: Effect.Effect<A, E>) => Effect.provideService(effect, Clock.Clock, clock)
+  const putIfAbsent = store.putIfAbsent
+  return {
+    name: store.name,
+    get: (namespace, key) => at(store.get(namespace, key)),
+    put: (namespace, key, value, options) => at(store.put(namespace, key, value, options)),
+    ...(putIfAbsent !== undefined ? { putIfAbsent: (namespace, key, value, options) => at(putIfAbsent(namespace, key, value, options)) } : {}),
+    listRecent: (namespace, limit) => at(store.listRecent(namespace, limit)),
+    clear: (namespace) => at(store.clear(namespace))
+  }
+}
 
 const keysOf = (entries: ReadonlyArray<MemoryEntry>): Array<string> => entries.map((e) => e.key)
 
@@ -136,14 +188,29 @@ export const memoryStoreConformance = (
     let counter = 0
     const freshNs = (label: string): string => `kit:${runId}:${label}:${++counter}`
 
-    const test = (title: string, maxEntries: number, body: (store: MemoryStoreShape) => Promise<void>): void => {
+    /**
+     * Returns once an entry of `ttl` written now has expired on the store's clock: the clock is
+     * moved past it, or (real time) a sentinel entry written now is polled until it has gone.
+     */
+    const outlive = async (s: ConformanceStore, ttl: number): Promise<void> => {
+      if (s.clock !== undefined) return s.clock.advance(ttl + 1)
+      const ns = freshNs("clock")
+      await run(s.store.put(ns, "sentinel", "s", { ttlMs: ttl }))
+      const deadline = Date.now() + timeout / 2
+      while ((await run(s.store.get(ns, "sentinel"))) !== undefined) {
+        if (Date.now() > deadline) throw new Error(`an entry with a ttl of ${ttl} ms has not expired after ${timeout / 2} ms`)
+        await new Promise((resolve) => setTimeout(resolve, 25))
+      }
+    }
+
+    const test = (title: string, maxEntries: number, body: (store: MemoryStoreShape, outliveTtl: () => Promise<void>) => Promise<void>): void => {
       it(
         title,
         async () => {
           const s = await makeStore({ maxEntries })
           pending.add(s)
           try {
-            await body(s.store)
+            await body(s.clock === undefined ? s.store : underClock(s.store, s.clock.clock), () => outlive(s, ttlMs))
           } finally {
             pending.delete(s)
             await s.cleanup?.()
@@ -250,13 +317,13 @@ export const memoryStoreConformance = (
       assert.strictEqual((await run(store.get(`${base}:session:1`, "k")))?.value, "s1")
     })
 
-    test("entries expire after their ttl", 100, async (store) => {
+    test("entries expire after their ttl", 100, async (store, outliveTtl) => {
       const ns = freshNs("ttl")
       await run(store.put(ns, "forever", "f"))
       await run(store.put(ns, "long", "l", { ttlMs: 60_000 }))
       await run(store.put(ns, "short", "s", { ttlMs }))
       assert.strictEqual((await run(store.get(ns, "short")))?.value, "s")
-      await sleep(ttlMs + 400)
+      await outliveTtl()
       assert.isUndefined(await run(store.get(ns, "short")))
       assert.deepStrictEqual(keysOf(await run(store.listRecent(ns, 10))), ["long", "forever"])
       // a write after expiry starts a new life
@@ -264,12 +331,12 @@ export const memoryStoreConformance = (
       assert.strictEqual((await run(store.get(ns, "short")))?.value, "again")
     })
 
-    test("expired entries do not push live entries out", 3, async (store) => {
+    test("expired entries do not push live entries out", 3, async (store, outliveTtl) => {
       const ns = freshNs("ttl-lru")
       await run(store.put(ns, "dies", "d", { ttlMs }))
       await run(store.put(ns, "l1", "1"))
       await run(store.put(ns, "l2", "2"))
-      await sleep(ttlMs + 400)
+      await outliveTtl()
       await run(store.put(ns, "l3", "3"))
       assert.deepStrictEqual(keysOf(await run(store.listRecent(ns, 10))), ["l3", "l2", "l1"])
     })
@@ -381,7 +448,7 @@ export const memoryStoreConformance = (
     })
 
     // putIfAbsent is optional; a store that has it must make it atomic
-    test("putIfAbsent writes once: a live key is kept, an expired one counts as absent", 100, async (store) => {
+    test("putIfAbsent writes once: a live key is kept, an expired one counts as absent", 100, async (store, outliveTtl) => {
       if (store.putIfAbsent === undefined) return
       const ns = freshNs("if-absent")
       assert.isTrue(await run(store.putIfAbsent(ns, "k", "first")))
@@ -389,7 +456,7 @@ export const memoryStoreConformance = (
       assert.strictEqual((await run(store.get(ns, "k")))?.value, "first")
       assert.deepStrictEqual(keysOf(await run(store.listRecent(ns, 10))), ["k"])
       assert.isTrue(await run(store.putIfAbsent(ns, "short", "v1", { ttlMs })))
-      await sleep(ttlMs + 150)
+      await outliveTtl()
       assert.isTrue(await run(store.putIfAbsent(ns, "short", "v2")), "an expired entry is absent")
       assert.strictEqual((await run(store.get(ns, "short")))?.value, "v2")
       const error = await run(Effect.flip(store.putIfAbsent(ns, "bad", "v", { ttlMs: -1 })))

@@ -180,13 +180,16 @@ describe("resilience policy", () => {
   it.live("request passes an AbortSignal that fires on interruption", () =>
     Effect.gen(function* () {
       let signal: AbortSignal | undefined
+      let called!: () => void
+      const requested = new Promise<void>((resolve) => (called = resolve))
       const fiber = yield* Effect.forkChild(
         Resilience.request(caller(), (s) => {
           signal = s
+          called()
           return new Promise<never>(() => {})
         })
       )
-      yield* Effect.sleep(10)
+      yield* Effect.promise(() => requested)
       assert.isFalse(signal!.aborted)
       yield* Fiber.interrupt(fiber)
       assert.isTrue(signal!.aborted)

@@ -1,10 +1,11 @@
-import { mkdtempSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { runCli } from "./helpers.ts"
 
 const plugin = "examples/plugins/text-stats.mjs"
+const storePlugin = "test/fixtures/notesStorePlugin.mjs"
 const dir = mkdtempSync(join(tmpdir(), "lambdagent-plugins-"))
 const write = (name: string, text: string) => {
   const file = join(dir, name)
@@ -40,6 +41,31 @@ describe("plugins written outside lambdagent", () => {
     const out = JSON.parse(run.stdout)
     expect(out.result).toBe("three words")
     expect(out.trace.find((e: { kind: string }) => e.kind === "tool")).toMatchObject({ name: "text_stats", output: '{"lines":1,"words":3,"characters":5}' })
+  })
+
+  it("add a memory store, which a config selects by the name the plugin registers", async () => {
+    const agent = write(
+      "remembers.yml",
+      "type: simple\nsystemPrompt: Chat.\nmemory: {enabled: true, strategy: custom, customStore: notes, size: 5, ttl: 0, scope: user}\n"
+    )
+    const env = { NOTES_STORE_FILE: join(dir, "notes.json") }
+    const run = (input: string) => runCli(["run", agent, input, "--plugin", storePlugin, "--model", "scripted:echo", "--format", "json"], { env })
+    const first = await run("my name is Ada")
+    expect(first.code, first.stderr).toBe(0)
+    const written = JSON.parse(readFileSync(env.NOTES_STORE_FILE, "utf8")) as Record<string, Array<{ value: string }>>
+    expect(JSON.parse(written["user:default"]![0]!.value)).toEqual({ input: "my name is Ada", output: "my name is Ada" })
+    // a second process reads, through the plugin's store, what the first one wrote
+    const second = await run("what is my name?")
+    expect(second.code, second.stderr).toBe(0)
+    const reads = (JSON.parse(second.stdout).trace as Array<{ kind: string; name: string; output: string }>).filter(
+      (e) => e.kind === "memory" && e.name === "read"
+    )
+    expect(reads).toEqual([expect.objectContaining({ output: "1 entry from user:default" })])
+    const unloaded = await runCli(["run", agent, "hi", "--model", "scripted:echo"], { env })
+    expect(unloaded.code).toBe(2)
+    expect(unloaded.stderr).toMatch(
+      /^error: UnknownStore: memory store "notes" \(memory.customStore\) is not registered by any loaded plugin; load the plugin that registers it with --plugin MODULE/m
+    )
   })
 
   it("a plugin that is missing, or does not export a plugin, is refused with a clear line", async () => {

@@ -20,12 +20,13 @@ import { HttpFailure } from "../protocol.ts"
  * ```
  */
 export const parseJson = (text: string): unknown => {
-  if (text.trim() === "") throw new HttpFailure(400, "InvalidJson", 'the body is empty; send a JSON object such as {"input": "hello"}')
+  if (text.trim() === "")
+    throw new HttpFailure({ status: 400, kind: "InvalidJson", message: 'the body is empty; send a JSON object such as {"input": "hello"}' })
   try {
     return Term.parseJsonText(text)
   } catch (cause) {
     const detail = cause instanceof Error ? cause.message.replace(/^invalid JSON: /, "") : String(cause)
-    throw new HttpFailure(400, "InvalidJson", `the body is not JSON: ${detail}`)
+    throw new HttpFailure({ status: 400, kind: "InvalidJson", message: `the body is not JSON: ${detail}` })
   }
 }
 

@@ -43,15 +43,21 @@ export const bearerCheck = (token: string): ((header: string | undefined) => voi
   return (header) => {
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? "")
     if (match === null) {
-      throw new HttpFailure(401, "Unauthorized", 'this server requires an "Authorization: Bearer <token>" header', {}, challenge())
+      throw new HttpFailure({
+        status: 401,
+        kind: "Unauthorized",
+        message: 'this server requires an "Authorization: Bearer <token>" header',
+        headers: challenge()
+      })
     }
     if (!timingSafeEqual(digest(match[1]!), expected)) {
-      throw new HttpFailure(401, "Unauthorized", "the bearer token is not valid", {}, challenge("invalid_token"))
+      throw new HttpFailure({ status: 401, kind: "Unauthorized", message: "the bearer token is not valid", headers: challenge("invalid_token") })
     }
   }
 }
 
-const tooLarge = (limit: number) => new HttpFailure(413, "PayloadTooLarge", `the body is larger than ${limit} bytes`, { limit })
+const tooLarge = (limit: number) =>
+  new HttpFailure({ status: 413, kind: "PayloadTooLarge", message: `the body is larger than ${limit} bytes`, details: { limit } })
 
 const decoder = new TextDecoder("utf-8", { fatal: true })
 
@@ -99,13 +105,13 @@ export const readBody = (req: IncomingMessage, limit: number): Promise<string> =
         try {
           resolve(decoder.decode(Buffer.concat(chunks, size)))
         } catch {
-          reject(new HttpFailure(400, "InvalidJson", "the body is not valid UTF-8"))
+          reject(new HttpFailure({ status: 400, kind: "InvalidJson", message: "the body is not valid UTF-8" }))
         }
       })
     )
-    req.on("error", () => settle(() => reject(new RunAborted("ClientClosed", "the client went away while sending the body"))))
+    req.on("error", () => settle(() => reject(new RunAborted({ reason: "ClientClosed", message: "the client went away while sending the body" }))))
     req.on("close", () => {
-      if (!req.complete) settle(() => reject(new RunAborted("ClientClosed", "the client went away while sending the body")))
+      if (!req.complete) settle(() => reject(new RunAborted({ reason: "ClientClosed", message: "the client went away while sending the body" })))
     })
   })
 

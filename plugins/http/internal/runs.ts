@@ -58,7 +58,7 @@ export interface RunTrackerOptions {
  * const runs = new RunTracker({ timeoutMs: 0, maxConcurrent: 1 })
  * const slot = runs.acquire()
  * runs.size // 1
- * runs.abortAll(new RunAborted("ShuttingDown", "bye"))
+ * runs.abortAll(new RunAborted({ reason: "ShuttingDown", message: "bye" }))
  * slot.signal.aborted // true
  * slot.end()
  * await runs.idle()
@@ -88,23 +88,25 @@ export class RunTracker {
 
   /** A slot for a new run, or a 503 failure when shutting down or at the concurrency limit. */
   acquire(): RunSlot {
-    if (this.refusing) throw new HttpFailure(503, "ShuttingDown", "the server is shutting down", {}, { "Retry-After": "5" })
+    if (this.refusing) throw new HttpFailure({ status: 503, kind: "ShuttingDown", message: "the server is shutting down", headers: { "Retry-After": "5" } })
     const limit = this.options.maxConcurrent
     if (limit !== undefined && this.active.size >= limit) {
-      throw new HttpFailure(
-        503,
-        "Overloaded",
-        `the server is already running ${limit} runs, its limit; retry later`,
-        { limit },
-        {
+      throw new HttpFailure({
+        status: 503,
+        kind: "Overloaded",
+        message: `the server is already running ${limit} runs, its limit; retry later`,
+        details: { limit },
+        headers: {
           "Retry-After": "1"
         }
-      )
+      })
     }
     const controller = new AbortController()
     const timeoutMs = this.options.timeoutMs
     const timer =
-      timeoutMs > 0 ? setTimeout(() => controller.abort(new RunAborted("Timeout", `the run took longer than ${timeoutMs} ms`)), timeoutMs) : undefined
+      timeoutMs > 0
+        ? setTimeout(() => controller.abort(new RunAborted({ reason: "Timeout", message: `the run took longer than ${timeoutMs} ms` })), timeoutMs)
+        : undefined
     this.active.add(controller)
     let ended = false
     return {

@@ -69,7 +69,7 @@ export class SocketConnection {
       this.alive = true
     })
     socket.on("close", () => {
-      for (const slot of this.inFlight.values()) slot.abort(new RunAborted("ClientClosed", "the WebSocket closed"))
+      for (const slot of this.inFlight.values()) slot.abort(new RunAborted({ reason: "ClientClosed", message: "the WebSocket closed" }))
     })
     // a socket error is followed by "close"; without a listener it would be thrown
     socket.on("error", () => {})
@@ -114,8 +114,11 @@ export class SocketConnection {
       const id = body.cancel
       const slot = validId(id) ? this.inFlight.get(id) : undefined
       if (slot === undefined)
-        this.fail(validId(id) ? id : undefined, new HttpFailure(404, "UnknownRun", `no run ${JSON.stringify(id)} is in flight on this connection`))
-      else slot.abort(new RunAborted("Cancelled", "cancelled by the client"))
+        this.fail(
+          validId(id) ? id : undefined,
+          new HttpFailure({ status: 404, kind: "UnknownRun", message: `no run ${JSON.stringify(id)} is in flight on this connection` })
+        )
+      else slot.abort(new RunAborted({ reason: "Cancelled", message: "cancelled by the client" }))
       return
     }
     let request: RunRequest
@@ -127,12 +130,15 @@ export class SocketConnection {
     }
     const id = request.id ?? this.nextId()
     if (this.inFlight.has(id)) {
-      this.fail(id, new HttpFailure(409, "DuplicateId", `a run with id ${JSON.stringify(id)} is already in flight on this connection`))
+      this.fail(
+        id,
+        new HttpFailure({ status: 409, kind: "DuplicateId", message: `a run with id ${JSON.stringify(id)} is already in flight on this connection` })
+      )
       return
     }
     let slot: RunSlot
     try {
-      if (this.draining) throw new HttpFailure(503, "ShuttingDown", "the server is shutting down")
+      if (this.draining) throw new HttpFailure({ status: 503, kind: "ShuttingDown", message: "the server is shutting down" })
       slot = this.host.runs.acquire()
     } catch (error) {
       this.fail(id, error)

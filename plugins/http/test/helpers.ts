@@ -5,7 +5,15 @@
 import { Tools } from "lambdagent"
 import { afterEach, expect } from "vitest"
 import { WebSocket } from "ws"
+import { waitFor } from "../../../test/fixtures/waitFor.ts"
 import { serve, type ServeOptions, type Server } from "../serve.ts"
+
+/**
+ * How long a wait for an event (a request, a run starting, a socket closing) may last before the
+ * test fails naming it: far longer than any loaded machine takes, and shorter than the test's own
+ * timeout, so a hang is reported as the event that never came. Not a speed check.
+ */
+export const hangMs = 30_000
 
 const open = new Set<Server>()
 
@@ -38,11 +46,11 @@ export const post = (
     method: "POST",
     headers: { "content-type": "application/json", ...init.headers },
     body: init.raw === true ? (body as string) : JSON.stringify(body),
-    signal: init.signal ?? AbortSignal.timeout(5_000)
+    signal: init.signal ?? AbortSignal.timeout(hangMs)
   })
 
 export const get = (server: Server, path: string, headers: Record<string, string> = {}): Promise<Response> =>
-  fetch(`${server.url}${path}`, { headers, signal: AbortSignal.timeout(5_000) })
+  fetch(`${server.url}${path}`, { headers, signal: AbortSignal.timeout(hangMs) })
 
 export interface Health {
   status: string
@@ -52,21 +60,12 @@ export interface Health {
 
 export const health = async (server: Server): Promise<Health> => (await (await get(server, "/health")).json()) as Health
 
-/** Poll until `check` holds (at most `ms`). */
-export const eventually = async (check: () => boolean | Promise<boolean>, ms = 2_000): Promise<void> => {
-  const deadline = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
-
 /** The server answers a fresh run with the expected echo, and reports nothing in flight. */
 export const expectAlive = async (server: Server, headers: Record<string, string> = {}): Promise<void> => {
   const res = await post(server, "/run", { input: "still here" }, { headers })
   expect(res.status).toBe(200)
   expect(((await res.json()) as { result: unknown }).result).toBe("still here")
-  await eventually(async () => (await health(server)).inFlight === 0)
+  await waitFor(async () => (await health(server)).inFlight === 0, "no run in flight")
 }
 
 export interface Deferred<A> {
@@ -80,9 +79,9 @@ export const deferred = <A = void>(): Deferred<A> => {
   return { promise, resolve }
 }
 
-/** Reject if `promise` has not settled within `ms`. */
-export const within = <A>(promise: Promise<A>, ms: number, what: string): Promise<A> =>
-  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms).unref())])
+/** Wait for `promise`, failing with `what` if it never settles (a hang: see {@link hangMs}). */
+export const waitForEvent = <A>(promise: Promise<A>, what: string): Promise<A> =>
+  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: never happened`)), hangMs).unref())])
 
 /**
  * A tool `wait` that blocks until its call is cancelled (or `release` is called), recording both.
@@ -166,21 +165,20 @@ export const connect = async (server: Server, headers: Record<string, string> = 
     messages.push(JSON.parse(String(data)))
     for (const w of waiters.splice(0)) w()
   })
-  await within(
+  await waitForEvent(
     new Promise<void>((resolve, reject) => {
       ws.once("open", () => resolve())
       ws.once("error", reject)
     }),
-    2_000,
     "WebSocket open"
   )
   /** Wait for the first message (from `from` on) matching `match`. */
-  const next = async (match: (m: Record<string, unknown> & { type: string }) => boolean, ms = 3_000) => {
-    const deadline = Date.now() + ms
+  const next = async (match: (m: Record<string, unknown> & { type: string }) => boolean) => {
+    const deadline = Date.now() + hangMs
     for (;;) {
       const found = messages.find(match)
       if (found !== undefined) return found
-      if (Date.now() > deadline) throw new Error(`no matching WebSocket message within ${ms} ms; got ${JSON.stringify(messages)}`)
+      if (Date.now() > deadline) throw new Error(`no matching WebSocket message came; got ${JSON.stringify(messages)}`)
       await new Promise<void>((resolve) => {
         waiters.push(resolve)
         setTimeout(resolve, 50)
@@ -196,7 +194,7 @@ export const connect = async (server: Server, headers: Record<string, string> = 
 export const expectWaitServing = async (server: Server, wait: ReturnType<typeof waitTool>, path: "/run" | "/stream" = "/run") => {
   wait.reset()
   const pending = post(server, path, { input: "again" })
-  await within(wait.started, 2_000, "next run started")
+  await waitForEvent(wait.started, "next run started")
   wait.release()
   const res = await pending
   expect(res.status).toBe(200)
