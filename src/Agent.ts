@@ -503,7 +503,7 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
   const started = tracing(run) ? now() : 0
   const called = callModel(services, model, chat, name)
   const spanned = services.sink.spans ? Spans.llm(called, { name, provider: model.name, request: chat, step: run.execution.steps }) : called
-  const call = mapNow(spanned, (response) => {
+  return mapNow(spanned, (response) => {
     const tokensIn = response.usage?.inputTokens ?? 0
     const tokensOut = response.usage?.outputTokens ?? 0
     run.execution.usage.tokens += tokensIn + tokensOut
@@ -522,7 +522,6 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
     }
     return response.text
   })
-  return call
 }
 
 const toolFailure = (error: Tools.ToolError): string => (error.reason === "Timeout" ? error.message : `[TOOL_ERROR] ${error.tool}: ${error.message}`)
