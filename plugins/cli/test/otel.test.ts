@@ -6,7 +6,7 @@ import { Term } from "lambdagent"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import { childrenOf, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../../../test/fixtures/otlpReceiver.ts"
 import { waitFor } from "../../../test/fixtures/waitFor.ts"
-import { cliPath, runCli } from "./helpers.ts"
+import { cliPath, runCli, startServe } from "./helpers.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "lambdagent-otel-"))
 const write = (name: string, text: string) => {
@@ -139,5 +139,21 @@ describe("lambdagent run --otel", () => {
     expect(r.code).toBe(2)
     expect(r.stderr).toContain("--otel: the OTLP endpoint must be an http(s) URL")
     expect(r.stderr).not.toMatch(/\n\s+at /)
+  })
+})
+
+describe("lambdagent serve --otel", () => {
+  it("exports one trace per request's run, and the last spans when it shuts down", async () => {
+    const { stop, url } = await startServe(["examples/agents/simple.yml", "--port", "0", "--otel", receiver.url])
+    for (const input of ["first", "second"]) {
+      const response = await fetch(`${url}/run`, { method: "POST", body: JSON.stringify({ input, session: "s1" }) })
+      expect(response.status).toBe(200)
+    }
+    expect(await stop()).toBe(0)
+    const runs = roots(receiver.spans)
+    expect(runs.map((s) => s.name)).toEqual(["lambdagent.run", "lambdagent.run"])
+    expect(new Set(runs.map((s) => s.traceId)).size).toBe(2)
+    expect(runs.map((s) => s.attributes["lambdagent.session"])).toEqual(["s1", "s1"])
+    for (const run of runs) expect(childrenOf(receiver.spans, run).map((s) => s.attributes["gen_ai.operation.name"])).toEqual(["chat"])
   })
 })
