@@ -6,10 +6,9 @@
  * `createRuntime({ otel: { url } })` is the Promise way; {@link layer} is the Effect way. Spans are
  * batched and sent every few seconds, and flushed when the runtime (the layer's scope) closes. A
  * collector that cannot be reached never fails or holds up a run: the spans are dropped, and one
- * line says so.
+ * line says so. Effect marks its exporter unstable: this module's options may follow its changes.
  *
  * @since 0.2.0
- * @stability unstable
  * @module
  */
 import * as Effect from "effect/Effect"
