@@ -94,12 +94,17 @@ export const tracesUrl = (url: string): string => {
   return parsed.toString()
 }
 
-/** Why an export failed, in a few words. */
-const reasonOf = (error: { readonly message: string; readonly cause?: unknown }): string => {
-  const cause = error.cause as { readonly cause?: { readonly code?: unknown; readonly message?: unknown }; readonly message?: unknown } | undefined
-  const code = cause?.cause?.code
-  if (typeof code === "string") return code
-  return error.message.split("\n")[0] ?? "export failed"
+/** Why an export failed, in a few words: the system's error code (`ECONNREFUSED`) when there is one. */
+const reasonOf = (error: unknown): string => {
+  let cause: unknown = error
+  for (let depth = 0; depth < 6 && typeof cause === "object" && cause !== null; depth++) {
+    const code = (cause as { readonly code?: unknown }).code
+    if (typeof code === "string" && code !== "") return code
+    const next = cause as { readonly reason?: { readonly cause?: unknown }; readonly cause?: unknown }
+    cause = next.reason?.cause ?? next.cause
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  return message.split("\n")[0] ?? "export failed"
 }
 
 /**
