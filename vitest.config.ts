@@ -26,7 +26,7 @@ const endToEnd = [
   "plugins/redis/**/*.test.ts",
   "plugins/sqlite/**/*.test.ts",
   "test/providers/{openai,anthropic,claudeCode}.test.ts",
-  "test/{NodeVersion,Sandbox,SharedMemory,ShellTool,ShellTool.injection,TermMemory,readme,docs,examples}.test.ts"
+  "test/{NodeVersion,Sandbox,SharedMemory,ShellTool,ShellTool.injection,Telemetry,TermMemory,readme,docs,examples}.test.ts"
 ]
 
 export default defineConfig({

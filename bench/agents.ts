@@ -6,12 +6,15 @@
  * - how the cost per step changes with the loop's length (5 to 320 steps);
  * - a 3-stage chain per stage; `par` of 10 branches on a 100 ms model;
  * - resident memory of a process after its 20-step runs, beside plain TypeScript's and `node -e 0`'s;
- * - a group chat per turn, and a channel message between two `par` branches, each beside plain TypeScript.
+ * - a group chat per turn, and a channel message between two `par` branches, each beside plain TypeScript;
+ * - the same ReAct loop with OpenTelemetry spans on, alone and exported over OTLP/HTTP to loopback.
  */
 import { spawnSync } from "node:child_process"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import * as z from "zod"
-import { createRuntime, Scripted, Term, Tools } from "lambdagent"
+import { createRuntime, Scripted, Term, Tools, TraceSink } from "lambdagent"
 import { fmt, table } from "./harness.ts"
 
 const loopScript = fileURLToPath(new URL("./fixtures/react-loop.mjs", import.meta.url))
@@ -129,6 +132,35 @@ export async function run(): Promise<void> {
   const off = await quiet.run(react20, "start")
   const warmOff = await warm(() => quiet.run(react20, "start"), 1000)
   table('trace: "off"', ["events recorded", "warm µs/step"], [[String(off.trace.length), fmt(perStep(warmOff, STEPS), 2)]])
+
+  // OpenTelemetry: the spans alone (Effect's tracer, nothing exported), then exported over OTLP/HTTP
+  // to a collector on loopback that accepts every batch
+  let exported = 0
+  const collector = createServer((req, res) => {
+    req.on("data", (chunk: Buffer) => (exported += chunk.length))
+    req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end("{}"))
+  })
+  await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve))
+  const collectorUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`
+  const spanning = createRuntime({ model: Scripted.fixed(callText), tools: [add], trace: "agent", budgets, traceSink: TraceSink.spansOnly })
+  const warmSpans = await warm(() => spanning.run(react20, "start"), 1000)
+  const exporting = createRuntime({ model: Scripted.fixed(callText), tools: [add], trace: "agent", budgets, otel: { url: collectorUrl } })
+  const warmExport = await warm(() => exporting.run(react20, "start"), 1000)
+  await Promise.all([spanning.close(), exporting.close()])
+  await new Promise<void>((resolve) => collector.close(() => resolve()))
+  table(
+    `OpenTelemetry spans, ReAct ${STEPS} steps (off: the first table's warm figure)`,
+    ["setting", "warm µs/step", "vs off"],
+    [
+      ["off (default)", fmt(perStep(warmLambda, STEPS), 2), "1.0×"],
+      ["spans, no exporter (TraceSink.spansOnly)", fmt(perStep(warmSpans, STEPS), 2), `${fmt(warmSpans / warmLambda, 1)}×`],
+      [
+        `otel: OTLP/HTTP JSON to loopback (${fmt(exported / 1024 / 1024, 1)} MiB sent)`,
+        fmt(perStep(warmExport, STEPS), 2),
+        `${fmt(warmExport / warmLambda, 1)}×`
+      ]
+    ]
+  )
 
   const slow = createRuntime({ model: Scripted.echo({ latencyMs: 100 }) })
   const branches = Array.from({ length: 10 }, (_, i) => Term.llm({ system: `branch ${i}` }))

@@ -28,6 +28,7 @@ import * as LanguageModel from "./LanguageModel.ts"
 import * as MemoryStore from "./MemoryStore.ts"
 import * as Providers from "./providers/resolve.ts"
 import * as Replay from "./Replay.ts"
+import * as Spans from "./internal/spans.ts"
 import * as Term from "./Term.ts"
 import * as Tools from "./Tools.ts"
 import * as Trace from "./Trace.ts"
@@ -500,7 +501,9 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
   const chat: LanguageModel.ChatRequest = prepared.options === undefined ? { messages } : { messages, ...prepared.options }
   const name = term.name ?? "llm"
   const started = tracing(run) ? now() : 0
-  const call = mapNow(callModel(services, model, chat, name), (response) => {
+  const called = callModel(services, model, chat, name)
+  const spanned = services.sink.spans ? Spans.llm(called, { name, provider: model.name, request: chat, step: run.execution.steps }) : called
+  return mapNow(spanned, (response) => {
     const tokensIn = response.usage?.inputTokens ?? 0
     const tokensOut = response.usage?.outputTokens ?? 0
     run.execution.usage.tokens += tokensIn + tokensOut
@@ -519,7 +522,6 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
     }
     return response.text
   })
-  return services.sink.spans ? call.pipe(Effect.withSpan("lambdagent.llm", { attributes: { name, provider: model.name } })) : call
 }
 
 const toolFailure = (error: Tools.ToolError): string => (error.reason === "Timeout" ? error.message : `[TOOL_ERROR] ${error.tool}: ${error.message}`)
@@ -569,7 +571,7 @@ const answerTool = (services: Services, request: Oracle.ToolRequest, run: Driver
           Effect.catchTag("ToolError", (error) => Effect.succeed<unknown>(toolFailure(error))),
           Effect.map(observe)
         )
-  return services.sink.spans ? call.pipe(Effect.withSpan("lambdagent.tool", { attributes: { name: request.name } })) : call
+  return services.sink.spans ? Spans.tool(call, { name: request.name, description: tool.description, kind: tool.kind, step: run.execution.steps }) : call
 }
 
 const namespaceOf = (services: Services, scope: Term.Of<"Memory">["scope"]) =>
@@ -637,7 +639,8 @@ const answerMemory = (services: Services, request: Oracle.MemoryRequest, run: Dr
   if (request.kind === "memory-read") {
     const input = Value.toText(request.input)
     if (term.size === 0) return Effect.succeed(input)
-    return mapNow(store.listRecent(namespace, term.size), (entries): Value.Value => {
+    const listed = store.listRecent(namespace, term.size)
+    return mapNow(services.sink.spans ? Spans.memory(listed, "read", namespace, exec.steps) : listed, (entries): Value.Value => {
       note("read", `${entries.length} entr${entries.length === 1 ? "y" : "ies"} from ${namespace}`)
       return withMemoryContext(input, entries, Date.now())
     })
@@ -645,7 +648,8 @@ const answerMemory = (services: Services, request: Oracle.MemoryRequest, run: Dr
   // unique within the run (branches have their own request numbers) and across runs
   const key = `${Date.now().toString(36)}-${services.runId}-${exec.branchPath ?? "r"}.${request.id}`
   const value = JSON.stringify({ input: Value.toText(request.input), output: Value.toText(request.output) })
-  return mapNow(store.put(namespace, key, value, term.ttl > 0 ? { ttlMs: term.ttl * 1000 } : {}), () => {
+  const put = store.put(namespace, key, value, term.ttl > 0 ? { ttlMs: term.ttl * 1000 } : {})
+  return mapNow(services.sink.spans ? Spans.memory(put, "write", namespace, exec.steps) : put, () => {
     note("write", `${namespace} ← ${key}`)
     return request.output
   })
@@ -801,7 +805,7 @@ const runFrom = (
       onEvent
     }
     const started = now()
-    const listening = sink !== TraceSink.none || onEvent !== undefined
+    const listening = (sink !== TraceSink.none && sink !== TraceSink.spansOnly) || onEvent !== undefined
     const evaluation: Evaluator.RunOptions = {
       ...(options.budget !== undefined ? { budget: options.budget } : {}),
       trace: options.trace ?? "agent",
@@ -869,7 +873,17 @@ const runFrom = (
       ...(recorder?.sliced !== undefined ? { sliced: recorder.sliced } : {})
     }
     // the driver holds the run to its time budget
-    const driven = Effect.flatMap(Driver.drive(exec, handlers, drive), (value) => Effect.as(checkEnded(player, replay, exec.steps), value))
+    const checked = Effect.flatMap(Driver.drive(exec, handlers, sink.spans ? { ...drive, spans: true } : drive), (value) =>
+      Effect.as(checkEnded(player, replay, exec.steps), value)
+    )
+    const driven = sink.spans
+      ? Spans.run(checked, { runId, session, term: exec.machine.root._tag.toLowerCase(), resumed: "checkpoint" in from }, () => ({
+          steps: exec.steps,
+          llmCalls: exec.usage.llmCalls,
+          toolCalls: exec.usage.toolCalls,
+          tokens: exec.usage.tokens
+        }))
+      : checked
     return Effect.map(
       driven,
       (value): RunResult => ({

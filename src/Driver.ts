@@ -25,6 +25,7 @@ import { preview } from "./Trace.ts"
 import { isTerminate } from "./forms/tool.ts"
 import { type Fork, Scope } from "./internal/channels.ts"
 import { isExit } from "./internal/exits.ts"
+import * as Spans from "./internal/spans.ts"
 import * as Value from "./Value.ts"
 
 /**
@@ -143,6 +144,11 @@ export interface DriveOptions {
    * the handlers.
    */
   readonly recorded?: ReadonlyMap<string, RecordedAnswer>
+  /**
+   * Open an Effect span around each `par` (`lambdagent.par`), each of its branches
+   * (`lambdagent.par.branch`) and each `channels` scope (default false: no span, no cost).
+   */
+  readonly spans?: boolean
 }
 
 const DEFAULT_SLICE_MS = 10
@@ -209,8 +215,15 @@ const answer = <E, R>(
       if (recorded !== undefined) return answerRecorded(exec, recorded)
       if (handlers.ask !== undefined) return handlers.ask(request, run)
       return Effect.fail(new EvalError({ kind: "OracleError", message: `nothing answers ${Oracle.describe(request)}`, steps: exec.steps }))
-    case "channels":
-      return loop(exec.scoped(request), handlers, options, undefined, new Scope(scope, request.term.declare))
+    case "channels": {
+      const scoped = loop(exec.scoped(request), handlers, options, undefined, new Scope(scope, request.term.declare))
+      return options.spans === true
+        ? Spans.channels(
+            scoped,
+            request.term.declare.map((c) => c.name)
+          )
+        : scoped
+    }
     case "send":
     case "receive":
       return message(exec, request, scope)
@@ -286,7 +299,7 @@ const branches = <E, R>(
   const started = performance.now()
   const runs = request.term.branches.map((_, i) => exec.branch(request, i))
   const fork: Fork | undefined = scope?.hub.fork(runs.length)
-  const run =
+  const unspanned =
     fork === undefined
       ? (branch: Evaluator.Execution) => loop(branch, handlers, options, undefined, undefined)
       : (branch: Evaluator.Execution) =>
@@ -294,7 +307,10 @@ const branches = <E, R>(
             scope!.hub.branchDone(fork, exec.steps)
             return value
           })
-  return Effect.forEach(runs, run, { concurrency: fork === undefined ? (options.concurrency ?? "unbounded") : "unbounded" }).pipe(
+  const spans = options.spans === true
+  const run = spans ? (branch: Evaluator.Execution, i: number) => Spans.branch(unspanned(branch), i, branch.branchPath) : unspanned
+  const all = Effect.forEach(runs, run, { concurrency: fork === undefined ? (options.concurrency ?? "unbounded") : "unbounded" })
+  return (spans ? Spans.par(all, runs.length, exec.steps) : all).pipe(
     Effect.map((results) => {
       // branch events join the run's trace in branch order, whatever order they finished in
       for (const branch of runs) exec.events.push(...branch.events)

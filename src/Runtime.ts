@@ -21,6 +21,7 @@ import * as LanguageModel from "./LanguageModel.ts"
 import * as MemoryStore from "./MemoryStore.ts"
 import type * as Plugin from "./Plugin.ts"
 import * as Providers from "./providers/resolve.ts"
+import * as Telemetry from "./Telemetry.ts"
 import type * as Term from "./Term.ts"
 import * as Tools from "./Tools.ts"
 import type * as Trace from "./Trace.ts"
@@ -50,7 +51,15 @@ export interface RuntimeOptions {
   readonly memoryOptions?: Plugin.StoreOptions
   /** Default trace level of runs (`agent`). */
   readonly trace?: Trace.TraceLevel
+  /** Where trace events go as they happen; with `spans: true`, runs also open Effect spans. */
   readonly traceSink?: TraceSink.TraceSinkShape
+  /**
+   * Export the spans of every run (the run, its LLM and tool calls, `par` branches, memory) over
+   * OTLP/HTTP to an OpenTelemetry collector, Jaeger or Tempo: `{ url: "http://127.0.0.1:4318" }`
+   * (see `Telemetry.OtelOptions`, docs/observability.md). Off by default; `close()` flushes the
+   * last spans. A `traceSink` given as well keeps receiving events.
+   */
+  readonly otel?: Telemetry.OtelOptions
   readonly budgets?: Partial<Budget.Budget>
   /**
    * Run the LLM calls whose provider cannot answer here (its API key is not set) on an offline
@@ -267,6 +276,13 @@ const offlineFallback = (options: RuntimeOptions): ((provider: string) => Langua
   }
 }
 
+/** The runtime's trace sink: with `otel`, one that asks for spans. */
+const sinkOf = (options: RuntimeOptions): TraceSink.TraceSinkShape => {
+  const sink = options.traceSink
+  if (options.otel === undefined) return sink ?? TraceSink.none
+  return sink === undefined || sink === TraceSink.none ? TraceSink.spansOnly : sink.spans ? sink : { record: sink.record, spans: true }
+}
+
 /** Where a host called the runtime: the stack a run's error reports. */
 type CallSite = { readonly stack?: string }
 
@@ -295,7 +311,7 @@ const pointAt = (error: unknown, site: CallSite): unknown => {
 
 /**
  * Build a runtime (see {@link Runtime}). Throws at once on a configuration mistake (an unknown
- * provider spec or store name).
+ * provider spec or store name, an `otel` URL that is not http(s)).
  *
  * @since 0.1.0
  * @category constructors
@@ -337,7 +353,8 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
     Layer.succeed(LanguageModel.LanguageModel, defaultModel),
     Layer.succeed(Tools.Tools, tools),
     storeLayer(options, plugins),
-    Layer.succeed(TraceSink.TraceSink, options.traceSink ?? TraceSink.none),
+    ...(options.otel !== undefined ? [Telemetry.layer(options.otel)] : []),
+    Layer.succeed(TraceSink.TraceSink, sinkOf(options)),
     ...plugins.flatMap((p) => (p.layer === undefined ? [] : [p.layer]))
   )
   const runtime = ManagedRuntime.make(layer)

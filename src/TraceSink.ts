@@ -3,8 +3,8 @@
  *
  * Built in: {@link layerNone} (the default), {@link layerMemory} (collect in an array),
  * {@link layerJsonl} (append one JSON object per line to a file), and {@link layerSpans}, which
- * wraps every LLM and tool call in an Effect span so that any tracer the host provides (for
- * example `@effect/opentelemetry`) exports them.
+ * opens an Effect span per run, LLM call, tool call and `par` branch so that any tracer the host
+ * provides (`Telemetry.layer`, or `@effect/opentelemetry`) exports them.
  *
  * @since 0.1.0
  * @module
@@ -32,7 +32,7 @@ export type SinkEvent = Trace.TraceEvent & { readonly runId: string }
 
 /**
  * What a sink does. `record` is called synchronously for every event, so it must be cheap;
- * `spans` asks the runtime to wrap LLM and tool calls in Effect spans.
+ * `spans` asks the runtime to open Effect spans around the run and its calls.
  *
  * @since 0.1.0
  * @category models
@@ -161,9 +161,11 @@ export const layerJsonl = (path: string): Layer.Layer<never, TraceFileError> =>
   )
 
 /**
- * A sink that records nothing itself but makes the runtime open an Effect span per LLM and tool
- * call (`lambdagent.llm`, `lambdagent.tool`, with name, tokens and duration attributes). Provide
- * an OpenTelemetry tracer layer to export them.
+ * A sink that records nothing itself but makes the runtime open Effect spans: one per run
+ * (`lambdagent.run`), LLM call (`chat <model>`, with the OpenTelemetry `gen_ai.*` attributes),
+ * tool call (`execute_tool <name>`), memory access, `par` and `par` branch (see
+ * docs/observability.md). Provide a tracer to export them: `Telemetry.layer` sends them to an
+ * OpenTelemetry collector over OTLP/HTTP.
  *
  * @since 0.1.0
  * @category layers
@@ -173,4 +175,19 @@ export const layerJsonl = (path: string): Layer.Layer<never, TraceFileError> =>
  * const layer = TraceSink.layerSpans
  * ```
  */
-export const layerSpans: Layer.Layer<never> = Layer.succeed(TraceSink, { record: () => {}, spans: true })
+export const layerSpans: Layer.Layer<never> = Layer.sync(TraceSink, () => spansOnly)
+
+/**
+ * The sink of {@link layerSpans}: it records nothing and asks for spans. A runtime given an
+ * OpenTelemetry exporter and no sink of its own uses it.
+ *
+ * @since 0.2.0
+ * @category layers
+ * @example
+ * ```ts
+ * import { createRuntime, TraceSink } from "lambdagent"
+ * const runtime = createRuntime({ traceSink: TraceSink.spansOnly })
+ * await runtime.close()
+ * ```
+ */
+export const spansOnly: TraceSinkShape = { record: () => {}, spans: true }

@@ -387,7 +387,8 @@ describe("plugins and the Effect API", () => {
 })
 
 describe("OpenTelemetry-style spans", () => {
-  it("TraceSink.layerSpans opens a span per LLM and tool call on the host's tracer", async () => {
+  /** The names of the spans a run of `agent` opens on a tracer that records them, with `sink` layers. */
+  const spanNames = async (agent: Term.Term, ...sink: Array<Layer.Layer<never>>) => {
     const { Tracer } = await import("effect")
     const names: Array<string> = []
     const tracer = Tracer.make({
@@ -396,13 +397,18 @@ describe("OpenTelemetry-style spans", () => {
         return new Tracer.NativeSpan(options)
       }
     })
-    const layer = Layer.mergeAll(
-      Layer.succeed(LanguageModel.LanguageModel, Scripted.fixed('{"tool":"add","args":{"a":1,"b":2}}')),
-      Tools.layer([add]),
-      TraceSink.layerSpans
-    )
-    const agent = T.react({ think: T.llm({ system: "s" }), tools: ["add"], maxSteps: 2 })
+    const layer = Layer.mergeAll(Layer.succeed(LanguageModel.LanguageModel, Scripted.fixed('{"tool":"add","args":{"a":1,"b":2}}')), Tools.layer([add]), ...sink)
     await Effect.runPromise(Agent.run(agent, "x").pipe(Effect.provide(layer), Effect.provideService(Tracer.Tracer, tracer)))
-    expect(names.filter((n) => n.startsWith("lambdagent."))).toEqual(["lambdagent.llm", "lambdagent.tool", "lambdagent.llm", "lambdagent.tool"])
+    return names
+  }
+
+  it("TraceSink.layerSpans opens a run span and a span per LLM and tool call on the host's tracer", async () => {
+    const agent = T.react({ think: T.llm({ system: "s" }), tools: ["add"], maxSteps: 2 })
+    expect(await spanNames(agent, TraceSink.layerSpans)).toEqual(["lambdagent.run", "chat scripted", "execute_tool add", "chat scripted", "execute_tool add"])
+  })
+
+  it("without a sink that asks for spans, a run opens none", async () => {
+    const agent = T.par([T.react({ think: T.llm({ system: "s" }), tools: ["add"], maxSteps: 2 }), T.llm({ system: "t" })])
+    expect(await spanNames(agent)).toEqual([])
   })
 })

@@ -122,6 +122,8 @@ export interface RuntimeSettings {
   readonly offline?: boolean
   /** Told, one line each, what remote A2A tasks do while the agent waits for them. */
   readonly progress?: (line: string) => void
+  /** `--otel`: export the spans of runs over OTLP/HTTP (flushed by `close`). */
+  readonly otel?: Runtime.RuntimeOptions["otel"]
 }
 
 const memoryPlugins = async (strategy: string): Promise<ReadonlyArray<Plugin.Plugin>> => {
@@ -414,7 +416,8 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
           ? { maxEntries: memory.size }
           : {},
     ...(settings.trace !== undefined ? { trace: settings.trace } : {}),
-    ...(settings.budgets !== undefined ? { budgets: settings.budgets } : {})
+    ...(settings.budgets !== undefined ? { budgets: settings.budgets } : {}),
+    ...(settings.otel !== undefined ? { otel: settings.otel } : {})
   })
   return {
     runtime,

@@ -10,6 +10,7 @@ import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
 import { checkpointing, checkpointPlan, reportPause } from "./checkpoints.ts"
 import { CliError, describeError, ExitCode, onInterrupt, readStdin, readTextFile } from "./io.ts"
 import { integer, positive, temperature, textOrJson, usageError } from "./options.ts"
+import { OTEL_FLAGS, OTEL_HELP, otelOptions } from "./otel.ts"
 import { parseSandboxFlag, SANDBOX_FLAGS, SANDBOX_HELP } from "./sandbox.ts"
 import { silentStatus, startStatus, type Status } from "./status.ts"
 import { formatEventLine, summaryLine } from "./trace.ts"
@@ -31,6 +32,7 @@ export interface RunOptions {
   readonly quiet?: boolean
   readonly verbose?: boolean
   readonly checkpoint?: string
+  readonly otel?: string
 }
 
 const parseEnv = (pairs: ReadonlyArray<string>): Record<string, string> => {
@@ -71,6 +73,7 @@ export const runCommand = async (config: string, positional: string | undefined,
   const options = withEnvironment(flags)
   const { maxSteps, temperature, timeout, toolTimeout } = options
   const sandbox = parseSandboxFlag(options.sandbox)
+  const otel = otelOptions(options.otel)
   const extraEnv = parseEnv(options.env)
   const env = Object.keys(extraEnv).length > 0 ? { ...process.env, ...extraEnv } : undefined
   if (env !== undefined) Object.assign(process.env, extraEnv)
@@ -101,6 +104,7 @@ export const runCommand = async (config: string, positional: string | undefined,
     plugins: host.plugins,
     ...(env !== undefined ? { env } : {}),
     ...(sandbox !== undefined ? { sandbox } : {}),
+    ...(otel !== undefined ? { otel } : {}),
     trace: options.verbose === true ? "beta" : "agent",
     budgets: { ...agent.compiled?.budget, ...(timeout !== undefined ? { timeMs: timeout * 1000 } : {}) }
   })
@@ -203,6 +207,7 @@ export const registerRun: Registration = (program, run, host) => {
     .option("--quiet", "stdout holds only the result; nothing on stderr but errors")
     .option("--verbose", "record every β-reduction and print the trace")
     .option("--checkpoint <dir>", "save a checkpoint before every oracle call into this directory (lambdagent resume goes on from one)")
+    .option(OTEL_FLAGS, OTEL_HELP)
     .action(async (config: string, input: string | undefined, options: RunOptions) =>
       run(
         () => runCommand(config, input, options, host),

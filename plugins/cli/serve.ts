@@ -9,6 +9,7 @@ import type { Registration } from "./shell.ts"
 import { Term } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
 import { parseSandboxFlag, SANDBOX_FLAGS, SANDBOX_HELP } from "./sandbox.ts"
+import { OTEL_FLAGS, OTEL_HELP, otelOptions } from "./otel.ts"
 import { bearerToken, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
 import { collect, hostPolicy, httpSecurity } from "./mcp.ts"
 import { port, positive, usageError } from "./options.ts"
@@ -27,6 +28,7 @@ interface ServeOptions {
   readonly allowOrigin: Array<string>
   readonly sandbox?: string
   readonly pausedDir?: string
+  readonly otel?: string
 }
 
 export const serveCommand = async (config: string, options: ServeOptions, host: Host = noPlugins): Promise<void> => {
@@ -39,12 +41,14 @@ export const serveCommand = async (config: string, options: ServeOptions, host: 
   const policy = options.mcp === true ? {} : await hostPolicy(options)
   const extraTools = [...shellTools(options.tool), ...pluginTools(host)]
   const sandbox = parseSandboxFlag(options.sandbox)
+  const otel = otelOptions(options.otel)
   const agent = await loadAgent(config, { tools: extraTools })
   const { close, notices, runtime } = await buildRuntime(agent, {
     ...(options.model !== undefined ? { model: options.model } : {}),
     extraTools,
     plugins: host.plugins,
     ...(sandbox !== undefined ? { sandbox } : {}),
+    ...(otel !== undefined ? { otel } : {}),
     ...(agent.compiled !== undefined ? { budgets: agent.compiled.budget } : {})
   })
   for (const notice of notices) process.stderr.write(`${notice}\n`)
@@ -115,6 +119,7 @@ export const registerServe: Registration = (program, run, host) => {
     .option("--model <spec>", "send every LLM call to this model")
     .option("--tool <NAME=CMD>", "a shell command as a tool (repeatable)", collect, [])
     .option(SANDBOX_FLAGS, SANDBOX_HELP)
+    .option(OTEL_FLAGS, OTEL_HELP)
     .option("--paused-dir <dir>", "keep runs paused at an ask in this directory, across restarts (default: in memory); POST /runs/:id/resume goes on")
     .option("--mcp", "serve the agent as one MCP tool (stdio, or Streamable HTTP with --http)")
     .option("--http <port>", "with --mcp: listen for Streamable HTTP on this port", port("--http"))

@@ -1,0 +1,58 @@
+/**
+ * `--otel URL` (on `run` and `serve`): export the spans of runs over OTLP/HTTP to an
+ * OpenTelemetry collector, Jaeger or Tempo. Without the flag, the standard
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (a full traces URL) or `OTEL_EXPORTER_OTLP_ENDPOINT` (a
+ * base URL) turn it on; `OTEL_SERVICE_NAME` and `OTEL_EXPORTER_OTLP_HEADERS` are read as the
+ * OpenTelemetry SDKs read them.
+ */
+import { Telemetry } from "lambdagent"
+import { usageError } from "./options.ts"
+import { VERSION } from "./shell.ts"
+
+export const OTEL_FLAGS = "--otel <url>"
+export const OTEL_HELP = "export the run's spans over OTLP/HTTP to an OpenTelemetry collector (http://host:4318, or a full /v1/traces URL)"
+
+/** `k1=v1,k2=v2`, each part URL-encoded, as `OTEL_EXPORTER_OTLP_HEADERS` spells headers. */
+const parseHeaders = (text: string): Record<string, string> => {
+  const headers: Record<string, string> = {}
+  for (const part of text.split(",")) {
+    const eq = part.indexOf("=")
+    if (eq <= 0) continue
+    try {
+      headers[decodeURIComponent(part.slice(0, eq).trim())] = decodeURIComponent(part.slice(eq + 1).trim())
+    } catch {
+      throw usageError(`OTEL_EXPORTER_OTLP_HEADERS: ${JSON.stringify(part)} is not URL-encoded`)
+    }
+  }
+  return headers
+}
+
+/** The endpoint asked for: the flag, else the environment's traces or base endpoint. */
+const endpointOf = (flag: string | undefined, env: NodeJS.ProcessEnv): { readonly url: string; readonly from: string } | undefined => {
+  if (flag !== undefined) return { url: flag, from: "--otel" }
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+  if (traces !== undefined && traces !== "") return { url: traces, from: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" }
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT
+  if (base !== undefined && base !== "") return { url: `${base.replace(/\/+$/, "")}/v1/traces`, from: "OTEL_EXPORTER_OTLP_ENDPOINT" }
+  return undefined
+}
+
+/** The runtime's `otel` option, or `undefined` when tracing is off; a bad URL is a usage error (exit 2). */
+export const otelOptions = (flag: string | undefined, env: NodeJS.ProcessEnv = process.env): Telemetry.OtelOptions | undefined => {
+  if (env.OTEL_SDK_DISABLED === "true" && flag === undefined) return undefined
+  const endpoint = endpointOf(flag, env)
+  if (endpoint === undefined) return undefined
+  try {
+    Telemetry.tracesUrl(endpoint.url)
+  } catch (error) {
+    throw usageError(`${endpoint.from}: ${(error as Error).message}`)
+  }
+  const headers = env.OTEL_EXPORTER_OTLP_HEADERS
+  return {
+    url: endpoint.url,
+    serviceName: env.OTEL_SERVICE_NAME || "lambdagent",
+    serviceVersion: VERSION,
+    ...(headers !== undefined && headers !== "" ? { headers: parseHeaders(headers) } : {}),
+    onWarning: (line) => void process.stderr.write(`${line}\n`)
+  }
+}
