@@ -521,16 +521,25 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
   const prepared = preparedOf(term)
   const system = request.tools === undefined || native !== undefined ? term.system : systemWithTools(term, prepared, request.tools, services.tools)
   const user = Value.toText(request.input)
-  const transcript = request.transcript === undefined ? undefined : native !== undefined ? onTheWire(request.transcript, native) : request.transcript
+  const transcript = request.transcript !== undefined && native !== undefined && !native.sameNames ? onTheWire(request.transcript, native) : request.transcript
   const messages = transcript !== undefined ? [{ role: "system" as const, content: system }, ...transcript] : messagesOf(system, history, user)
-  const base: LanguageModel.ChatRequest = prepared.options === undefined ? { messages } : { messages, ...prepared.options }
-  const chat: LanguageModel.ChatRequest = native === undefined ? base : { ...base, tools: native.specs, toolChoice: "auto" }
+  const chat: LanguageModel.ChatRequest =
+    native !== undefined
+      ? { messages, ...prepared.options, tools: native.specs, toolChoice: "auto" }
+      : prepared.options === undefined
+        ? { messages }
+        : { messages, ...prepared.options }
   const name = term.name ?? "llm"
   const started = tracing(run) ? now() : 0
   const called = callModel(services, model, chat, name)
   const spanned = services.sink.spans ? Spans.llm(called, { name, provider: model.name, request: chat, step: run.execution.steps }) : called
   return mapNow(spanned, (response): Value.Value => {
-    const calls = native === undefined ? undefined : (response.toolCalls ?? []).map((c) => ({ ...c, name: native.nameOf(c.name) }))
+    const calls =
+      native === undefined
+        ? undefined
+        : native.sameNames
+          ? (response.toolCalls ?? [])
+          : (response.toolCalls ?? []).map((c) => ({ ...c, name: native.nameOf(c.name) }))
     const tokensIn = response.usage?.inputTokens ?? 0
     const tokensOut = response.usage?.outputTokens ?? 0
     run.execution.usage.tokens += tokensIn + tokensOut

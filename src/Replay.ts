@@ -23,7 +23,7 @@ import { parseExact } from "./internal/json.ts"
 import { termHash } from "./internal/snapshot.ts"
 import { foldTree } from "./internal/tree.ts"
 import type * as LanguageModel from "./LanguageModel.ts"
-import type * as Oracle from "./Oracle.ts"
+import * as Oracle from "./Oracle.ts"
 import * as Term from "./Term.ts"
 import type * as Trace from "./Trace.ts"
 import * as Value from "./Value.ts"
@@ -634,8 +634,10 @@ export const llmReplies = (recording: Recording): ReadonlyArray<LanguageModel.Ch
     .map((entry) => {
       const event = entry.events.find((e) => e.kind === "llm")
       const value = answerValue(entry)
+      const native = Oracle.readToolCallAnswer(value)
       return {
-        text: Value.toText(value),
+        text: native !== undefined ? native.text : Value.toText(value),
+        ...(native !== undefined && native.calls.length > 0 ? { toolCalls: native.calls } : {}),
         ...(event?.tokens !== undefined ? { usage: { inputTokens: event.tokens.input, outputTokens: event.tokens.output } } : {}),
         ...(event?.model !== undefined ? { model: event.model } : {})
       }

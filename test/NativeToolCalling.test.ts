@@ -149,6 +149,8 @@ describe("native tool calling (react.toolCalling)", () => {
     const replayed = await createRuntime({ model: Scripted.fixed("never asked"), tools: [] }).run(term, "go", { replay: { recording: recordingOf } })
     expect(replayed.value).toBe(live.value)
     expect(replayed.trace.map((e) => [e.kind, e.name, e.output])).toEqual(live.trace.map((e) => [e.kind, e.name, e.output]))
+    // the recorded replies give the native calls back, as a scripted model answers them
+    expect(Replay.llmReplies(recordingOf)[0]?.toolCalls).toEqual([call("1", "add", '{"a":1,"b":2}'), call("2", "upper", '{"input":"ok"}')])
   })
 
   it("a checkpoint taken before the calls resumes with the native calls and their ids", async () => {

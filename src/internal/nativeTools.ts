@@ -52,17 +52,21 @@ export interface NativeTools {
   readonly nameOf: (wire: string) => string
   /** The wire name of a tool. */
   readonly wireOf: (name: string) => string
+  /** Whether every tool goes by its own name on the wire. */
+  readonly sameNames: boolean
 }
 
-const cache = new WeakMap<Tools.ToolsShape, Map<string, NativeTools>>()
+const cache = new WeakMap<Tools.ToolsShape, WeakMap<ReadonlyArray<string>, NativeTools>>()
 
-/** The native tool definitions of a step's tool names (kept per registry and names: schemas cost). */
+/**
+ * The native tool definitions of a step's tool names, kept per registry and names list (a ReAct
+ * term's list is the same array at every step; schemas cost).
+ */
 export const nativeTools = (names: ReadonlyArray<string>, tools: Tools.ToolsShape): NativeTools => {
   let byNames = cache.get(tools)
-  if (byNames === undefined) cache.set(tools, (byNames = new Map()))
-  const key = names.join("\u0000")
-  let found = byNames.get(key)
-  if (found === undefined) byNames.set(key, (found = build(names, tools)))
+  if (byNames === undefined) cache.set(tools, (byNames = new WeakMap()))
+  let found = byNames.get(names)
+  if (found === undefined) byNames.set(names, (found = build(names, tools)))
   return found
 }
 
@@ -79,7 +83,8 @@ const build = (names: ReadonlyArray<string>, tools: Tools.ToolsShape): NativeToo
     const tool = tools.get(name)
     return { name: wire, description: tool?.description ?? `Hand a task to ${name}`, parameters: parametersOf(tool, name).schema }
   })
-  return { specs, nameOf: (wire) => toName.get(wire) ?? wire, wireOf: (name) => toWire.get(name) ?? name }
+  const sameNames = names.every((name) => toWire.get(name) === name)
+  return { specs, nameOf: (wire) => toName.get(wire) ?? wire, wireOf: (name) => toWire.get(name) ?? name, sameNames }
 }
 
 const wrappedTools = new WeakMap<Tools.ToolDefinition, boolean>()
