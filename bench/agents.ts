@@ -3,6 +3,7 @@
  * written as plain TypeScript in the same run:
  * - cold: the first 10 runs of a fresh process (a child process per figure);
  * - warm: after at least 3 seconds of the same runs in this process;
+ * - the ReAct loop with native tool calls (the model answers with a call) beside text extraction;
  * - how the cost per step changes with the loop's length (5 to 320 steps);
  * - a 3-stage chain per stage; `par` of 10 branches on a 100 ms model;
  * - resident memory of a process after its 20-step runs, beside plain TypeScript's and `node -e 0`'s;
@@ -93,6 +94,11 @@ export async function run(): Promise<void> {
   const react20 = react(STEPS)
   const warmLambda = await warm(() => runtime.run(react20, "start"))
   const warmPlain = await warm(() => plainReact(STEPS), 1000)
+  // the same loop with the calls made natively: the model answers with a tool call, not a text to read one from
+  const nativeReply = { text: "", toolCalls: [{ id: "call_1", name: "add", arguments: '{"a":1,"b":2}' }] }
+  const nativeRuntime = createRuntime({ model: Scripted.respond(() => nativeReply), tools: [add], trace: "agent", budgets })
+  const nativeReact20 = Term.react({ think: Term.llm({ system: "Use tools." }), tools: ["add"], maxSteps: STEPS, toolCalling: "native" })
+  const warmNative = await warm(() => nativeRuntime.run(nativeReact20, "start"))
 
   const chainRuntime = createRuntime({ model: Scripted.echo(), trace: "agent" })
   const chain = Term.compose(["extract", "analyze", "draft"].map((system) => Term.llm({ system, conversation: false })))
@@ -111,6 +117,14 @@ export async function run(): Promise<void> {
         fmt(perStep(coldPlain, STEPS), 2),
         fmt(perStep(warmPlain, STEPS), 2),
         `${fmt(warmLambda / warmPlain, 1)}×`
+      ],
+      [
+        `ReAct, ${STEPS} steps, native tool calls`,
+        "",
+        fmt(perStep(warmNative, STEPS), 2),
+        "",
+        fmt(perStep(warmPlain, STEPS), 2),
+        `${fmt(warmNative / warmPlain, 1)}×`
       ],
       ["chain, 3 stages (per stage)", "", fmt(warmChain / 3, 2), "", fmt(warmChainPlain / 3, 3), `${fmt(warmChain / warmChainPlain, 0)}×`]
     ]
@@ -198,7 +212,7 @@ export async function run(): Promise<void> {
       ["node -e 0", fmt(floor, 0)]
     ]
   )
-  await Promise.all([runtime.close(), chainRuntime.close(), quiet.close(), slow.close()])
+  await Promise.all([runtime.close(), nativeRuntime.close(), chainRuntime.close(), quiet.close(), slow.close()])
   await groupChat()
   await channelMessages()
 }

@@ -23,6 +23,7 @@ import * as Driver from "./Driver.ts"
 import { CheckpointError, EvalError, isLambdaError, type LambdaError, type ReplayDivergence, type ReplayError, RunPaused } from "./Errors.ts"
 import * as Evaluator from "./Evaluator.ts"
 import { isExit } from "./internal/exits.ts"
+import { type NativeTools, nativeInput, nativeTools } from "./internal/nativeTools.ts"
 import * as Oracle from "./Oracle.ts"
 import * as LanguageModel from "./LanguageModel.ts"
 import * as MemoryStore from "./MemoryStore.ts"
@@ -409,25 +410,35 @@ const callModel = (
     let text = ""
     let usage: LanguageModel.Usage | undefined
     let answeredBy: string | undefined
+    // tool calls arrive in pieces, by index: the id and name once, the arguments text in parts
+    const calls: Array<{ id: string; name: string; arguments: string }> = []
     return model.stream(request).pipe(
       Stream.runForEach((chunk) =>
         Effect.sync(() => {
           if (chunk._tag === "TextDelta") {
             text += chunk.text
             onEvent({ type: "token", name, text: chunk.text })
-          } else if (chunk._tag === "Finish") {
+          } else if (chunk._tag === "ToolCallDelta") {
+            const call = (calls[chunk.index] ??= { id: "", name: "", arguments: "" })
+            if (chunk.id !== undefined) call.id = chunk.id
+            // a name comes once (OpenAI) or in pieces; a server repeating it whole does not double it
+            if (chunk.name !== undefined && chunk.name !== call.name) call.name += chunk.name
+            call.arguments += chunk.arguments
+          } else {
             usage = chunk.usage
             answeredBy = chunk.model
           }
         })
       ),
-      Effect.map(
-        (): LanguageModel.ChatResponse => ({
+      Effect.map((): LanguageModel.ChatResponse => {
+        const toolCalls = calls.filter((c) => c !== undefined).map((c, i) => (c.id === "" ? { ...c, id: `call_${i}` } : c))
+        return {
           text,
           ...(usage !== undefined ? { usage } : {}),
+          ...(toolCalls.length > 0 ? { toolCalls } : {}),
           ...(answeredBy !== undefined ? { model: answeredBy } : {})
-        })
-      )
+        }
+      })
     )
   })
 }
@@ -484,7 +495,14 @@ const rememberReplayed = (services: Services, request: Oracle.Request, answer: V
   if (history !== undefined) remember(history, Value.toText(request.input), Value.toText(answer), request.term.maxHistoryTokens ?? 80_000)
 }
 
-const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.RunState): Effect.Effect<string, AgentError> => {
+/** A transcript with its tool calls under the names the model was offered them by. */
+const onTheWire = (transcript: ReadonlyArray<LanguageModel.ChatMessage>, native: NativeTools): Array<LanguageModel.ChatMessage> =>
+  transcript.map((m) => (m.toolCalls === undefined ? m : { ...m, toolCalls: m.toolCalls.map((c) => ({ ...c, name: native.wireOf(c.name) })) }))
+
+/** An answer's tool calls, as a trace shows them: `name(arguments)`, one a line. */
+const callsText = (calls: ReadonlyArray<LanguageModel.ToolCall>): string => calls.map((c) => `${c.name}(${c.arguments})`).join("\n")
+
+const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.RunState): Effect.Effect<Value.Value, AgentError> => {
   const term = request.term
   const settings = term.model ?? {}
   let model: LanguageModel.LanguageModelShape
@@ -493,17 +511,35 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
   } catch (cause) {
     return Effect.fail(new EvalError({ kind: "OracleError", message: cause instanceof Error ? cause.message : String(cause), steps: run.execution.steps }))
   }
+  if (request.toolCalling === "native" && model.nativeTools !== true) {
+    const message = `the model ${model.name} does not call tools natively (toolCalling: native); use toolCalling: auto or text`
+    return Effect.fail(new EvalError({ kind: "OracleError", message, steps: run.execution.steps }))
+  }
+  const native =
+    request.tools !== undefined && request.toolCalling !== undefined && model.nativeTools === true ? nativeTools(request.tools, services.tools) : undefined
   const history = historyOf(services, request)
   const prepared = preparedOf(term)
-  const system = request.tools === undefined ? term.system : systemWithTools(term, prepared, request.tools, services.tools)
+  const system = request.tools === undefined || native !== undefined ? term.system : systemWithTools(term, prepared, request.tools, services.tools)
   const user = Value.toText(request.input)
-  const messages = request.transcript !== undefined ? [{ role: "system" as const, content: system }, ...request.transcript] : messagesOf(system, history, user)
-  const chat: LanguageModel.ChatRequest = prepared.options === undefined ? { messages } : { messages, ...prepared.options }
+  const transcript = request.transcript !== undefined && native !== undefined && !native.sameNames ? onTheWire(request.transcript, native) : request.transcript
+  const messages = transcript !== undefined ? [{ role: "system" as const, content: system }, ...transcript] : messagesOf(system, history, user)
+  const chat: LanguageModel.ChatRequest =
+    native !== undefined
+      ? { messages, ...prepared.options, tools: native.specs, toolChoice: "auto" }
+      : prepared.options === undefined
+        ? { messages }
+        : { messages, ...prepared.options }
   const name = term.name ?? "llm"
   const started = tracing(run) ? now() : 0
   const called = callModel(services, model, chat, name)
   const spanned = services.sink.spans ? Spans.llm(called, { name, provider: model.name, request: chat, step: run.execution.steps }) : called
-  return mapNow(spanned, (response) => {
+  return mapNow(spanned, (response): Value.Value => {
+    const calls =
+      native === undefined
+        ? undefined
+        : native.sameNames
+          ? (response.toolCalls ?? [])
+          : (response.toolCalls ?? []).map((c) => ({ ...c, name: native.nameOf(c.name) }))
     const tokensIn = response.usage?.inputTokens ?? 0
     const tokensOut = response.usage?.outputTokens ?? 0
     run.execution.usage.tokens += tokensIn + tokensOut
@@ -514,13 +550,13 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
         kind: "llm",
         name,
         input: Trace.preview(user),
-        output: Trace.preview(response.text),
+        output: Trace.preview(calls === undefined || calls.length === 0 ? response.text : [response.text, callsText(calls)].filter((t) => t !== "").join("\n")),
         durationMs: now() - started,
         tokens: { input: tokensIn, output: tokensOut },
         model: response.model ?? model.name
       })
     }
-    return response.text
+    return calls === undefined ? response.text : Oracle.toolCallAnswer(response.text, calls)
   })
 }
 
@@ -560,7 +596,13 @@ const answerTool = (services: Services, request: Oracle.ToolRequest, run: Driver
     }
     return output
   }
-  const invoked = Tools.invoke(definition, request.args !== undefined ? request.args : Value.toJson(request.input))
+  let input: unknown = request.args !== undefined ? request.args : Value.toJson(request.input)
+  if (request.callId !== undefined) {
+    const adapted = nativeInput(tool, input)
+    if ("error" in adapted) return Effect.succeed(observe(`[TOOL_ERROR] ${tool.name}: ${adapted.error}`))
+    input = adapted.input
+  }
+  const invoked = Tools.invoke(definition, input)
   const done = isExit(invoked) ? (invoked as Exit.Exit<unknown, Tools.ToolError>) : undefined
   const call: Effect.Effect<unknown, never> =
     done !== undefined

@@ -51,6 +51,12 @@ export interface Handlers<E, R> {
   readonly llm: (request: Oracle.LlmRequest, run: RunState) => Effect.Effect<unknown, E, R>
   /** Answers a `tool` request: the tool's result. */
   readonly tool: (request: Oracle.ToolRequest, run: RunState) => Effect.Effect<unknown, E, R>
+  /**
+   * Answers several tool calls of one model turn (`tools`) as a whole (a replay does, from its
+   * recording); `each` makes them with the `tool` handler, at the same time. Without it, the
+   * driver runs `each`.
+   */
+  readonly tools?: (request: Oracle.ToolCallsRequest, run: RunState, each: () => Effect.Effect<unknown, E, R>) => Effect.Effect<unknown, E, R>
   /** Answers a memory read (the remembered context) or write (the value to pass on). */
   readonly memory: (request: Oracle.MemoryRequest, run: RunState) => Effect.Effect<unknown, E, R>
   /**
@@ -187,7 +193,7 @@ const answer = <E, R>(
   scope: Scope | undefined
 ): Effect.Effect<unknown, E | LambdaError, R> => {
   if (handlers.admit !== undefined) {
-    const refused = handlers.admit(request)
+    const refused = request.kind === "tools" ? request.calls.map(handlers.admit).find((r) => r !== undefined) : handlers.admit(request)
     if (refused !== undefined) {
       return Effect.fail(new EvalError({ kind: "OracleError", message: `capability denied: ${refused}`, steps: exec.steps }))
     }
@@ -206,6 +212,13 @@ const answer = <E, R>(
       if (usage.toolCalls >= budget.toolCalls) return Effect.fail(exec.exhausted("toolCalls", budget.toolCalls))
       usage.toolCalls++
       return recorded !== undefined ? answerRecorded(exec, recorded) : handlers.tool(request, run)
+    case "tools": {
+      if (usage.toolCalls + request.calls.length > budget.toolCalls) return Effect.fail(exec.exhausted("toolCalls", budget.toolCalls))
+      usage.toolCalls += request.calls.length
+      if (recorded !== undefined) return answerRecorded(exec, recorded)
+      const each = () => toolCalls(exec, run, request, handlers, options)
+      return handlers.tools !== undefined ? handlers.tools(request, run, each) : each()
+    }
     case "memory-read":
     case "memory-write":
       return recorded !== undefined ? answerRecorded(exec, recorded) : handlers.memory(request, run)
@@ -228,6 +241,28 @@ const answer = <E, R>(
     case "receive":
       return message(exec, request, scope)
   }
+}
+
+/**
+ * Make a turn's tool calls at the same time (as many at once as `par` branches), each with its
+ * own trace list, merged into the run's in call order; the answer is the list of their results.
+ */
+const toolCalls = <E, R>(
+  exec: Evaluator.Execution,
+  run: RunState,
+  request: Oracle.ToolCallsRequest,
+  handlers: Handlers<E, R>,
+  options: DriveOptions
+): Effect.Effect<Value.Value, E, R> => {
+  const events = request.calls.map((): Array<Trace.TraceEvent> => [])
+  return Effect.forEach(request.calls, (call, i) => handlers.tool(call, { ...run, execution: exec.recordingInto(events[i]!) }), {
+    concurrency: options.concurrency ?? "unbounded"
+  }).pipe(
+    Effect.map((outputs) => {
+      for (const list of events) exec.events.push(...list)
+      return Value.fromArray(outputs.map(Oracle.toValue))
+    })
+  )
 }
 
 /** Pass a message on a channel of the enclosing scopes; one step of the budget, one trace event. */

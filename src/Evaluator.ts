@@ -232,6 +232,14 @@ export class Execution {
   }
 
   /**
+   * This execution, recording its events into `events` instead (calls answered at the same time
+   * keep their events apart this way, to be merged in call order).
+   */
+  recordingInto(events: Array<Trace.TraceEvent>): Execution {
+    return new Execution(this.machine, events, this.counters, this.scope)
+  }
+
+  /**
    * The agent of a pending `channels` request, as its own execution sharing this run's budget,
    * trace and branch path (it is not a branch: it runs while its parent waits).
    */

@@ -95,7 +95,25 @@ export interface ChatRequest {
   readonly topP?: number
   readonly stop?: ReadonlyArray<string>
   readonly tools?: ReadonlyArray<ToolSpec>
+  /**
+   * Whether the model must, may or must not call one of `tools`: sent as the provider's tool
+   * choice (`auto` when absent lets the provider decide, as it does by default).
+   */
+  readonly toolChoice?: ToolChoice
 }
+
+/**
+ * Whether a model must (`required`), may (`auto`) or must not (`none`) call a tool.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { LanguageModel } from "lambdagent"
+ * const choice: LanguageModel.ToolChoice = "auto"
+ * ```
+ */
+export type ToolChoice = "auto" | "required" | "none"
 
 /**
  * Token counts reported by a provider.
@@ -225,6 +243,11 @@ export interface LanguageModelShape {
   readonly chat: (request: ChatRequest) => Effect.Effect<ChatResponse, ProviderError>
   /** Answer a chat request as a stream of text deltas, tool-call deltas and one final chunk. */
   readonly stream: (request: ChatRequest) => Stream.Stream<ChatChunk, ProviderError>
+  /**
+   * Whether the model calls tools natively: it reads the request's `tools` and answers with
+   * `toolCalls`. Absent means no: an agent then asks for tool calls in the text.
+   */
+  readonly nativeTools?: boolean
 }
 
 /**

@@ -36,6 +36,12 @@ export interface LlmRequest {
   readonly input: Value.Value
   readonly tools?: ReadonlyArray<string>
   readonly transcript?: ReadonlyArray<LanguageModel.ChatMessage>
+  /**
+   * How the model is offered `tools`: `native` sends them as the provider's tool definitions (the
+   * answer is then a {@link toolCallAnswer}), `auto` does so when the model calls tools natively
+   * (`LanguageModelShape.nativeTools`) and else asks for calls in the text. Absent: in the text.
+   */
+  readonly toolCalling?: "native" | "auto"
 }
 
 /**
@@ -59,6 +65,30 @@ export interface ToolRequest {
   readonly args?: unknown
   readonly timeoutMs?: number
   readonly observe: boolean
+  /**
+   * The id of the model's native tool call this request makes: its `args` are the call's JSON
+   * arguments object, and a text tool's text is its `input` property.
+   */
+  readonly callId?: string
+}
+
+/**
+ * Several tool calls a model asked for in one turn, made at the same time; the answer is the list
+ * of their results, in call order. The driver counts each against the `toolCalls` budget and
+ * answers each with the `tool` handler.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Oracle } from "lambdagent"
+ * const names = (r: Oracle.ToolCallsRequest) => r.calls.map((c) => c.name)
+ * ```
+ */
+export interface ToolCallsRequest {
+  readonly kind: "tools"
+  readonly id: number
+  readonly calls: ReadonlyArray<ToolRequest>
 }
 
 /**
@@ -166,10 +196,10 @@ export type ChannelRequest =
  * @example
  * ```ts
  * import type { Oracle } from "lambdagent"
- * const kinds: ReadonlyArray<Oracle.Request["kind"]> = ["llm", "tool", "memory-read", "memory-write", "par", "ask", "channels", "send", "receive"]
+ * const kinds: ReadonlyArray<Oracle.Request["kind"]> = ["llm", "tool", "tools", "memory-read", "memory-write", "par", "ask", "channels", "send", "receive"]
  * ```
  */
-export type Request = LlmRequest | ToolRequest | MemoryRequest | ParRequest | AskRequest | ChannelsRequest | ChannelRequest
+export type Request = LlmRequest | ToolRequest | ToolCallsRequest | MemoryRequest | ParRequest | AskRequest | ChannelsRequest | ChannelRequest
 
 /**
  * A short description of a request, for messages: `an LLM call (writer)`, `a call of tool "search"`.
@@ -188,6 +218,8 @@ export const describe = (request: Request): string => {
       return `an LLM call${request.term.name !== undefined ? ` (${request.term.name})` : ""}`
     case "tool":
       return `a call of tool ${JSON.stringify(request.name)}`
+    case "tools":
+      return `${request.calls.length} tool calls (${request.calls.map((c) => c.name).join(", ")})`
     case "memory-read":
     case "memory-write":
       return "a memory store"
@@ -258,4 +290,46 @@ const leafValue = (answer: unknown): Value.Value => {
     // only a cyclic object has no JSON text
     return String(answer)
   }
+}
+
+/**
+ * The answer to an LLM request made with native tool calling (`LlmRequest.toolCalling`): the
+ * model's text and the tool calls it asked for, as a value (a pair of the text and a list of
+ * `[id, name, arguments]` lists), so checkpoints and recordings keep the calls.
+ *
+ * @since 0.2.0
+ * @category conversions
+ * @example
+ * ```ts
+ * import { Oracle, Value } from "lambdagent"
+ * const answer = Oracle.toolCallAnswer("", [{ id: "call_1", name: "add", arguments: "{\"a\":1,\"b\":2}" }])
+ * Value.toJson(answer) // { pair: ["", [["call_1", "add", "{\"a\":1,\"b\":2}"]]] }
+ * ```
+ */
+export const toolCallAnswer = (text: string, calls: ReadonlyArray<LanguageModel.ToolCall>): Value.Value =>
+  new Value.Pair(text, Value.fromArray(calls.map((c) => Value.fromArray([c.id, c.name, c.arguments]))))
+
+/**
+ * The text and tool calls of a {@link toolCallAnswer}; `undefined` for any other value (a model
+ * that answered in text).
+ *
+ * @since 0.2.0
+ * @category conversions
+ * @example
+ * ```ts
+ * import { Oracle } from "lambdagent"
+ * Oracle.readToolCallAnswer(Oracle.toolCallAnswer("done", []))?.text // "done"
+ * Oracle.readToolCallAnswer("done") // undefined
+ * ```
+ */
+export const readToolCallAnswer = (value: Value.Value): { readonly text: string; readonly calls: ReadonlyArray<LanguageModel.ToolCall> } | undefined => {
+  if (!(value instanceof Value.Pair) || typeof value.fst !== "string" || !(value.snd instanceof Value.List)) return undefined
+  const calls: Array<LanguageModel.ToolCall> = []
+  for (const item of Value.toArray(value.snd)) {
+    if (!(item instanceof Value.List) || item.length !== 3) return undefined
+    const [id, name, args] = Value.toArray(item)
+    if (typeof id !== "string" || typeof name !== "string" || typeof args !== "string") return undefined
+    calls.push({ id, name, arguments: args })
+  }
+  return { text: value.fst, calls }
 }

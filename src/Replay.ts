@@ -23,7 +23,7 @@ import { parseExact } from "./internal/json.ts"
 import { termHash } from "./internal/snapshot.ts"
 import { foldTree } from "./internal/tree.ts"
 import type * as LanguageModel from "./LanguageModel.ts"
-import type * as Oracle from "./Oracle.ts"
+import * as Oracle from "./Oracle.ts"
 import * as Term from "./Term.ts"
 import type * as Trace from "./Trace.ts"
 import * as Value from "./Value.ts"
@@ -83,7 +83,7 @@ const TraceEventSchema = Schema.Struct({
  */
 export const EntrySchema = Schema.Struct({
   key: Schema.String,
-  kind: Schema.Literals(["llm", "tool", "memory-read", "memory-write", "ask"]),
+  kind: Schema.Literals(["llm", "tool", "tools", "memory-read", "memory-write", "ask"]),
   request: Schema.Unknown,
   answer: Schema.Unknown,
   tokens: Schema.Number,
@@ -190,6 +190,8 @@ export const requestOf = (request: Oracle.Request): Term.Json => {
     }
     case "tool":
       return { kind: "tool", name: request.name, input: Value.toJson(request.input) }
+    case "tools":
+      return { kind: "tools", calls: request.calls.map((c) => ({ name: c.name, input: Value.toJson(c.input) })) }
     case "memory-read":
       return { kind: "memory-read", scope: request.term.scope, size: request.term.size, input: Value.toText(request.input) }
     case "memory-write":
@@ -499,6 +501,8 @@ const describeRecorded = (request: unknown): string => {
       return `an LLM call${typeof r.name === "string" ? ` (${r.name})` : ""}`
     case "tool":
       return `a call of tool ${JSON.stringify(r.name)}`
+    case "tools":
+      return "tool calls of one turn"
     case "ask":
       return "a question to a person"
     default:
@@ -568,7 +572,7 @@ export const player = <E = never, R = never>(recording: Recording, options: Play
   const answer = <Q extends Oracle.Request>(
     request: Q,
     run: Driver.RunState,
-    liveAnswer: ((request: Q, run: Driver.RunState) => Effect.Effect<unknown, E, R>) | undefined
+    liveAnswer: ((request: Q, run: Driver.RunState) => Effect.Effect<unknown, E | ReplayDivergence | ReplayError, R>) | undefined
   ): Effect.Effect<unknown, E | ReplayDivergence | ReplayError, R> => {
     if (diverged !== undefined && liveAnswer !== undefined) return liveAnswer(request, run)
     const exec = run.execution
@@ -598,6 +602,8 @@ export const player = <E = never, R = never>(recording: Recording, options: Play
     handlers: {
       llm: (request, run) => answer(request, run, live?.llm),
       tool: (request, run) => answer(request, run, live?.tool),
+      // after a divergence the calls are made one by one, each by the live `tool` handler
+      tools: (request, run, each) => answer(request, run, live !== undefined ? () => each() : undefined),
       memory: (request, run) => answer(request, run, live?.memory),
       ask: (request, run) => answer(request, run, live?.ask)
     },
@@ -628,8 +634,10 @@ export const llmReplies = (recording: Recording): ReadonlyArray<LanguageModel.Ch
     .map((entry) => {
       const event = entry.events.find((e) => e.kind === "llm")
       const value = answerValue(entry)
+      const native = Oracle.readToolCallAnswer(value)
       return {
-        text: Value.toText(value),
+        text: native !== undefined ? native.text : Value.toText(value),
+        ...(native !== undefined && native.calls.length > 0 ? { toolCalls: native.calls } : {}),
         ...(event?.tokens !== undefined ? { usage: { inputTokens: event.tokens.input, outputTokens: event.tokens.output } } : {}),
         ...(event?.model !== undefined ? { model: event.model } : {})
       }

@@ -81,6 +81,7 @@ export type UnaryOp = "not" | "head" | "tail" | "isEmpty" | "length" | "fst" | "
 export type Literal = number | bigint | string | boolean | null
 
 export type { ModelSettings } from "./forms/llm.ts"
+export type { ToolCalling } from "./forms/react.ts"
 export type { Merge } from "./forms/par.ts"
 export type { Fallback } from "./forms/guard.ts"
 export type { Scheduler } from "./forms/groupchat.ts"

@@ -73,6 +73,11 @@ export interface ToolDefinition<I = any> {
   readonly kind: ToolKind
   /** zod schema of the input; absent means the tool takes text. */
   readonly input?: z.ZodType<I>
+  /**
+   * JSON Schema of the input, for a tool whose schema is not a zod one (an MCP tool's): what a
+   * model calling tools natively is shown instead of the zod schema's JSON Schema.
+   */
+  readonly parameters?: Readonly<Record<string, unknown>>
   /** Milliseconds before the call is abandoned; default {@link defaultTimeoutMs}. */
   readonly timeoutMs?: number
   /** Where it comes from (a command, an MCP server, a file), for listings. */

@@ -413,6 +413,7 @@ export const mcpTools = async (servers: Readonly<Record<string, McpServerConfig>
         kind: "mcp",
         source: `MCP server ${server} (${describeServer(config)})`,
         input: z.unknown(),
+        parameters: tool.inputSchema,
         timeoutMs: budgetMs,
         run: (input) => call(input)
       }

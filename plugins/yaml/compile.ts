@@ -871,7 +871,8 @@ class Compiler {
             ...(agentTools.length > 0 ? { agents: agentTools.map((t) => [t, this.agentToolTerm(t)] as const) } : {}),
             maxSteps: this.overrides.maxSteps ?? r?.maxSteps ?? 10,
             ...(r?.toolTimeout !== undefined ? { toolTimeout: r.toolTimeout } : {}),
-            ...(r?.observationEnabled !== undefined ? { observe: r.observationEnabled } : {})
+            ...(r?.observationEnabled !== undefined ? { observe: r.observationEnabled } : {}),
+            ...(r?.toolCalling !== undefined ? { toolCalling: r.toolCalling } : {})
           }),
           [...path, "react"]
         )

@@ -171,7 +171,13 @@ const ReactSchema = z
     toolTimeout: count.describe("Seconds before a tool call becomes a timeout observation (default 30).").optional(),
     verbose: z.boolean().describe("Runtime display option: print the intermediate steps. No effect on the term.").optional(),
     earlyStop: text.describe("Not compiled (no term meaning yet); lint reports it.").optional(),
-    thinkPrompt: text.describe("The system prompt of the think step, instead of systemPrompt.").optional()
+    thinkPrompt: text.describe("The system prompt of the think step, instead of systemPrompt.").optional(),
+    toolCalling: z
+      .enum(["native", "text", "auto"])
+      .describe(
+        "How the think step calls tools: native (the provider's tool calling), text (a call written in the answer; the default) or auto (native where the model supports it)."
+      )
+      .optional()
   })
   .meta({ id: "React", title: "ReAct settings" })
 

@@ -9,8 +9,10 @@
  * other think term is applied to the state as text (see {@link stateText}).
  */
 import { code, type Code, Op } from "../internal/code.ts"
-import { extractToolCall } from "../internal/react.ts"
+import { writeJson } from "../internal/json.ts"
+import { extractToolCall, extractWrittenToolCall, type ToolCallIntent } from "../internal/react.ts"
 import type * as LanguageModel from "../LanguageModel.ts"
+import * as Oracle from "../Oracle.ts"
 import type * as Term from "../Term.ts"
 import { preview } from "../Trace.ts"
 import * as Value from "../Value.ts"
@@ -21,7 +23,24 @@ import type { AgentMachine, OracleRequest } from "./step.ts"
 import { isRecord } from "./parse.ts"
 import { isTerminate } from "./tool.ts"
 
-/** `{"react": {"think": t, "tools": [name, …], "maxSteps": n, "toolTimeout"?: seconds, "observe"?: b}}` */
+/**
+ * How a ReAct agent's thinking model calls tools: `native` with the provider's tool calling (the
+ * tools' schemas sent as tool definitions, the calls read from the answer), `text` by writing a
+ * call in its answer (JSON, XML or a keyword), `auto` natively when the model can, else in text.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Term } from "lambdagent"
+ * const calling: Term.ToolCalling = "auto"
+ * ```
+ */
+export type ToolCalling = "native" | "text" | "auto"
+
+const TOOL_CALLINGS: ReadonlyArray<ToolCalling> = ["native", "text", "auto"]
+
+/** `{"react": {"think": t, "tools": [name, …], "maxSteps": n, "toolTimeout"?: seconds, "observe"?: b, "toolCalling"?: mode}}` */
 export interface React {
   readonly _tag: "React"
   readonly think: Term.Term
@@ -37,6 +56,8 @@ export interface React {
    * asking the host. Arguments `{"task": text}` pass the text.
    */
   readonly agents?: ReadonlyArray<readonly [name: string, agent: Term.Term]>
+  /** How a thinking `llm` calls tools (default `text`); other think terms always answer in text. */
+  readonly toolCalling?: ToolCalling
 }
 
 /**
@@ -72,6 +93,20 @@ interface State {
   tool: string
   /** Whether the value returning now is an observation (else a thought). */
   observing: boolean
+  /** The native tool calls of the current step, while they are made. */
+  native: NativeStep | undefined
+}
+
+/** A step's native tool calls: their results so far, and what is still to call. */
+interface NativeStep {
+  readonly calls: ReadonlyArray<LanguageModel.ToolCall>
+  readonly results: Array<string>
+  /** The calls the pending tool request makes (by index), until it is answered. */
+  batch: ReadonlyArray<number>
+  /** Agent calls still to make: the call's index, the agent's index, the task. */
+  readonly agents: Array<readonly [call: number, agent: number, task: string]>
+  /** The call the running agent answers, or -1. */
+  agentAt: number
 }
 
 /** The loop's state as text: the task, then each step's thought, action and observation. */
@@ -87,69 +122,215 @@ const think = (m: AgentMachine, c: Code, state: State): OracleRequest | undefine
   const thinker = c.a!
   if (thinker.term._tag === "Llm") {
     const transcript = state.transcript
+    const calling = (c.term as React).toolCalling
     return {
       kind: "llm",
       id: m.nextRequestId(),
       term: thinker.term,
       input: transcript[transcript.length - 1]!.content,
       tools: (c.term as React).tools,
-      transcript
+      transcript,
+      ...(calling === "native" || calling === "auto" ? { toolCalling: calling } : {})
     }
   }
   m.call(thinker, state.fn, stateText(state.task, state.log))
   return undefined
 }
 
+const agentIndex = (term: React, tool: string): number => (term.agents === undefined ? -1 : term.agents.findIndex(([name]) => name === tool))
+
+const final = (m: AgentMachine, thought: string, answer: string): void => {
+  if (m.tracing) m.record({ step: m.steps, kind: "react", name: "final", output: preview(thought) })
+  m.done(answer)
+}
+
+/** The call written in a thought (text tool calling): make it, or end with the answer. */
+const writtenCall = (m: AgentMachine, c: Code, state: State, thought: string, call: ToolCallIntent | undefined): OracleRequest | undefined => {
+  const term = c.term as React
+  if (call === undefined || isTerminate(call.tool)) {
+    return void final(m, thought, call !== undefined && call.args !== undefined && call.args.trim() !== "" ? call.args : thought)
+  }
+  state.tool = call.tool
+  state.observing = true
+  m.push(c, state)
+  if (!term.tools.includes(call.tool)) {
+    return void m.done(`[TOOL_ERROR] unknown tool ${JSON.stringify(call.tool)}; available: ${term.tools.join(", ")}`)
+  }
+  const agent = agentIndex(term, call.tool)
+  if (agent >= 0) {
+    if (m.tracing) m.record({ step: m.steps, kind: "react", name: `agent ${call.tool}`, input: preview(call.args ?? thought) })
+    const json = call.json
+    const task = isRecord(json) && typeof json.task === "string" ? json.task : (call.args ?? thought)
+    return void m.call(c.items![agent]!, state.fn, task)
+  }
+  return {
+    kind: "tool",
+    id: m.nextRequestId(),
+    name: call.tool,
+    input: call.args ?? thought,
+    ...(call.json !== undefined ? { args: call.json } : {}),
+    ...(term.toolTimeout !== undefined ? { timeoutMs: term.toolTimeout * 1000 } : {}),
+    observe: true
+  }
+}
+
+const clipped = (text: string) => (text.length <= 200 ? text : `${text.slice(0, 200)}…`)
+
+/** The answer a native `terminate` call gives: its `answer`, else its arguments, else the thought. */
+const terminateAnswer = (call: LanguageModel.ToolCall, thought: string): string => {
+  let args: unknown
+  try {
+    args = JSON.parse(call.arguments)
+  } catch {
+    return call.arguments.trim() !== "" ? call.arguments : thought
+  }
+  if (isRecord(args)) {
+    const answer = args.answer ?? args.args ?? args.input
+    if (answer !== undefined) return typeof answer === "string" ? answer : writeJson(answer)
+    return Object.keys(args).length === 0 ? thought : writeJson(args)
+  }
+  return typeof args === "string" ? args : writeJson(args)
+}
+
+/**
+ * The tool calls a model made natively: each is checked (a tool of the step, arguments that are
+ * a JSON object) and an invalid one answered at once with what was wrong; the host tools' calls
+ * are made together, then the agents' one by one.
+ */
+const nativeCalls = (m: AgentMachine, c: Code, state: State, text: string, calls: ReadonlyArray<LanguageModel.ToolCall>): OracleRequest | undefined => {
+  const term = c.term as React
+  state.thought = text
+  if (calls.length === 0) return writtenCall(m, c, state, text, extractWrittenToolCall(text))
+  const end = calls.find((call) => isTerminate(call.name))
+  if (end !== undefined) return void final(m, text, terminateAnswer(end, text))
+  const step: NativeStep = { calls, results: calls.map(() => ""), batch: [], agents: [], agentAt: -1 }
+  const requests: Array<Oracle.ToolRequest> = []
+  const batch: Array<number> = []
+  calls.forEach((call, i) => {
+    const invalid = (message: string) => {
+      step.results[i] = `[TOOL_ERROR] ${message}`
+      if (m.tracing) m.record({ step: m.steps, kind: "tool", name: call.name, input: preview(call.arguments), output: preview(step.results[i]!) })
+    }
+    if (!term.tools.includes(call.name)) return invalid(`unknown tool ${JSON.stringify(call.name)}; available: ${term.tools.join(", ")}`)
+    let args: unknown
+    try {
+      args = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments)
+    } catch (error) {
+      return invalid(`${call.name}: the arguments are not valid JSON (${error instanceof Error ? error.message : String(error)}): ${clipped(call.arguments)}`)
+    }
+    if (!isRecord(args)) return invalid(`${call.name}: the arguments must be a JSON object, not ${clipped(call.arguments)}`)
+    const agent = agentIndex(term, call.name)
+    if (agent >= 0) return void step.agents.push([i, agent, typeof args.task === "string" ? args.task : writeJson(args)])
+    batch.push(i)
+    requests.push({
+      kind: "tool",
+      id: m.nextRequestId(),
+      name: call.name,
+      input: call.arguments,
+      args,
+      callId: call.id,
+      ...(term.toolTimeout !== undefined ? { timeoutMs: term.toolTimeout * 1000 } : {}),
+      observe: true
+    })
+  })
+  step.batch = batch
+  state.native = step
+  state.observing = true
+  if (requests.length === 0) return nextNative(m, c, state)
+  m.push(c, state)
+  return requests.length === 1 ? requests[0]! : { kind: "tools", id: m.nextRequestId(), calls: requests }
+}
+
+/** Make the next agent call of the step, or, all calls answered, observe their results. */
+const nextNative = (m: AgentMachine, c: Code, state: State): OracleRequest | undefined => {
+  const step = state.native!
+  const next = step.agents.shift()
+  if (next === undefined) {
+    state.native = undefined
+    const turn: Array<LanguageModel.ChatMessage> = [
+      { role: "assistant", content: state.thought, toolCalls: step.calls },
+      ...step.calls.map((call, i): LanguageModel.ChatMessage => ({ role: "tool", toolCallId: call.id, content: step.results[i]! }))
+    ]
+    return observed(m, c, state, turn, step.calls.map((call) => call.name).join(", "), step.results.join("\n"))
+  }
+  const [at, agent, task] = next
+  step.agentAt = at
+  m.push(c, state)
+  if (m.tracing) m.record({ step: m.steps, kind: "react", name: `agent ${step.calls[at]!.name}`, input: preview(task) })
+  return void m.call(c.items![agent]!, state.fn, task)
+}
+
+/** A step is done: its turn joins the conversation (with `observe: false`, only the thought goes on). */
+const observed = (
+  m: AgentMachine,
+  c: Code,
+  state: State,
+  turn: ReadonlyArray<LanguageModel.ChatMessage>,
+  tool: string,
+  observation: string
+): OracleRequest | undefined => {
+  const term = c.term as React
+  state.steps++
+  if (term.observe === false) {
+    state.task = state.thought
+    state.transcript = [{ role: "user", content: state.thought }]
+    state.log = []
+  } else {
+    state.transcript.push(...turn)
+    state.log.push({ thought: state.thought, tool, observation })
+  }
+  if (state.steps >= term.maxSteps) return void m.done(stateText(state.task, state.log))
+  return think(m, c, state)
+}
+
 const step: AgentStep<React> = {
   apply: (m, c, fn, input) => {
     const task = Value.toText(input)
-    return think(m, c, { fn, steps: 0, task, transcript: [{ role: "user", content: task }], log: [], thought: "", tool: "", observing: false })
+    return think(m, c, {
+      fn,
+      steps: 0,
+      task,
+      transcript: [{ role: "user", content: task }],
+      log: [],
+      thought: "",
+      tool: "",
+      observing: false,
+      native: undefined
+    })
   },
   resume: (m, c, state: State, value) => {
     const term = c.term as React
     if (!state.observing) {
+      const answer = term.toolCalling === undefined || term.toolCalling === "text" ? undefined : Oracle.readToolCallAnswer(value)
+      if (answer !== undefined) return nativeCalls(m, c, state, answer.text, answer.calls)
       const thought = Value.toText(value)
       state.thought = thought
-      const call = extractToolCall(thought, term.tools)
-      if (call === undefined || isTerminate(call.tool)) {
-        if (m.tracing) m.record({ step: m.steps, kind: "react", name: "final", output: preview(thought) })
-        return void m.done(call !== undefined && call.args !== undefined && call.args.trim() !== "" ? call.args : thought)
-      }
-      state.tool = call.tool
-      state.observing = true
-      m.push(c, state)
-      if (!term.tools.includes(call.tool)) {
-        return void m.done(`[TOOL_ERROR] unknown tool ${JSON.stringify(call.tool)}; available: ${term.tools.join(", ")}`)
-      }
-      const agent = term.agents === undefined ? -1 : term.agents.findIndex(([name]) => name === call.tool)
-      if (agent >= 0) {
-        if (m.tracing) m.record({ step: m.steps, kind: "react", name: `agent ${call.tool}`, input: preview(call.args ?? thought) })
-        const json = call.json
-        const task = isRecord(json) && typeof json.task === "string" ? json.task : (call.args ?? thought)
-        return void m.call(c.items![agent]!, state.fn, task)
-      }
-      return {
-        kind: "tool",
-        id: m.nextRequestId(),
-        name: call.tool,
-        input: call.args ?? thought,
-        ...(call.json !== undefined ? { args: call.json } : {}),
-        ...(term.toolTimeout !== undefined ? { timeoutMs: term.toolTimeout * 1000 } : {}),
-        observe: true
-      }
+      return writtenCall(m, c, state, thought, extractToolCall(thought, term.tools))
     }
-    state.steps++
+    const native = state.native
+    if (native !== undefined) {
+      if (native.agentAt >= 0) {
+        native.results[native.agentAt] = Value.toText(value)
+        native.agentAt = -1
+      } else {
+        const answers = native.batch.length === 1 ? [value] : value instanceof Value.List ? Value.toArray(value) : []
+        native.batch.forEach((at, i) => (native.results[at] = answers[i] === undefined ? "" : Value.toText(answers[i]!)))
+        native.batch = []
+      }
+      return nextNative(m, c, state)
+    }
     const observation = Value.toText(value)
-    if (term.observe === false) {
-      state.task = state.thought
-      state.transcript = [{ role: "user", content: state.thought }]
-      state.log = []
-    } else {
-      state.transcript.push({ role: "assistant", content: state.thought }, { role: "user", content: `Observation: ${observation}` })
-      state.log.push({ thought: state.thought, tool: state.tool, observation })
-    }
-    if (state.steps >= term.maxSteps) return void m.done(stateText(state.task, state.log))
-    return think(m, c, state)
+    return observed(
+      m,
+      c,
+      state,
+      [
+        { role: "assistant", content: state.thought },
+        { role: "user", content: `Observation: ${observation}` }
+      ],
+      state.tool,
+      observation
+    )
   }
 }
 
@@ -157,13 +338,15 @@ export const reactForm: Form<React, "react"> = {
   tag: "React",
   keys: ["react"],
   parse: (p, node, key, obj) => {
-    const f = p.fields(node, key, obj[key], ["think", "tools", "maxSteps"], ["toolTimeout", "observe", "agents"])
+    const f = p.fields(node, key, obj[key], ["think", "tools", "maxSteps"], ["toolTimeout", "observe", "agents", "toolCalling"])
     const at = p.child(node, f, key)
     if (!Array.isArray(f.tools) || f.tools.some((t) => typeof t !== "string")) return p.fail(at, "an array of tool names", "tools")
     const tools = f.tools as ReadonlyArray<string>
     const maxSteps = p.count(at, f.maxSteps, "maxSteps", 1)
     const toolTimeout = f.toolTimeout === undefined ? undefined : p.count(at, f.toolTimeout, "toolTimeout", 0)
     const observe = p.optionalBoolean(at, f, "observe")
+    const toolCalling = f.toolCalling
+    if (toolCalling !== undefined && !TOOL_CALLINGS.includes(toolCalling as ToolCalling)) p.fail(at, '"native", "text" or "auto"', "toolCalling")
     const kids = [p.sub(node, f.think, key, "think")]
     const names: Array<string> = []
     if (f.agents !== undefined) {
@@ -189,6 +372,7 @@ export const reactForm: Form<React, "react"> = {
           maxSteps,
           ...(toolTimeout !== undefined ? { toolTimeout } : {}),
           ...(observe !== undefined ? { observe } : {}),
+          ...(toolCalling !== undefined ? { toolCalling: toolCalling as ToolCalling } : {}),
           ...(f.agents !== undefined ? { agents: names.map((name, i) => [name, agents[i]!] as const) } : {})
         })
     }
@@ -201,6 +385,7 @@ export const reactForm: Form<React, "react"> = {
     const out: Record<string, Term.Json> = { think: thinker!, tools: t.tools, maxSteps: t.maxSteps }
     if (t.toolTimeout !== undefined) out.toolTimeout = t.toolTimeout
     if (t.observe !== undefined) out.observe = t.observe
+    if (t.toolCalling !== undefined) out.toolCalling = t.toolCalling
     if (t.agents !== undefined) out.agents = t.agents.map(([name], i) => ({ name, agent: agents[i]! }))
     return { react: out }
   },

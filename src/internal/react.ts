@@ -102,3 +102,10 @@ const fromKeyword = (text: string, tools: ReadonlyArray<string>): ToolCallIntent
  */
 export const extractToolCall = (thought: string, tools: ReadonlyArray<string>): ToolCallIntent | undefined =>
   fromJson(thought) ?? fromXml(thought) ?? fromKeyword(thought, tools)
+
+/**
+ * The tool call a thought writes as structure only — a JSON object, then XML — for a model that
+ * could have called the tool natively and wrote it in its text instead (a tool's name in prose is
+ * no call here).
+ */
+export const extractWrittenToolCall = (thought: string): ToolCallIntent | undefined => fromJson(thought) ?? fromXml(thought)

@@ -206,6 +206,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
         description: tool.description,
         input_schema: { type: "object" as const, ...tool.parameters }
       }))
+      if (request.toolChoice !== undefined) params.tool_choice = { type: request.toolChoice === "required" ? "any" : request.toolChoice }
     }
     return params
   }
@@ -324,7 +325,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
       return Resilience.stream(caller, async (signal) => (await client()).messages.create({ ...params, stream: true }, { signal }), decoder)
     })
 
-  return { name, chat, stream }
+  return { name, chat, stream, nativeTools: true }
 }
 
 /**

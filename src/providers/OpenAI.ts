@@ -221,7 +221,10 @@ export const make = (options: Options = {}): LanguageModelShape => {
       else params.max_tokens = request.maxTokens
     }
     if (request.stop !== undefined && request.stop.length > 0) params.stop = [...request.stop]
-    if (request.tools !== undefined && request.tools.length > 0) params.tools = request.tools.map(toTool)
+    if (request.tools !== undefined && request.tools.length > 0) {
+      params.tools = request.tools.map(toTool)
+      if (request.toolChoice !== undefined) params.tool_choice = request.toolChoice
+    }
     return params
   }
 
@@ -315,7 +318,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
       )
     })
 
-  return { name, chat, stream }
+  return { name, chat, stream, nativeTools: true }
 }
 
 /**

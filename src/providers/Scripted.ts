@@ -86,6 +86,11 @@ export interface Options {
   readonly latencyMs?: number
   /** What a `Sequence` or a `Plan` does once every reply was used: fail (default) or repeat the last reply. */
   readonly exhausted?: "fail" | "repeat-last"
+  /**
+   * Whether the model says it calls tools natively (default true): a ReAct agent with
+   * `toolCalling: auto` then sends it the tools, and replies with `toolCalls` are its calls.
+   */
+  readonly nativeTools?: boolean
 }
 
 /**
@@ -256,7 +261,7 @@ export const make = (script: Rule | ReadonlyArray<Reply> | ((request: ChatReques
       return latencyMs === 0 ? body : Stream.concat(Stream.fromEffectDrain(Effect.sleep(latencyMs)), body)
     })
 
-  return { name, chat, stream }
+  return { name, chat, stream, nativeTools: options.nativeTools ?? true }
 }
 
 /**

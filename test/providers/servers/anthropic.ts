@@ -90,6 +90,41 @@ export const toolUseEvents = (text: string, tool: { readonly id: string; readonl
   ...end(15, "tool_use")
 ]
 
+/**
+ * Events of several tool_use blocks in one message (after an optional text block), each block's
+ * input JSON in two `input_json_delta` pieces; `cut` stops after that many events of the blocks
+ * (mid-call, no `message_stop`).
+ */
+export const toolUsesEvents = (
+  text: string,
+  uses: ReadonlyArray<{ readonly id: string; readonly name: string; readonly json: string }>,
+  options: { readonly cut?: number } = {}
+): Array<string> => {
+  const first = text === "" ? 0 : 1
+  const blocks = uses.flatMap((u, i) => {
+    const index = first + i
+    const half = Math.ceil(u.json.length / 2)
+    return [
+      event("content_block_start", { index, content_block: { type: "tool_use", id: u.id, name: u.name, input: {}, caller: { type: "direct" } } }),
+      event("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: u.json.slice(0, half) } }),
+      event("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: u.json.slice(half) } }),
+      event("content_block_stop", { index })
+    ]
+  })
+  const head = [
+    start(20),
+    ...(text === ""
+      ? []
+      : [
+          event("content_block_start", { index: 0, content_block: { type: "text", text: "", citations: null } }),
+          event("content_block_delta", { index: 0, delta: { type: "text_delta", text } }),
+          event("content_block_stop", { index: 0 })
+        ])
+  ]
+  if (options.cut !== undefined) return [...head, ...blocks.slice(0, options.cut)]
+  return [...head, ...blocks, ...end(15, "tool_use")]
+}
+
 const lastUser = (body: any): string => {
   const messages: Array<{ role: string; content: unknown }> = Array.isArray(body?.messages) ? body.messages : []
   for (let i = messages.length - 1; i >= 0; i--) {

@@ -97,6 +97,36 @@ export const toolCallFrames = (call: ToolCallSpec, argumentPieces: ReadonlyArray
   done
 ]
 
+/**
+ * Frames of several tool calls streamed in one turn, as OpenAI sends parallel calls: each call's
+ * first delta carries its index, id and name, then its arguments arrive in pieces, interleaved
+ * with the other calls'. `cut` stops after that many argument pieces (mid-call, no finish).
+ */
+export const parallelToolCallFrames = (calls: ReadonlyArray<ToolCallSpec>, options: { readonly cut?: number } = {}): Array<string> => {
+  const starts = calls.map((c, index) => frame(chunk({ tool_calls: [{ index, id: c.id, type: "function", function: { name: c.name, arguments: "" } }] })))
+  const pieces: Array<string> = []
+  const halves = calls.map((c) => [c.arguments.slice(0, Math.ceil(c.arguments.length / 2)), c.arguments.slice(Math.ceil(c.arguments.length / 2))])
+  for (let part = 0; part < 2; part++) {
+    halves.forEach((h, index) => pieces.push(frame(chunk({ tool_calls: [{ index, function: { arguments: h[part] } }] }))))
+  }
+  const head = [frame(chunk({ role: "assistant", content: null })), ...starts]
+  if (options.cut !== undefined) return [...head, ...pieces.slice(0, options.cut)]
+  return [
+    ...head,
+    ...pieces,
+    frame(chunk({}, "tool_calls")),
+    frame({
+      id: "chatcmpl-test",
+      object: "chat.completion.chunk",
+      created,
+      model: "gpt-test",
+      choices: [],
+      usage: { prompt_tokens: 7, completion_tokens: 9, total_tokens: 16 }
+    }),
+    done
+  ]
+}
+
 const lastUser = (body: any): string => {
   const messages: Array<{ role: string; content: string }> = Array.isArray(body?.messages) ? body.messages : []
   for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === "user") return String(messages[i]!.content)
