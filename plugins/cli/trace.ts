@@ -36,8 +36,16 @@ export const parseTraceFile = (text: string, path: string): ReadonlyArray<Trace.
     if (typeof e !== "object" || e === null || typeof (e as { kind?: unknown }).kind !== "string") {
       throw new CliError(`${path}: event ${i} is not a trace event (needs "kind" and "name")`, ExitCode.failed, "TraceFileError")
     }
-    const event = e as Partial<Trace.TraceEvent>
-    return { step: event.step ?? i, kind: event.kind!, name: String(event.name ?? event.kind), ...event } as Trace.TraceEvent
+    // `run --format json` writes null for an event without input or output
+    const { input, output, ...event } = e as Partial<Omit<Trace.TraceEvent, "input" | "output">> & { input?: string | null; output?: string | null }
+    return {
+      step: event.step ?? i,
+      kind: event.kind!,
+      name: String(event.name ?? event.kind),
+      ...event,
+      ...(typeof input === "string" ? { input } : {}),
+      ...(typeof output === "string" ? { output } : {})
+    } as Trace.TraceEvent
   })
 }
 

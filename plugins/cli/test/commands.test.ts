@@ -34,6 +34,36 @@ describe("lambdagent run", () => {
     expect(quiet).toMatchObject({ code: 0, stdout: "from stdin\n", stderr: "" })
   })
 
+  it("--format json carries the specified keys (term, duration_ms, stats.total_*) beside the runtime's", async () => {
+    const json = await runCli(["run", "examples/agents/chain.yml", "facts", "--format", "json"])
+    expect(json.code, json.stderr).toBe(0)
+    const parsed = JSON.parse(json.stdout)
+    expect(parsed.result).toBe("facts")
+    expect(parsed.trace.length).toBeGreaterThanOrEqual(3)
+    for (const [i, event] of parsed.trace.entries()) {
+      expect(Object.keys(event).slice(0, 5), `event ${i}`).toEqual(["step", "term", "duration_ms", "input", "output"])
+      expect(Number.isInteger(event.duration_ms)).toBe(true)
+      expect(event.duration_ms).toBe(Math.round(event.durationMs ?? 0))
+      expect(event.term).toBe(event.kind === "llm" ? event.name : `${event.kind}:${event.name}`)
+    }
+    expect(parsed.trace.find((e: { kind: string }) => e.kind === "llm")).toMatchObject({ input: "facts", output: "facts" })
+    // an event with no input (a guard's check) says so with null
+    expect(parsed.trace.find((e: { kind: string }) => e.kind === "guard")).toMatchObject({ term: "guard:invalid", input: null, output: "facts" })
+    expect(parsed.stats).toMatchObject({
+      total_steps: parsed.trace.length,
+      total_time_ms: Math.round(parsed.stats.durationMs),
+      total_tokens: parsed.stats.tokens,
+      steps: expect.any(Number),
+      llmCalls: expect.any(Number)
+    })
+    expect(parsed.stats.total_tokens).toBeGreaterThan(0)
+    // the output is a trace file too: lambdagent trace reads it, nulls and all
+    const shown = await runCli(["trace", write("run-output.json", json.stdout)])
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(shown.stdout).toContain(`β[0]  ${parsed.trace[0].term}`)
+    expect(shown.stdout).toMatch(/guard:invalid +\(0\.0s\) {2}→ "facts"/)
+  })
+
   it("composes through pipes: the quiet output of one run is the input of the next", async () => {
     const first = await runCli(["run", "examples/agents/simple.yml", "--quiet", "piped text"])
     const second = await runCli(["run", "examples/agents/chain.yml", "-", "--quiet"], { stdin: first.stdout })
