@@ -292,13 +292,16 @@ export const registerCheckpoints: Registration = (program, run, host) => {
     .description("delete each run's checkpoints but the newest")
     .argument("<dir>", "a checkpoint directory")
     .option("--keep <n>", "checkpoints kept per run (default 1)", integer("--keep", 0), 1)
-    .action(async (dir: string, options: { keep: number }) =>
+    .option("--format <format>", "text (default) or json: {deleted: [file…]}", textOrJson, "text")
+    .action(async (dir: string, options: { keep: number; format: "text" | "json" }) =>
       run(
         async () => {
           const deleted = CheckpointStore.prune(dir, options.keep)
-          process.stdout.write(`${deleted.length} checkpoint${deleted.length === 1 ? "" : "s"} deleted\n`)
+          process.stdout.write(
+            options.format === "json" ? `${JSON.stringify({ deleted })}\n` : `${deleted.length} checkpoint${deleted.length === 1 ? "" : "s"} deleted\n`
+          )
         },
-        () => "text"
+        () => options.format
       )
     )
 }
