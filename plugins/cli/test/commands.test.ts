@@ -6,6 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { describe, expect, it } from "vitest"
+import { WebSocket } from "ws"
 import { waitFor } from "../../../test/fixtures/waitFor.ts"
 import { cliPath, runCli, startServe } from "./helpers.ts"
 
@@ -262,6 +263,46 @@ describe("servers", () => {
     expect(response.status).toBe(200)
     expect(((await response.json()) as { result: unknown }).result).toBe("over http")
     expect(await stop()).toBe(0)
+  })
+
+  it("serve streams over WebSocket only with --ws", async () => {
+    const plain = await startServe(["examples/agents/simple.yml", "--port", "0"])
+    try {
+      const ws = new WebSocket(`${plain.url.replace(/^http/, "ws")}/ws`)
+      ws.on("error", () => {})
+      const refused = await new Promise<{ status: number; body: string }>((resolve) =>
+        ws.once("unexpected-response", (req, res) => {
+          let body = ""
+          res.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")))
+          res.on("end", () => {
+            resolve({ status: res.statusCode ?? 0, body })
+            req.destroy()
+          })
+        })
+      )
+      expect(refused.status).toBe(404)
+      expect((JSON.parse(refused.body) as { error: { message: string } }).error.message).toContain("lambdagent serve --ws")
+    } finally {
+      expect(await plain.stop()).toBe(0)
+    }
+    const withWs = await startServe(["examples/agents/simple.yml", "--port", "0", "--ws"])
+    try {
+      const ws = new WebSocket(`${withWs.url.replace(/^http/, "ws")}/ws`)
+      const result = await new Promise<{ type: string; result?: unknown }>((resolve, reject) => {
+        ws.on("error", reject)
+        ws.on("open", () => ws.send(JSON.stringify({ input: "over the socket" })))
+        ws.on("message", (data: Buffer) => {
+          const message = JSON.parse(data.toString("utf8")) as { type: string; result?: unknown }
+          if (message.type === "result" || message.type === "error") resolve(message)
+        })
+      })
+      expect(result).toMatchObject({ type: "result", result: "over the socket" })
+      ws.close()
+    } finally {
+      expect(await withWs.stop()).toBe(0)
+    }
+    const mixed = await runCli(["serve", "examples/agents/simple.yml", "--ws", "--mcp"])
+    expect(mixed).toMatchObject({ code: 2, stderr: "error: UsageError: --ws applies to plain serve only (not --mcp or --a2a)\n" })
   })
 
   it("serve --mcp offers the agent as one MCP tool, with progress", async () => {
