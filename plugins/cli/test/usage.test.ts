@@ -95,6 +95,15 @@ describe("usage errors of the lambdagent command", () => {
     }
   })
 
+  it("compile --format python is refused with exit 2 and the reason", async () => {
+    const r = await runCli(["compile", "examples/agents/simple.yml", "--format", "python"])
+    expect(r).toMatchObject({ code: 2, stdout: "" })
+    expect(r.stderr).toMatch(
+      /^error: UsageError: --format python is not supported: a config compiles to a lambdagent term, which lambdagent's runtime runs; no Python source is generated/
+    )
+    expect(r.stderr).toContain("Use --format json")
+  })
+
   it("version --format json prints the versions as JSON", async () => {
     const r = await runCli(["version", "--format", "json"])
     expect(r.code).toBe(0)
