@@ -3,6 +3,7 @@
  * saves a checkpoint before every oracle call; `resume <checkpoint>` goes on from one in a new
  * process; `checkpoints list|show|prune` look after a directory of them.
  */
+import { runJson } from "./runJson.ts"
 import { randomBytes } from "node:crypto"
 import { basename, dirname, resolve } from "node:path"
 import * as Effect from "effect/Effect"
@@ -174,7 +175,7 @@ const resumeCommand = async (file: string, options: ResumeOptions, host: Host) =
         ...(options.answer !== undefined ? { answer: options.answer } : {})
       })
       .catch((error: unknown) => reportPause(error, saving, options.format))
-    if (options.format === "json") process.stdout.write(JSON.stringify({ result: output.result, trace: output.trace, stats: output.stats }) + "\n")
+    if (options.format === "json") process.stdout.write(JSON.stringify(runJson(output)) + "\n")
     else process.stdout.write(Value.toText(output.value) + "\n")
   } finally {
     onInterrupt(undefined)
@@ -291,13 +292,16 @@ export const registerCheckpoints: Registration = (program, run, host) => {
     .description("delete each run's checkpoints but the newest")
     .argument("<dir>", "a checkpoint directory")
     .option("--keep <n>", "checkpoints kept per run (default 1)", integer("--keep", 0), 1)
-    .action(async (dir: string, options: { keep: number }) =>
+    .option("--format <format>", "text (default) or json: {deleted: [file…]}", textOrJson, "text")
+    .action(async (dir: string, options: { keep: number; format: "text" | "json" }) =>
       run(
         async () => {
           const deleted = CheckpointStore.prune(dir, options.keep)
-          process.stdout.write(`${deleted.length} checkpoint${deleted.length === 1 ? "" : "s"} deleted\n`)
+          process.stdout.write(
+            options.format === "json" ? `${JSON.stringify({ deleted })}\n` : `${deleted.length} checkpoint${deleted.length === 1 ? "" : "s"} deleted\n`
+          )
         },
-        () => "text"
+        () => options.format
       )
     )
 }

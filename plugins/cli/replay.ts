@@ -9,6 +9,7 @@ import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
 import { CliError, ExitCode, onInterrupt, readTextFile } from "./io.ts"
 import { textOrJson, usageError } from "./options.ts"
 import type { Host } from "./plugins.ts"
+import { runJson } from "./runJson.ts"
 import { runMetaOf, writeTraceFile } from "./run.ts"
 import type { Registration } from "./shell.ts"
 
@@ -109,7 +110,7 @@ const replayCommand = async (file: string, configArg: string | undefined, option
         if (error instanceof Errors.ReplayError) throw new CliError(`${file}: ${error.message}`, ExitCode.failed, "ReplayError")
         throw error
       })
-    const record = { result: output.result, trace: output.trace, stats: output.stats }
+    const record = runJson(output)
     if (options.traceFile !== undefined) {
       const meta = runMetaOf(config, run.input, {
         tool: [...run.tools],

@@ -14,6 +14,7 @@ import { OTEL_FLAGS, OTEL_HELP, otelOptions } from "./otel.ts"
 import { parseSandboxFlag, SANDBOX_FLAGS, SANDBOX_HELP } from "./sandbox.ts"
 import { silentStatus, startStatus, type Status } from "./status.ts"
 import { formatEventLine, summaryLine } from "./trace.ts"
+import { eventJson, runJson } from "./runJson.ts"
 
 export interface RunOptions {
   readonly input?: string
@@ -137,14 +138,14 @@ export const runCommand = async (config: string, positional: string | undefined,
       .catch(async (error: unknown) => {
         // an interrupted or failed run still leaves its partial trace where one was asked for
         if (options.traceFile !== undefined) {
-          await writeTraceFile(options.traceFile, { result: null, trace: seen, stats: null, error: describeError(error), replay: recording() })
+          await writeTraceFile(options.traceFile, { result: null, trace: seen.map(eventJson), stats: null, error: describeError(error), replay: recording() })
         }
         throw error
       })
       .finally(() => status?.stop())
       .catch((error: unknown) => reportPause(error, saving, options.format))
     const resultText = Value.toText(output.value)
-    const record = { result: output.result, trace: output.trace, stats: output.stats }
+    const record = runJson(output)
     if (options.traceFile !== undefined) await writeTraceFile(options.traceFile, { ...record, replay: recording() })
     if (options.output !== undefined) await writeFile(options.output, resultText + "\n")
     if (options.format === "json") {

@@ -1,6 +1,6 @@
 /**
- * `lambdagent serve <config> [--port N] [--host H] [--token T] [--mcp | --a2a]`: an agent over HTTP
- * (SSE and WebSocket streaming), with `--mcp` as an MCP tool, or with `--a2a` (or an `a2a.server`
+ * `lambdagent serve <config> [--port N] [--host H] [--token T] [--ws] [--mcp | --a2a]`: an agent over HTTP
+ * (SSE streaming, and WebSocket with `--ws`), with `--mcp` as an MCP tool, or with `--a2a` (or an `a2a.server`
  * block in the config) as an A2A server.
  */
 import { resolve } from "node:path"
@@ -29,10 +29,12 @@ interface ServeOptions {
   readonly sandbox?: string
   readonly pausedDir?: string
   readonly otel?: string
+  readonly ws?: boolean
 }
 
 export const serveCommand = async (config: string, options: ServeOptions, host: Host = noPlugins): Promise<void> => {
   if (options.mcp === true && options.a2a === true) throw usageError("choose one of --mcp and --a2a")
+  if (options.ws === true && (options.mcp === true || options.a2a === true)) throw usageError("--ws applies to plain serve only (not --mcp or --a2a)")
   if (options.mcp !== true && options.http !== undefined) {
     throw usageError("--http applies to --mcp only (plain serve and --a2a listen with --port)")
   }
@@ -99,6 +101,7 @@ export const serveCommand = async (config: string, options: ServeOptions, host: 
     await http.serveCommand({
       ...common,
       lambda: Term.pretty(agent.term),
+      webSocket: options.ws === true,
       ...(options.pausedDir !== undefined ? { pausedRunsDirectory: resolve(options.pausedDir) } : {}),
       ...(listenPort !== undefined ? { port: listenPort } : {}),
       ...(options.host !== undefined ? { host: options.host } : {})
@@ -110,7 +113,7 @@ export const serveCommand = async (config: string, options: ServeOptions, host: 
 export const registerServe: Registration = (program, run, host) => {
   program
     .command("serve")
-    .description("serve an agent over HTTP (POST /run, SSE and WebSocket streaming), as an MCP tool with --mcp, or as an A2A agent with --a2a")
+    .description("serve an agent over HTTP (POST /run, SSE streaming, WebSocket with --ws), as an MCP tool with --mcp, or as an A2A agent with --a2a")
     .argument("<config>", "the agent: a .yml/.yaml config or a .json term")
     .option("--port <n>", "HTTP port (default 8080; with --a2a, a2a.server.port or 8000)", port("--port"))
     .option("--host <host>", "address to listen on (default 127.0.0.1)")
@@ -120,6 +123,7 @@ export const registerServe: Registration = (program, run, host) => {
     .option("--tool <NAME=CMD>", "a shell command as a tool (repeatable)", collect, [])
     .option(SANDBOX_FLAGS, SANDBOX_HELP)
     .option(OTEL_FLAGS, OTEL_HELP)
+    .option("--ws", "also stream runs over WebSocket at /ws (off by default)")
     .option("--paused-dir <dir>", "keep runs paused at an ask in this directory, across restarts (default: in memory); POST /runs/:id/resume goes on")
     .option("--mcp", "serve the agent as one MCP tool (stdio, or Streamable HTTP with --http)")
     .option("--http <port>", "with --mcp: listen for Streamable HTTP on this port", port("--http"))

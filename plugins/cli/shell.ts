@@ -6,6 +6,7 @@
 import { Command, CommanderError } from "commander"
 import manifest from "../../package.json" with { type: "json" }
 import { CliError, exitCodeOf, ExitCode, installInterrupt, reportError } from "./io.ts"
+import { textOrJson } from "./options.ts"
 import { type Host, noPlugins, withoutPluginArguments } from "./plugins.ts"
 
 /** The package's version, from package.json at build time. */
@@ -66,8 +67,11 @@ export const buildProgram = (registrations: ReadonlyArray<Registration>, host: H
   program
     .command("version")
     .description("print the version of lambdagent and of Node.js")
-    .action(() => {
-      process.stdout.write(`lambdagent ${VERSION}\nnode ${process.version}\n`)
+    .option("--format <format>", "text (default) or json: {lambdagent, node}", textOrJson, "text")
+    .action((options: { format: "text" | "json" }) => {
+      process.stdout.write(
+        options.format === "json" ? `${JSON.stringify({ lambdagent: VERSION, node: process.version })}\n` : `lambdagent ${VERSION}\nnode ${process.version}\n`
+      )
     })
   for (const register of registrations) register(program, runAction, host)
   registerPluginCommands(program, host)

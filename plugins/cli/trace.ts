@@ -14,6 +14,7 @@ interface TraceOptions {
   readonly filter?: string
   readonly timeline?: boolean
   readonly flamegraph?: string
+  readonly slow?: boolean
   readonly format: "text" | "json"
 }
 
@@ -36,8 +37,16 @@ export const parseTraceFile = (text: string, path: string): ReadonlyArray<Trace.
     if (typeof e !== "object" || e === null || typeof (e as { kind?: unknown }).kind !== "string") {
       throw new CliError(`${path}: event ${i} is not a trace event (needs "kind" and "name")`, ExitCode.failed, "TraceFileError")
     }
-    const event = e as Partial<Trace.TraceEvent>
-    return { step: event.step ?? i, kind: event.kind!, name: String(event.name ?? event.kind), ...event } as Trace.TraceEvent
+    // `run --format json` writes null for an event without input or output
+    const { input, output, ...event } = e as Partial<Omit<Trace.TraceEvent, "input" | "output">> & { input?: string | null; output?: string | null }
+    return {
+      step: event.step ?? i,
+      kind: event.kind!,
+      name: String(event.name ?? event.kind),
+      ...event,
+      ...(typeof input === "string" ? { input } : {}),
+      ...(typeof output === "string" ? { output } : {})
+    } as Trace.TraceEvent
   })
 }
 
@@ -129,7 +138,48 @@ export const flamegraph = (events: ReadonlyArray<Trace.TraceEvent>): string => {
   )
 }
 
+/** The next key pressed on the terminal (raw mode: no Enter needed for `q`). */
+const nextKey = (): Promise<string> =>
+  new Promise((resolve) => {
+    process.stdin.setRawMode(true)
+    process.stdin.resume()
+    process.stdin.once("data", (data: Buffer) => {
+      process.stdin.setRawMode(false)
+      process.stdin.pause()
+      resolve(data.toString("utf8"))
+    })
+  })
+
+/** `--slow`: one step at a time on a terminal; Enter (or space) shows the next, q (or Ctrl+C, Esc) stops. */
+const stepThrough = async (selected: ReadonlyArray<{ readonly event: Trace.TraceEvent; readonly index: number }>): Promise<void> => {
+  for (const [n, { event, index }] of selected.entries()) {
+    process.stdout.write(`${formatEventDetail(event, index)}\n`)
+    if (n === selected.length - 1) break
+    process.stdout.write(`-- step ${n + 1} of ${selected.length}: Enter for the next, q to quit --`)
+    const key = await nextKey()
+    process.stdout.write("\r\x1b[K")
+    if (key === "q" || key === "Q" || key === "\x03" || key === "\x1b") return
+  }
+  process.stdout.write(`${"─".repeat(40)}\n${summaryLine(selected.map((s) => s.event))}\n`)
+}
+
 export const traceCommand = async (path: string, options: TraceOptions): Promise<void> => {
+  if (options.slow === true) {
+    if (options.format === "json" || options.step !== undefined || options.timeline === true) {
+      throw new CliError(
+        "--slow shows the steps one at a time as text: it goes with neither --format json, --step nor --timeline",
+        ExitCode.usage,
+        "UsageError"
+      )
+    }
+    if (process.stdin.isTTY !== true || process.stdout.isTTY !== true) {
+      throw new CliError(
+        "--slow steps through the trace on a terminal (Enter for the next step, q to quit), and stdin or stdout is not one: leave out --slow to print every step",
+        ExitCode.usage,
+        "UsageError"
+      )
+    }
+  }
   let events = parseTraceFile(await readTextFile(path, "trace"), path)
   const indexed = events.map((event, index) => ({ event, index }))
   const selected =
@@ -151,6 +201,7 @@ export const traceCommand = async (path: string, options: TraceOptions): Promise
     process.stdout.write(JSON.stringify(events) + "\n")
     return
   }
+  if (options.slow === true) return stepThrough(selected)
   const body = options.timeline === true ? timeline(events) : selected.map(({ event, index }) => formatEventLine(event, index)).join("\n")
   process.stdout.write(`${body}${body === "" ? "" : "\n"}${"─".repeat(40)}\n${summaryLine(events)}\n`)
 }
@@ -164,6 +215,7 @@ export const registerTrace: Registration = (program, run) => {
     .option("--filter <term>", "only the steps of this name or kind")
     .option("--timeline", "a time line of the steps")
     .option("--flamegraph <out.svg>", "write a flame graph as SVG")
+    .option("--slow", "on a terminal, show one step at a time: Enter for the next, q to quit")
     .option("--format <format>", "text or json", textOrJson, "text")
     .action(async (file: string, options: TraceOptions) =>
       run(

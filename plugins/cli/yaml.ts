@@ -2,7 +2,7 @@
  * `lambdagent compile | lint | lambda | skills list`: the YAML plugin's commands.
  */
 import type { Registration } from "./shell.ts"
-import { integer, oneOf, textOrJson } from "./options.ts"
+import { integer, oneOf, textOrJson, usageError } from "./options.ts"
 
 const emit = (result: { readonly stdout: string; readonly stderr: string; readonly exitCode: number }) => {
   process.stdout.write(result.stdout)
@@ -18,12 +18,25 @@ const list = (text: string | undefined) =>
         .map((s) => s.trim())
         .filter((s) => s !== "")
 
+/**
+ * `compile --format`: text or json. Python is refused with the reason: a config compiles to a term
+ * that lambdagent's runtime runs, and no generator of Python source exists.
+ */
+const compileFormat = (text: string): "text" | "json" => {
+  if (text.toLowerCase() === "python") {
+    throw usageError(
+      "--format python is not supported: a config compiles to a lambdagent term, which lambdagent's runtime runs; no Python source is generated. Use --format json for the term, or run it with lambdagent run"
+    )
+  }
+  return textOrJson(text)
+}
+
 export const registerYaml: Registration = (program, run) => {
   program
     .command("compile")
     .description("compile agent configs (a file or a directory) and print their lambda structure")
     .argument("<target>", "a .yml/.yaml file or a directory of them")
-    .option("--format <format>", "text or json", textOrJson, "text")
+    .option("--format <format>", "text or json (python is refused: no Python source is generated)", compileFormat, "text")
     .option("--validate", "also lint; lint errors give exit code 3")
     .action(async (target: string, options: { format: "text" | "json"; validate?: boolean }) =>
       run(

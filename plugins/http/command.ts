@@ -65,7 +65,8 @@ export const serveCommand = async (options: ServeCommandOptions): Promise<void> 
   })
   const name = options.name ?? defaults.name
   out(`lambdagent serve: ${JSON.stringify(name)} listening on ${server.url}`)
-  out(`  POST ${server.url}/run   POST ${server.url}/stream   ws://${server.url.slice("http://".length)}/ws   GET ${server.url}/health`)
+  const ws = options.webSocket === false ? "" : `   ws://${server.url.slice("http://".length)}/ws`
+  out(`  POST ${server.url}/run   POST ${server.url}/stream${ws}   GET ${server.url}/health`)
   for (const warning of startupWarnings(server.host, options)) err(`lambdagent serve: ${warning}`)
   await serveUntilStopped(server, { ...options, out, graceMs: options.graceMs ?? defaults.graceMs })
 }

@@ -85,6 +85,11 @@ export interface ServeOptions extends HostGuard.HostPolicy {
    * memory; `pausedRunsDirectory` keeps them on disk instead, across restarts.
    */
   readonly pausedRunsDirectory?: string
+  /**
+   * Whether `/ws` accepts WebSocket connections; default `true`. With `false` an upgrade is refused
+   * with 404 `NotFound` and `GET /` does not list `/ws` (`lambdagent serve` turns it on with `--ws`).
+   */
+  readonly webSocket?: boolean
 }
 
 /**
@@ -161,7 +166,15 @@ const pingIntervalMs = 30_000
 /** After the runs are cancelled, how long connections get to finish writing before being cut. */
 const flushMs = 2_000
 
-const endpoints = ["POST /run", "POST /stream", "POST /runs/:id/resume", "GET /ws", "GET /health", "GET /"] as const
+const allEndpoints = ["POST /run", "POST /stream", "POST /runs/:id/resume", "GET /ws", "GET /health", "GET /"] as const
+
+/** Told to a client of `/ws` on a server that does not serve WebSocket. */
+const webSocketOff = () =>
+  new HttpFailure({
+    status: 404,
+    kind: "NotFound",
+    message: "this server does not serve WebSocket (lambdagent serve --ws, or serve({ webSocket: true }), turns it on)"
+  })
 
 const sendJson = (res: http.ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>>, closing: boolean): void => {
   if (res.headersSent || res.writableEnded || res.destroyed) return
@@ -243,6 +256,8 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
   const maxBodyBytes = options.maxBodyBytes ?? defaults.maxBodyBytes
   const graceMs = options.graceMs ?? defaults.graceMs
   const name = options.name ?? defaults.name
+  const webSocket = options.webSocket ?? true
+  const endpoints = webSocket ? allEndpoints : allEndpoints.filter((e) => e !== "GET /ws")
   const report = options.onError ?? defaultOnError
   const authorize = options.token === undefined ? undefined : bearerCheck(options.token)
   const guardFor = HostGuard.hostGuard(host, options)
@@ -421,6 +436,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
         return
       }
       case "/ws":
+        if (!webSocket) throw webSocketOff()
         throw new HttpFailure({
           status: 426,
           kind: "UpgradeRequired",
@@ -472,6 +488,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     socket.on("error", () => {})
     const path = pathOf(req)
     try {
+      if (!webSocket) throw webSocketOff()
       if (path !== "/ws") throw new HttpFailure({ status: 404, kind: "NotFound", message: `no WebSocket endpoint at ${path}; use /ws` })
       if (runs.closing) throw new HttpFailure({ status: 503, kind: "ShuttingDown", message: "the server is shutting down", headers: { "Retry-After": "5" } })
       admit(req)

@@ -161,6 +161,33 @@ describe("WebSocket /ws", () => {
     await expectAlive(server)
   })
 
+  it("with webSocket: false refuses the upgrade at /ws with 404 and a message, and GET / lists no /ws", async () => {
+    const server = await start({ ...echo, webSocket: false })
+    const ws = new WebSocket(`${server.url.replace(/^http/, "ws")}/ws`)
+    ws.on("error", () => {})
+    const refusal = await waitForEvent(
+      new Promise<{ status: number; body: string }>((resolve) =>
+        ws.once("unexpected-response", (req, res) => {
+          let body = ""
+          res.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")))
+          res.on("end", () => {
+            resolve({ status: res.statusCode ?? 0, body })
+            req.destroy()
+          })
+        })
+      ),
+      "refusal"
+    )
+    expect(refusal.status).toBe(404)
+    expect(JSON.parse(refusal.body)).toMatchObject({ error: { kind: "NotFound", message: expect.stringContaining("does not serve WebSocket") } })
+    const plain = await fetch(`${server.url}/ws`)
+    expect(plain.status).toBe(404)
+    const described = (await (await fetch(`${server.url}/`)).json()) as { endpoints: Array<string> }
+    expect(described.endpoints).not.toContain("GET /ws")
+    expect(described.endpoints).toContain("POST /stream")
+    await expectAlive(server)
+  })
+
   it("at shutdown lets runs finish, then closes sockets with 1001", async () => {
     // the run blocks in its tool until released after the close began
     const wait = waitTool()

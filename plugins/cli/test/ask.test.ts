@@ -44,6 +44,20 @@ describe("lambdagent run with an ask step", () => {
     expect(out.stats.llmCalls).toBe(2)
   })
 
+  it("checkpoints prune --format json lists the files it deleted", async () => {
+    const own = await fs.mkdtemp(path.join(dir, "prune-"))
+    const run = await runCli(["run", config, "Lisbon", "--model", "scripted:echo", "--checkpoint", own])
+    expect(run.code).toBe(5)
+    const before = (await fs.readdir(own)).sort()
+    expect(before.length).toBeGreaterThan(1)
+    const pruned = await runCli(["checkpoints", "prune", own, "--format", "json"])
+    expect(pruned.code, pruned.stderr).toBe(0)
+    const { deleted } = JSON.parse(pruned.stdout) as { deleted: Array<string> }
+    const after = await fs.readdir(own)
+    expect(after).toEqual([before.at(-1)])
+    expect(deleted.map((f) => path.basename(f)).sort()).toEqual(before.slice(0, -1))
+  })
+
   it("keeps only the paused checkpoint when no directory is given, and says so in JSON", async () => {
     const work = await fs.mkdtemp(path.join(dir, "default-"))
     const copy = path.join(work, "approval.yml")

@@ -62,7 +62,7 @@ afterAll(() => {
 const env = { OPENAI_API_KEY: "test" }
 const toolFlag = ["--tool", "upper=printf %s {}"]
 const observable = (trace: ReadonlyArray<Record<string, unknown>>) =>
-  trace.map(({ durationMs: _d, step, ...e }) => (e.branch === undefined ? { ...e, step } : e))
+  trace.map(({ durationMs: _d, duration_ms: _ms, step, ...e }) => (e.branch === undefined ? { ...e, step } : e))
 
 /** Run the agent and SIGKILL it when the server receives its `k`-th request (left unanswered). */
 const runKilledAt = (k: number, checkpoints: string) =>

@@ -6,6 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { describe, expect, it } from "vitest"
+import { WebSocket } from "ws"
 import { waitFor } from "../../../test/fixtures/waitFor.ts"
 import { cliPath, runCli, startServe } from "./helpers.ts"
 
@@ -32,6 +33,36 @@ describe("lambdagent run", () => {
     expect(parsed.stats.llmCalls).toBeGreaterThanOrEqual(3)
     const quiet = await runCli(["run", "--quiet", "examples/agents/chain.yml", "-"], { stdin: "from stdin\n" })
     expect(quiet).toMatchObject({ code: 0, stdout: "from stdin\n", stderr: "" })
+  })
+
+  it("--format json carries the specified keys (term, duration_ms, stats.total_*) beside the runtime's", async () => {
+    const json = await runCli(["run", "examples/agents/chain.yml", "facts", "--format", "json"])
+    expect(json.code, json.stderr).toBe(0)
+    const parsed = JSON.parse(json.stdout)
+    expect(parsed.result).toBe("facts")
+    expect(parsed.trace.length).toBeGreaterThanOrEqual(3)
+    for (const [i, event] of parsed.trace.entries()) {
+      expect(Object.keys(event).slice(0, 5), `event ${i}`).toEqual(["step", "term", "duration_ms", "input", "output"])
+      expect(Number.isInteger(event.duration_ms)).toBe(true)
+      expect(event.duration_ms).toBe(Math.round(event.durationMs ?? 0))
+      expect(event.term).toBe(event.kind === "llm" ? event.name : `${event.kind}:${event.name}`)
+    }
+    expect(parsed.trace.find((e: { kind: string }) => e.kind === "llm")).toMatchObject({ input: "facts", output: "facts" })
+    // an event with no input (a guard's check) says so with null
+    expect(parsed.trace.find((e: { kind: string }) => e.kind === "guard")).toMatchObject({ term: "guard:invalid", input: null, output: "facts" })
+    expect(parsed.stats).toMatchObject({
+      total_steps: parsed.trace.length,
+      total_time_ms: Math.round(parsed.stats.durationMs),
+      total_tokens: parsed.stats.tokens,
+      steps: expect.any(Number),
+      llmCalls: expect.any(Number)
+    })
+    expect(parsed.stats.total_tokens).toBeGreaterThan(0)
+    // the output is a trace file too: lambdagent trace reads it, nulls and all
+    const shown = await runCli(["trace", write("run-output.json", json.stdout)])
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(shown.stdout).toContain(`β[0]  ${parsed.trace[0].term}`)
+    expect(shown.stdout).toMatch(/guard:invalid +\(0\.0s\) {2}→ "facts"/)
   })
 
   it("composes through pipes: the quiet output of one run is the input of the next", async () => {
@@ -232,6 +263,46 @@ describe("servers", () => {
     expect(response.status).toBe(200)
     expect(((await response.json()) as { result: unknown }).result).toBe("over http")
     expect(await stop()).toBe(0)
+  })
+
+  it("serve streams over WebSocket only with --ws", async () => {
+    const plain = await startServe(["examples/agents/simple.yml", "--port", "0"])
+    try {
+      const ws = new WebSocket(`${plain.url.replace(/^http/, "ws")}/ws`)
+      ws.on("error", () => {})
+      const refused = await new Promise<{ status: number; body: string }>((resolve) =>
+        ws.once("unexpected-response", (req, res) => {
+          let body = ""
+          res.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")))
+          res.on("end", () => {
+            resolve({ status: res.statusCode ?? 0, body })
+            req.destroy()
+          })
+        })
+      )
+      expect(refused.status).toBe(404)
+      expect((JSON.parse(refused.body) as { error: { message: string } }).error.message).toContain("lambdagent serve --ws")
+    } finally {
+      expect(await plain.stop()).toBe(0)
+    }
+    const withWs = await startServe(["examples/agents/simple.yml", "--port", "0", "--ws"])
+    try {
+      const ws = new WebSocket(`${withWs.url.replace(/^http/, "ws")}/ws`)
+      const result = await new Promise<{ type: string; result?: unknown }>((resolve, reject) => {
+        ws.on("error", reject)
+        ws.on("open", () => ws.send(JSON.stringify({ input: "over the socket" })))
+        ws.on("message", (data: Buffer) => {
+          const message = JSON.parse(data.toString("utf8")) as { type: string; result?: unknown }
+          if (message.type === "result" || message.type === "error") resolve(message)
+        })
+      })
+      expect(result).toMatchObject({ type: "result", result: "over the socket" })
+      ws.close()
+    } finally {
+      expect(await withWs.stop()).toBe(0)
+    }
+    const mixed = await runCli(["serve", "examples/agents/simple.yml", "--ws", "--mcp"])
+    expect(mixed).toMatchObject({ code: 2, stderr: "error: UsageError: --ws applies to plain serve only (not --mcp or --a2a)\n" })
   })
 
   it("serve --mcp offers the agent as one MCP tool, with progress", async () => {

@@ -49,23 +49,65 @@ describe("usage errors of the lambdagent command", () => {
     }
   })
 
-  it("refuse an unknown --format in every command that has one", async () => {
+  it("refuse an unknown --format in every command that prints, naming the values it takes", async () => {
     const commands: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+      [["version"], "text or json"],
       [["run", "examples/agents/simple.yml", "x"], "text or json"],
       [["eval", "1"], "text or json"],
       [["compile", "examples/agents/simple.yml"], "text or json"],
       [["lint", "examples/agents/simple.yml"], "text or json"],
       [["lambda", "examples/agents/simple.yml"], "human, formal or json"],
+      [["skills", "list", "examples/agents/simple.yml"], "text or json"],
       [["trace", "trace.json"], "text or json"],
       [["trace", "diff", "a.json", "b.json"], "text or json"],
       [["replay", "trace.json"], "text or json"],
       [["tools", "examples/agents/simple.yml"], "text or json"],
-      [["rag", "query", "tea"], "text or json"]
+      [["resume", "x.checkpoint.json"], "text or json"],
+      [["checkpoints", "list", "dir"], "text or json"],
+      [["checkpoints", "show", "x.checkpoint.json"], "text or json"],
+      [["checkpoints", "prune", "dir"], "text or json"],
+      [["rag", "index", "docs"], "text or json"],
+      [["rag", "query", "tea"], "text or json"],
+      [["rag", "eval"], "text or json"]
     ]
     for (const [args, allowed] of commands) {
       const r = await runCli([...args, "--format", "yaml"])
-      expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 2, stderr: `error: UsageError: --format expects ${allowed}, got "yaml"\n` })
+      expect({ args, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+        args,
+        code: 2,
+        stdout: "",
+        stderr: `error: UsageError: --format expects ${allowed}, got "yaml"\n`
+      })
     }
+    // every command is in the list but the servers and the interactive loop, whose output is a protocol or a conversation
+    const unformatted = new Set(["serve", "mcp", "repl", "help"])
+    const commandsOf = (help: string) => [...help.slice(help.indexOf("Commands:")).matchAll(/^ {2}([a-z]+)/gm)].map((m) => m[1]!)
+    const top = commandsOf((await runCli(["--help"])).stdout)
+    expect(top).toContain("run")
+    for (const name of top.filter((n) => !unformatted.has(n))) {
+      const sub = commandsOf((await runCli([name, "--help"])).stdout).filter((n) => n !== "help")
+      const leaves = sub.length === 0 || name === "trace" ? [[name], ...sub.map((s) => [name, s])] : sub.map((s) => [name, s])
+      for (const leaf of leaves)
+        expect(
+          commands.map(([args]) => args.slice(0, leaf.length).join(" ")),
+          leaf.join(" ")
+        ).toContain(leaf.join(" "))
+    }
+  })
+
+  it("compile --format python is refused with exit 2 and the reason", async () => {
+    const r = await runCli(["compile", "examples/agents/simple.yml", "--format", "python"])
+    expect(r).toMatchObject({ code: 2, stdout: "" })
+    expect(r.stderr).toMatch(
+      /^error: UsageError: --format python is not supported: a config compiles to a lambdagent term, which lambdagent's runtime runs; no Python source is generated/
+    )
+    expect(r.stderr).toContain("Use --format json")
+  })
+
+  it("version --format json prints the versions as JSON", async () => {
+    const r = await runCli(["version", "--format", "json"])
+    expect(r.code).toBe(0)
+    expect(JSON.parse(r.stdout)).toEqual({ lambdagent: expect.stringMatching(/^\d+\.\d+\.\d+/), node: process.version })
   })
 
   it("give commander's own errors (unknown option, missing argument) the same exit code", async () => {
