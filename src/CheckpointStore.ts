@@ -9,7 +9,9 @@
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs"
 import { dirname, join, resolve } from "node:path"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Checkpoint from "./Checkpoint.ts"
 import { CheckpointError } from "./Errors.ts"
 
@@ -71,8 +73,20 @@ const fsyncDirectory = (path: string) => {
   }
 }
 
-/** Write `text` to `file` so that a crash leaves the old file or the new one, whole. */
-const writeAtomically = (dir: string, file: string, text: string) => {
+/**
+ * Write `text` to the file `name` of the directory `dir` so that a crash at any moment leaves the
+ * old file or the new one, whole: a temporary file, `fsync`, `rename`, `fsync` of the directory.
+ * Throws the file system's error.
+ *
+ * @since 0.2.0
+ * @category utils
+ * @example
+ * ```ts
+ * import { CheckpointStore } from "lambdagent"
+ * const keep = (text: string) => CheckpointStore.writeAtomically("runs", "state.json", text)
+ * ```
+ */
+export const writeAtomically = (dir: string, file: string, text: string): void => {
   const tmp = join(dir, `.${file}.${process.pid}.tmp`)
   const fd = openSync(tmp, "w", 0o600)
   try {
@@ -86,10 +100,19 @@ const writeAtomically = (dir: string, file: string, text: string) => {
 }
 
 /**
- * Create `path` and its missing parents one level at a time (a recursive `mkdirSync` under a
- * pseudo file system such as `/proc` never returns).
+ * Create the directory `path` and its missing parents one level at a time (a recursive
+ * `mkdirSync` under a pseudo file system such as `/proc` never returns). Throws the file
+ * system's error.
+ *
+ * @since 0.2.0
+ * @category utils
+ * @example
+ * ```ts
+ * import { CheckpointStore } from "lambdagent"
+ * CheckpointStore.makeDirectory("runs/2026")
+ * ```
  */
-const makeDirectory = (path: string) => {
+export const makeDirectory = (path: string): void => {
   const missing: Array<string> = []
   for (let dir = resolve(path); !existsSync(dir); dir = dirname(dir)) {
     missing.push(dir)
@@ -238,21 +261,275 @@ export const read = (file: string, options: Checkpoint.DecodeOptions = {}): Chec
  */
 export const directory = (options: DirectoryOptions): DirectoryStore => {
   ensureWritable(options.path)
-  const keep = options.maxCheckpoints ?? 10
-  let sequence = options.firstSequence ?? 1
-  const store = {
-    lastWritten: undefined as string | undefined,
-    save: (checkpoint: Checkpoint.Checkpoint) =>
-      Effect.try({
-        try: () => {
-          const name = `${options.runId}.${String(sequence).padStart(6, "0")}.checkpoint.json`
-          writeAtomically(options.path, name, JSON.stringify({ ...checkpoint }))
-          sequence++
-          store.lastWritten = join(options.path, name)
-          prune(options.path, keep, options.runId)
-        },
-        catch: (error) => storeError(`checkpoint directory ${options.path}: ${why(error)}`)
-      })
-  }
-  return store
+  const { path, ...run } = options
+  return Effect.runSync(open({ ...directoryLocation(path), ensureWritable: Effect.void }, run))
 }
+
+// ---------------------------------------------------------------------------------------------
+// Locations: where the checkpoints of many runs are kept (a directory, Redis, SQLite)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A checkpoint as a location lists it. `key` is what {@link readFrom} reads it by: the file path
+ * in a directory, `<run id>.<sequence>` in Redis or SQLite.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { CheckpointStore } from "lambdagent"
+ * const name = (e: CheckpointStore.Listed) => `${e.key} (${e.bytes} B)`
+ * ```
+ */
+export interface Listed {
+  readonly key: string
+  readonly runId: string
+  readonly sequence: number
+  readonly bytes: number
+  readonly modified: Date
+}
+
+/**
+ * A place that keeps the checkpoints of many runs: a directory ({@link directoryLocation}), a
+ * Redis key prefix (`lambdagent/redis`'s `checkpointLocation`), a SQLite file
+ * (`lambdagent/sqlite`'s `checkpointLocation`). Every operation fails with a `CheckpointError`
+ * whose one-line message names the location.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { CheckpointStore } from "lambdagent"
+ * const where = (l: CheckpointStore.Location) => l.description
+ * ```
+ */
+export interface Location {
+  /** Where, for messages: `checkpoint directory runs`, `Redis at redis://…, prefix …`, `SQLite file runs.db`. */
+  readonly description: string
+  /** Check that a checkpoint can be written now (a run does, before its first oracle call). */
+  readonly ensureWritable: Effect.Effect<void, CheckpointError>
+  /**
+   * Write a run's checkpoint (its JSON text) atomically: a crash leaves the location as it was
+   * or with the whole checkpoint listed, never a torn or half-listed one. Then delete the run's
+   * oldest past `keep`. Returns the checkpoint's key.
+   */
+  readonly write: (runId: string, sequence: number, text: string, keep: number) => Effect.Effect<string, CheckpointError>
+  /** Every checkpoint kept, oldest first (by time written, run, then sequence). */
+  readonly list: Effect.Effect<ReadonlyArray<Listed>, CheckpointError>
+  /** The JSON text of the checkpoint `key`; a `CheckpointError` (`format`) when there is none. */
+  readonly readText: (key: string) => Effect.Effect<string, CheckpointError>
+  /** Delete these checkpoints. */
+  readonly remove: (keys: ReadonlyArray<string>) => Effect.Effect<void, CheckpointError>
+}
+
+/**
+ * The location a program's checkpoints go to, as a service: `lambdagent/redis` and
+ * `lambdagent/sqlite` give layers of it (`checkpointLayer`), {@link directoryLayer} one of a
+ * directory.
+ *
+ * @since 0.2.0
+ * @category services
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { CheckpointStore } from "lambdagent"
+ * const runs = CheckpointStore.CheckpointLocation.use((l) => l.list)
+ * Effect.runPromise(runs.pipe(Effect.provide(CheckpointStore.directoryLayer("runs"))))
+ * ```
+ */
+export class CheckpointLocation extends Context.Service<CheckpointLocation, Location>()("lambdagent/CheckpointLocation") {}
+
+/**
+ * The key of a run's checkpoint in a keyed location (Redis, SQLite): `<run id>.<sequence>`, the
+ * sequence six digits or more, as in a directory's file names.
+ *
+ * @since 0.2.0
+ * @category utils
+ * @example
+ * ```ts
+ * import { CheckpointStore } from "lambdagent"
+ * CheckpointStore.keyOf("3f2a", 7) // "3f2a.000007"
+ * ```
+ */
+export const keyOf = (runId: string, sequence: number): string => `${runId}.${String(sequence).padStart(6, "0")}`
+
+const KEY = /^(.+)\.(\d{6,})$/
+
+/**
+ * The run id and sequence of a key made by {@link keyOf}, or `undefined`.
+ *
+ * @since 0.2.0
+ * @category utils
+ * @example
+ * ```ts
+ * import { CheckpointStore } from "lambdagent"
+ * CheckpointStore.parseKey("3f2a.000007") // { runId: "3f2a", sequence: 7 }
+ * ```
+ */
+export const parseKey = (key: string): { readonly runId: string; readonly sequence: number } | undefined => {
+  const match = KEY.exec(key)
+  return match === null ? undefined : { runId: match[1]!, sequence: Number(match[2]) }
+}
+
+const attempt = <A>(f: () => A): Effect.Effect<A, CheckpointError> =>
+  Effect.try({ try: f, catch: (error) => (error instanceof CheckpointError ? error : storeError((error as Error).message)) })
+
+/**
+ * A directory as a {@link Location} (the module's functions, as Effects).
+ *
+ * @since 0.2.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { CheckpointStore } from "lambdagent"
+ * const runs = CheckpointStore.directoryLocation("runs")
+ * ```
+ */
+export const directoryLocation = (path: string): Location => ({
+  description: `checkpoint directory ${path}`,
+  ensureWritable: attempt(() => ensureWritable(path)),
+  write: (runId, sequence, text, keep) =>
+    Effect.try({
+      try: () => {
+        const name = `${keyOf(runId, sequence)}.checkpoint.json`
+        writeAtomically(path, name, text)
+        prune(path, keep, runId)
+        return join(path, name)
+      },
+      catch: (error) => storeError(`checkpoint directory ${path}: ${why(error)}`)
+    }),
+  list: attempt(() => list(path).map(({ file, ...rest }) => ({ key: file, ...rest }))),
+  readText: (key) =>
+    Effect.try({
+      try: () => readFileSync(key, "utf8"),
+      catch: (error) =>
+        new CheckpointError({ reason: "format", message: `${key}: ${(error as { code?: string }).code === "ENOENT" ? "not found" : why(error)}` })
+    }),
+  remove: (keys) => attempt(() => keys.forEach((key) => unlinkSync(key)))
+})
+
+/**
+ * A layer of {@link CheckpointLocation} for a directory.
+ *
+ * @since 0.2.0
+ * @category layers
+ * @example
+ * ```ts
+ * import { CheckpointStore } from "lambdagent"
+ * const live = CheckpointStore.directoryLayer("runs")
+ * ```
+ */
+export const directoryLayer = (path: string): Layer.Layer<CheckpointLocation> => Layer.succeed(CheckpointLocation, directoryLocation(path))
+
+/**
+ * Read the checkpoint `key` of `location`: a `CheckpointError` whose message names the location
+ * and the key says what is wrong with it (not found, not JSON, damaged, another version).
+ *
+ * @since 0.2.0
+ * @category getters
+ * @example
+ * ```ts
+ * import { CheckpointStore } from "lambdagent"
+ * const latest = CheckpointStore.readFrom(CheckpointStore.directoryLocation("runs"), "runs/r1.000003.checkpoint.json")
+ * ```
+ */
+export const readFrom = (location: Location, key: string, options: Checkpoint.DecodeOptions = {}): Effect.Effect<Checkpoint.Checkpoint, CheckpointError> =>
+  Effect.flatMap(location.readText(key), (text) =>
+    Effect.try({
+      try: () => Checkpoint.parse(text, options),
+      catch: (error) =>
+        error instanceof CheckpointError
+          ? new CheckpointError({ reason: error.reason, message: `${location.description}: ${key}: ${error.message}` })
+          : storeError(`${location.description}: ${key}: ${(error as Error).message}`)
+    })
+  )
+
+/**
+ * Delete each run's checkpoints in `location` but the newest `keep` (of one run, with `runId`);
+ * returns the keys deleted.
+ *
+ * @since 0.2.0
+ * @category mutations
+ * @example
+ * ```ts
+ * import { CheckpointStore } from "lambdagent"
+ * const tidy = CheckpointStore.pruneIn(CheckpointStore.directoryLocation("runs"), 3)
+ * ```
+ */
+export const pruneIn = (location: Location, keep: number, runId?: string): Effect.Effect<ReadonlyArray<string>, CheckpointError> =>
+  Effect.gen(function* () {
+    const byRun = new Map<string, Array<Listed>>()
+    for (const entry of yield* location.list) {
+      if (runId !== undefined && entry.runId !== runId) continue
+      byRun.set(entry.runId, [...(byRun.get(entry.runId) ?? []), entry])
+    }
+    const doomed: Array<string> = []
+    for (const entries of byRun.values()) {
+      entries.sort((a, b) => a.sequence - b.sequence)
+      for (const entry of entries.slice(0, Math.max(0, entries.length - keep))) doomed.push(entry.key)
+    }
+    if (doomed.length > 0) yield* location.remove(doomed)
+    return doomed
+  })
+
+/**
+ * Options of {@link open}.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { CheckpointStore } from "lambdagent"
+ * const o: CheckpointStore.RunOptions = { runId: "r1", maxCheckpoints: 5 }
+ * ```
+ */
+export type RunOptions = Omit<DirectoryOptions, "path">
+
+/**
+ * One run's checkpoints in a location: `save` for the `checkpoint` call option.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { CheckpointStore } from "lambdagent"
+ * const last = (s: CheckpointStore.RunStore) => s.lastWritten
+ * ```
+ */
+export interface RunStore {
+  /** Write one checkpoint (atomically), then prune the run's oldest. */
+  readonly save: (checkpoint: Checkpoint.Checkpoint) => Effect.Effect<void, CheckpointError>
+  /** The key of the checkpoint written last, if any. */
+  readonly lastWritten: string | undefined
+}
+
+/**
+ * The store of one run in `location`, checked writable now (so that a run fails before its first
+ * oracle call, not after an hour of work).
+ *
+ * @since 0.2.0
+ * @category constructors
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { CheckpointStore, createRuntime, Term } from "lambdagent"
+ * const program = Effect.gen(function* () {
+ *   const store = yield* CheckpointStore.open(CheckpointStore.directoryLocation("runs"), { runId: "order-42" })
+ *   return yield* Effect.promise(() => createRuntime().run(Term.llm({ system: "Summarize." }), "text", { checkpoint: { save: store.save } }))
+ * })
+ * ```
+ */
+export const open = (location: Location, options: RunOptions): Effect.Effect<RunStore, CheckpointError> =>
+  Effect.map(location.ensureWritable, () => {
+    const keep = options.maxCheckpoints ?? 10
+    let sequence = options.firstSequence ?? 1
+    const store = {
+      lastWritten: undefined as string | undefined,
+      save: (checkpoint: Checkpoint.Checkpoint) =>
+        Effect.map(location.write(options.runId, sequence, JSON.stringify({ ...checkpoint }), keep), (key) => {
+          sequence++
+          store.lastWritten = key
+        })
+    }
+    return store
+  })

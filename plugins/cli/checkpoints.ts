@@ -1,7 +1,8 @@
 /**
- * Durable runs on the command line: `run --checkpoint DIR` (or a config's `checkpoint:` block)
- * saves a checkpoint before every oracle call; `resume <checkpoint>` goes on from one in a new
- * process; `checkpoints list|show|prune` look after a directory of them.
+ * Durable runs on the command line: `run --checkpoint LOCATION` (or a config's `checkpoint:` block)
+ * saves a checkpoint before every oracle call into a directory, Redis or a SQLite file (see
+ * `checkpointLocations.ts`); `resume <checkpoint>` goes on from one in a new process;
+ * `checkpoints list|show|prune` look after them.
  */
 import { runJson } from "./runJson.ts"
 import { randomBytes } from "node:crypto"
@@ -9,24 +10,26 @@ import { basename, dirname, resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import { Checkpoint, CheckpointStore, Errors, type Runtime, Term, Trace, Value } from "lambdagent"
 import { buildRuntime, type LoadedAgent, loadAgent, shellTools } from "./agent.ts"
+import { normalizeLocation, type OpenLocation, openLocation } from "./checkpointLocations.ts"
 import { CliError, ExitCode, onInterrupt, Reported } from "./io.ts"
 import { integer, textOrJson } from "./options.ts"
 import type { Registration } from "./shell.ts"
 import type { Host } from "./plugins.ts"
 
-/** Where a run's checkpoints go: `--checkpoint DIR`, else an enabled `checkpoint:` block of its config. */
+/** Where a run's checkpoints go: `--checkpoint LOCATION`, else an enabled `checkpoint:` block of its config. */
 export interface CheckpointPlan {
-  readonly directory: string
+  /** A directory (absolute), `redis://…` or `sqlite:/absolute/path`. */
+  readonly location: string
   readonly maxCheckpoints?: number
   /** The block's `autoSaveSteps`: also a checkpoint every this many steps of pure evaluation. */
   readonly everySteps?: number
 }
 
 export const checkpointPlan = (agent: LoadedAgent, flag: string | undefined): CheckpointPlan | undefined => {
-  if (flag !== undefined) return { directory: resolve(flag), ...maxOf(agent) }
-  const block = agent.compiled?.runtime.checkpoint as { enabled?: boolean; directory?: string } | undefined
+  if (flag !== undefined) return { location: normalizeLocation(flag, process.cwd()), ...maxOf(agent) }
+  const block = agent.compiled?.runtime.checkpoint as { enabled?: boolean; directory?: string; store?: string } | undefined
   if (block === undefined || block.enabled === false) return undefined
-  return { directory: resolve(agent.baseDir, block.directory ?? ".lambdagent/checkpoints"), ...maxOf(agent) }
+  return { location: normalizeLocation(block.store ?? block.directory ?? DEFAULT_DIRECTORY, agent.baseDir), ...maxOf(agent) }
 }
 
 const maxOf = (agent: LoadedAgent): { maxCheckpoints?: number; everySteps?: number } => {
@@ -58,33 +61,46 @@ interface RunMeta {
 export interface Checkpointing {
   /** The call option: saves before every oracle call, or (`pausesOnly`) keeps just the run's meta. */
   readonly call: NonNullable<Runtime.CallOptions["checkpoint"]>
-  readonly store: CheckpointStore.DirectoryStore
+  readonly store: CheckpointStore.RunStore
+  /** Where, and how to close it. */
+  readonly opened: OpenLocation
 }
 
 /**
- * The checkpointing of a run: into `plan`'s directory, else (a term with an `ask`) the config's
- * default directory for its paused checkpoint alone. The directory is checked writable now,
- * before any oracle call.
+ * The checkpointing of a run: into `plan`'s location, else (a term with an `ask`) the config's
+ * default directory for its paused checkpoint alone. The location is opened and checked writable
+ * now, before any oracle call.
  */
-export const checkpointing = (
+export const checkpointing = async (
   agent: LoadedAgent,
   plan: CheckpointPlan | undefined,
   meta: Omit<RunMeta, "runId"> & { readonly runId?: string },
-  firstSequence?: number
-): Checkpointing | undefined => {
+  firstSequence?: number,
+  opened?: OpenLocation
+): Promise<Checkpointing | undefined> => {
   const pausesOnly = plan === undefined
   if (pausesOnly && !Term.capabilities(agent.term).ask) return undefined
-  const target = plan ?? { directory: resolve(agent.baseDir, DEFAULT_DIRECTORY), ...maxOf(agent) }
+  const target = plan ?? { location: resolve(agent.baseDir, DEFAULT_DIRECTORY), ...maxOf(agent) }
   const runId = meta.runId ?? randomBytes(6).toString("hex")
-  const store = CheckpointStore.directory({
-    path: target.directory,
-    runId,
-    ...(target.maxCheckpoints !== undefined ? { maxCheckpoints: target.maxCheckpoints } : {}),
-    ...(firstSequence !== undefined ? { firstSequence } : {})
-  })
-  const every = !pausesOnly && target.everySteps !== undefined ? { everySteps: target.everySteps } : {}
-  return { store, call: { save: pausesOnly ? () => Effect.void : store.save, meta: { ...meta, runId }, ...every } }
+  const open = opened ?? (await openLocation(target.location))
+  try {
+    const store = await Effect.runPromise(
+      CheckpointStore.open(open.location, {
+        runId,
+        ...(target.maxCheckpoints !== undefined ? { maxCheckpoints: target.maxCheckpoints } : {}),
+        ...(firstSequence !== undefined ? { firstSequence } : {})
+      })
+    )
+    const every = !pausesOnly && target.everySteps !== undefined ? { everySteps: target.everySteps } : {}
+    return { store, opened: open, call: { save: pausesOnly ? () => Effect.void : store.save, meta: { ...meta, runId }, ...every } }
+  } catch (error) {
+    if (opened === undefined) await open.close()
+    throw error
+  }
 }
+
+/** How a user names a checkpoint to `resume` or `checkpoints show` it: the file, or the key and `--store`. */
+const resumeArgs = (opened: OpenLocation, key: string) => (opened.isDirectory ? key : `${key} --store ${opened.spec}`)
 
 const DEFAULT_DIRECTORY = ".lambdagent/checkpoints"
 
@@ -96,11 +112,13 @@ export const reportPause = async (error: unknown, checkpointing: Checkpointing |
   if (!(error instanceof Errors.RunPaused) || checkpointing === undefined) throw error
   await Effect.runPromise(checkpointing.store.save(error.checkpoint as Checkpoint.Checkpoint))
   const file = checkpointing.store.lastWritten!
+  const opened = checkpointing.opened
   if (format === "json") {
-    process.stdout.write(JSON.stringify({ paused: { question: error.question, input: error.input, checkpoint: file } }) + "\n")
+    const where = opened.isDirectory ? {} : { store: opened.spec }
+    process.stdout.write(JSON.stringify({ paused: { question: error.question, input: error.input, checkpoint: file, ...where } }) + "\n")
   } else {
     process.stderr.write(`paused: the run asks ${JSON.stringify(error.question)}${error.input !== "" ? ` about: ${Trace.preview(error.input)}` : ""}\n`)
-    process.stderr.write(`answer with: lambdagent resume ${file} --answer "…"\n`)
+    process.stderr.write(`answer with: lambdagent resume ${resumeArgs(opened, file)} --answer "…"\n`)
   }
   throw new Reported(ExitCode.paused)
 }
@@ -122,10 +140,26 @@ interface ResumeOptions {
   readonly answer?: string
   readonly format: "text" | "json"
   readonly quiet?: boolean
+  /** The store the checkpoint is in (its key is then the argument); default: the file's directory. */
+  readonly store?: string
 }
 
+/** The location of a checkpoint named on the command line: `--store`, else the directory of its file. */
+const locationOf = (file: string, store: string | undefined): Promise<OpenLocation> => openLocation(store ?? dirname(resolve(file)))
+
+const keyIn = (opened: OpenLocation, file: string) => (opened.isDirectory ? resolve(file) : file)
+
 const resumeCommand = async (file: string, options: ResumeOptions, host: Host) => {
-  const checkpoint = CheckpointStore.read(file)
+  const opened = await locationOf(file, options.store)
+  try {
+    await resumeFrom(opened, keyIn(opened, file), file, options, host)
+  } finally {
+    await opened.close()
+  }
+}
+
+const resumeFrom = async (opened: OpenLocation, key: string, file: string, options: ResumeOptions, host: Host) => {
+  const checkpoint = await Effect.runPromise(CheckpointStore.readFrom(opened.location, key))
   const meta = metaOf(file, checkpoint)
   const extraTools = shellTools(meta.tools ?? [], meta.toolTimeout !== undefined ? { timeoutMs: meta.toolTimeout * 1000 } : {})
   const agent = await loadAgent(meta.config, {
@@ -159,12 +193,17 @@ const resumeCommand = async (file: string, options: ResumeOptions, host: Host) =
       "UsageError"
     )
   }
-  const directory = dirname(resolve(file))
-  const ours = CheckpointStore.list(directory).filter((e) => e.runId === meta.runId)
+  const ours = (await Effect.runPromise(opened.location.list)).filter((e) => e.runId === meta.runId)
   const sequence = Math.max(0, ...ours.map((e) => e.sequence)) + 1
   // a run resumed from its paused checkpoint alone goes on saving only where it pauses again
   const every = checkpoint.asking === undefined || ours.length > 1
-  const saving = checkpointing(agent, every ? { directory, ...maxOf(agent) } : undefined, { ...meta, ...(model !== undefined ? { model } : {}) }, sequence)
+  const saving = await checkpointing(
+    agent,
+    every ? { location: opened.spec, ...maxOf(agent) } : undefined,
+    { ...meta, ...(model !== undefined ? { model } : {}) },
+    sequence,
+    every || opened.isDirectory ? opened : undefined
+  )
   const controller = new AbortController()
   onInterrupt(() => controller.abort(new CliError("interrupted", ExitCode.interrupted, "Interrupted")))
   try {
@@ -179,15 +218,16 @@ const resumeCommand = async (file: string, options: ResumeOptions, host: Host) =
     else process.stdout.write(Value.toText(output.value) + "\n")
   } finally {
     onInterrupt(undefined)
+    if (saving !== undefined && saving.opened !== opened) await saving.opened.close()
     await close()
   }
 }
 
-const summary = (entry: CheckpointStore.Entry) => {
-  const checkpoint = CheckpointStore.read(entry.file)
+const summary = async (opened: OpenLocation, entry: CheckpointStore.Listed) => {
+  const checkpoint = await Effect.runPromise(CheckpointStore.readFrom(opened.location, entry.key))
   const pending = (checkpoint.graph.heap.length > 0 ? pendingKind(checkpoint) : undefined) ?? "start"
   return {
-    file: entry.file,
+    file: entry.key,
     run: entry.runId,
     sequence: entry.sequence,
     createdAt: checkpoint.createdAt,
@@ -215,11 +255,24 @@ const pendingKind = (checkpoint: Checkpoint.Checkpoint): string | undefined => {
   }
 }
 
+/** Run `body` with the location `spec` open, then close it. */
+const withLocation = async <A>(spec: string, body: (opened: OpenLocation) => Promise<A>): Promise<A> => {
+  const opened = await openLocation(spec)
+  try {
+    return await body(opened)
+  } finally {
+    await opened.close()
+  }
+}
+
+const STORE_HELP = "the store the checkpoint is in: redis://HOST[:PORT][?prefix=P] or sqlite:PATH (default: the directory of the file)"
+
 export const registerCheckpoints: Registration = (program, run, host) => {
   program
     .command("resume")
     .description("resume a run from a checkpoint (written by run --checkpoint), in this process")
-    .argument("<checkpoint>", "a checkpoint file")
+    .argument("<checkpoint>", "a checkpoint file, or with --store its key (RUNID.SEQUENCE)")
+    .option("--store <location>", STORE_HELP)
     .option("--model <spec>", "send the remaining LLM calls to this model (default: the run's)")
     .option("--answer <text>", "the answer to the question a paused run asks (see lambdagent checkpoints show)")
     .option("--format <format>", "text (default) or json: {result, trace, stats} on stdout", textOrJson, "text")
@@ -231,35 +284,39 @@ export const registerCheckpoints: Registration = (program, run, host) => {
       )
     )
 
-  const checkpoints = program.command("checkpoints").description("list, show and prune the checkpoints of a directory")
+  const checkpoints = program.command("checkpoints").description("list, show and prune the checkpoints of a directory, Redis or a SQLite file")
   checkpoints
     .command("list")
-    .description("the checkpoints of a directory, oldest first")
-    .argument("<dir>", "a checkpoint directory")
+    .description("the checkpoints of a location, oldest first")
+    .argument("<location>", "a checkpoint directory, redis://HOST[:PORT][?prefix=P] or sqlite:PATH")
     .option("--format <format>", "text (default) or json", textOrJson, "text")
-    .action(async (dir: string, options: { format: "text" | "json" }) =>
+    .action(async (spec: string, options: { format: "text" | "json" }) =>
       run(
-        async () => {
-          const rows = CheckpointStore.list(dir).map(summary)
-          if (options.format === "json") return void process.stdout.write(JSON.stringify(rows) + "\n")
-          for (const r of rows) {
-            process.stdout.write(
-              `${basename(r.file)}  ${r.createdAt}  waiting on ${r.waitingOn}  steps ${r.steps}  llm ${r.llmCalls}  tools ${r.toolCalls}  ${r.bytes} B\n`
-            )
-          }
-        },
+        () =>
+          withLocation(spec, async (opened) => {
+            const rows: Array<Awaited<ReturnType<typeof summary>>> = []
+            for (const entry of await Effect.runPromise(opened.location.list)) rows.push(await summary(opened, entry))
+            if (options.format === "json") return void process.stdout.write(JSON.stringify(rows) + "\n")
+            for (const r of rows) {
+              process.stdout.write(
+                `${opened.isDirectory ? basename(r.file) : r.file}  ${r.createdAt}  waiting on ${r.waitingOn}  steps ${r.steps}  llm ${r.llmCalls}  tools ${r.toolCalls}  ${r.bytes} B\n`
+              )
+            }
+          }),
         () => options.format
       )
     )
   checkpoints
     .command("show")
     .description("what a checkpoint holds: its run, term, counters, pending request and trace")
-    .argument("<checkpoint>", "a checkpoint file")
+    .argument("<checkpoint>", "a checkpoint file, or with --store its key (RUNID.SEQUENCE)")
+    .option("--store <location>", STORE_HELP)
     .option("--format <format>", "text (default) or json", textOrJson, "text")
-    .action(async (file: string, options: { format: "text" | "json" }) =>
+    .action(async (file: string, options: { format: "text" | "json"; store?: string }) =>
       run(
         async () => {
-          const checkpoint = CheckpointStore.read(file)
+          const opened = await locationOf(file, options.store)
+          const checkpoint = await Effect.runPromise(CheckpointStore.readFrom(opened.location, keyIn(opened, file))).finally(opened.close)
           const info = {
             file,
             meta: checkpoint.meta,
@@ -276,7 +333,9 @@ export const registerCheckpoints: Registration = (program, run, host) => {
             `${file}\n  run ${String(checkpoint.meta.runId ?? "?")} of ${String(checkpoint.meta.config ?? "?")}\n  term ${checkpoint.term}\n`
           )
           if (checkpoint.asking !== undefined)
-            process.stdout.write(`  asks ${JSON.stringify(checkpoint.asking.question)} (answer with lambdagent resume ${file} --answer …)\n`)
+            process.stdout.write(
+              `  asks ${JSON.stringify(checkpoint.asking.question)} (answer with lambdagent resume ${resumeArgs(opened, file)} --answer …)\n`
+            )
           process.stdout.write(
             `  waiting on ${info.waitingOn}; steps ${info.usage.steps}, llm calls ${info.usage.llmCalls}, tool calls ${info.usage.toolCalls}, tokens ${info.usage.tokens}\n`
           )
@@ -290,17 +349,18 @@ export const registerCheckpoints: Registration = (program, run, host) => {
   checkpoints
     .command("prune")
     .description("delete each run's checkpoints but the newest")
-    .argument("<dir>", "a checkpoint directory")
+    .argument("<location>", "a checkpoint directory, redis://HOST[:PORT][?prefix=P] or sqlite:PATH")
     .option("--keep <n>", "checkpoints kept per run (default 1)", integer("--keep", 0), 1)
     .option("--format <format>", "text (default) or json: {deleted: [file…]}", textOrJson, "text")
-    .action(async (dir: string, options: { keep: number; format: "text" | "json" }) =>
+    .action(async (spec: string, options: { keep: number; format: "text" | "json" }) =>
       run(
-        async () => {
-          const deleted = CheckpointStore.prune(dir, options.keep)
-          process.stdout.write(
-            options.format === "json" ? `${JSON.stringify({ deleted })}\n` : `${deleted.length} checkpoint${deleted.length === 1 ? "" : "s"} deleted\n`
-          )
-        },
+        () =>
+          withLocation(spec, async (opened) => {
+            const deleted = await Effect.runPromise(CheckpointStore.pruneIn(opened.location, options.keep))
+            process.stdout.write(
+              options.format === "json" ? `${JSON.stringify({ deleted })}\n` : `${deleted.length} checkpoint${deleted.length === 1 ? "" : "s"} deleted\n`
+            )
+          }),
         () => options.format
       )
     )

@@ -92,8 +92,8 @@ export const runCommand = async (config: string, positional: string | undefined,
   })
   const input = await readRunInput(positional, options)
   const plan = checkpointPlan(agent, options.checkpoint)
-  // an unwritable checkpoint directory fails here, before the first oracle call
-  const saving = checkpointing(agent, plan, runMetaOf(config, input, options))
+  // an unwritable checkpoint store fails here, before the first oracle call
+  const saving = await checkpointing(agent, plan, runMetaOf(config, input, options))
   const checkpoint = saving?.call
   const showSteps = (options.trace === true || options.verbose === true) && options.quiet !== true && options.format !== "json"
   let status: Status | undefined
@@ -108,6 +108,9 @@ export const runCommand = async (config: string, positional: string | undefined,
     ...(otel !== undefined ? { otel } : {}),
     trace: options.verbose === true ? "beta" : "agent",
     budgets: { ...agent.compiled?.budget, ...(timeout !== undefined ? { timeMs: timeout * 1000 } : {}) }
+  }).catch(async (error: unknown) => {
+    await saving?.opened.close()
+    throw error
   })
   if (options.quiet !== true) for (const notice of notices) process.stderr.write(`${notice}\n`)
   const controller = new AbortController()
@@ -166,6 +169,7 @@ export const runCommand = async (config: string, positional: string | undefined,
     if (options.traceFile !== undefined && options.quiet !== true) process.stderr.write(`[trace saved to ${options.traceFile}]\n`)
   } finally {
     onInterrupt(undefined)
+    await saving?.opened.close()
     await close()
   }
 }
@@ -207,7 +211,10 @@ export const registerRun: Registration = (program, run, host) => {
     .option("--format <format>", "text (default) or json: {result, trace, stats} on stdout", textOrJson, "text")
     .option("--quiet", "stdout holds only the result; nothing on stderr but errors")
     .option("--verbose", "record every β-reduction and print the trace")
-    .option("--checkpoint <dir>", "save a checkpoint before every oracle call into this directory (lambdagent resume goes on from one)")
+    .option(
+      "--checkpoint <location>",
+      "save a checkpoint before every oracle call into this directory, redis://HOST[:PORT][?prefix=P] or sqlite:PATH (lambdagent resume goes on from one)"
+    )
     .option(OTEL_FLAGS, OTEL_HELP)
     .action(async (config: string, input: string | undefined, options: RunOptions) =>
       run(

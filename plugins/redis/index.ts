@@ -12,13 +12,14 @@
  * @since 0.1.0
  * @module lambdagent/redis
  */
-import { createHash } from "node:crypto"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { Redis } from "ioredis"
+import type { Redis } from "ioredis"
 import { MemoryStore } from "lambdagent"
+import { connect, messageOf, runScript, type Script, script } from "./connection.ts"
+import { redactUrl } from "./redact.ts"
 
 /**
  * Options of the Redis store.
@@ -172,13 +173,6 @@ redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 return #members
 `
 
-interface Script {
-  readonly lua: string
-  readonly sha: string
-}
-
-const script = (lua: string): Script => ({ lua, sha: createHash("sha1").update(lua).digest("hex") })
-
 /**
  * The Lua scripts behind each operation, for tools (and the benchmark) that issue the same
  * commands without the store.
@@ -213,12 +207,7 @@ export const scripts: {
  * await evalScript(client, scripts.clear, [k.lru, k.log, k.exp], [k.valuePrefix])
  * ```
  */
-export const evalScript = (client: Redis, s: Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>): Promise<unknown> =>
-  client
-    .evalsha(s.sha, keys.length, ...keys, ...args)
-    .catch((error: unknown) =>
-      error instanceof Error && error.message.startsWith("NOSCRIPT") ? client.eval(s.lua, keys.length, ...keys, ...args) : Promise.reject(error)
-    )
+export const evalScript: (client: Redis, s: Script, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) => Promise<unknown> = runScript
 
 /**
  * The Redis keys of a namespace. The value key of an entry is `valuePrefix + key`; the
@@ -258,31 +247,10 @@ const decode = (key: string, raw: string): MemoryStore.MemoryEntry => {
   return j === i + 1 ? { key, value, createdAt } : { key, value, createdAt, expiresAt: Number(raw.slice(i + 1, j)) }
 }
 
-/**
- * A Redis URL fit for messages and logs: its password, if any, shown as `***`.
- *
- * @since 0.1.0
- * @category utils
- * @example
- * ```ts
- * import { redactUrl } from "lambdagent/redis"
- * console.log(redactUrl("redis://app:s3cret@cache:6379")) // "redis://app:***@cache:6379"
- * ```
- */
-export const redactUrl = (url: string): string => {
-  try {
-    const u = new URL(url)
-    if (u.password !== "") u.password = "***"
-    return u.toString().replace(/\/$/, "")
-  } catch {
-    return url
-  }
-}
+export { redactUrl } from "./redact.ts"
 
 /** ioredis' messages for a command refused or dropped because the connection is gone. */
 const OFFLINE = /Stream isn't writeable|Connection is closed|max retries per request/i
-
-const messageOf = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
 const positiveInt = (name: string, value: number): string | undefined =>
   Number.isSafeInteger(value) && value > 0 ? undefined : `${name} must be a positive integer, got ${value}`
@@ -326,53 +294,16 @@ export const make = (options: RedisMemoryOptions = {}): Effect.Effect<MemoryStor
     const invalid = positiveInt("maxEntries", maxEntries) ?? positiveInt("connectTimeoutMs", connectTimeout) ?? positiveInt("commandTimeoutMs", commandTimeout)
     if (invalid !== undefined) return yield* openError(`Redis store at ${shownUrl}: ${invalid}`)
 
-    let lastError: Error | undefined
-    const client = yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: async () => {
-          const c = new Redis(url, {
-            lazyConnect: true,
-            connectTimeout,
-            commandTimeout,
-            // fail at once while disconnected instead of queueing (and hanging) callers
-            enableOfflineQueue: false,
-            maxRetriesPerRequest: 0,
-            // reconnect in the background after a loss, backing off up to 2 s
-            retryStrategy: (times) => Math.min(50 * 2 ** times, 2000)
-          })
-          c.on("error", (error: Error) => {
-            lastError = error
-          })
-          try {
-            await c.connect()
-            await c.ping()
-            return c
-          } catch (error) {
-            c.disconnect() // no reconnect loop at start
-            throw lastError ?? error
-          }
-        },
-        catch: (cause) => openError(`cannot reach Redis at ${shownUrl}: ${messageOf(cause)}`, cause)
-      }),
-      (c) =>
-        Effect.promise(async () => {
-          try {
-            await Promise.race([c.quit(), new Promise((resolve) => setTimeout(resolve, 1000).unref())])
-          } catch {
-            // the connection is going away either way
-          } finally {
-            c.disconnect()
-          }
-        })
+    const { client, lastError } = yield* connect(url, { connectTimeout, commandTimeout }, (message, cause) =>
+      openError(`cannot reach Redis at ${shownUrl}: ${message}`, cause)
     )
-
     const call = <A>(operation: MemoryStore.MemoryError["operation"], f: () => Promise<A>): Effect.Effect<A, MemoryStore.MemoryError> =>
       Effect.tryPromise({
         try: f,
         catch: (cause) => {
           const message = messageOf(cause)
           const offline = client.status !== "ready" || OFFLINE.test(message)
-          const reason = offline ? `not connected (${client.status}${lastError ? `; last error: ${lastError.message}` : ""}): ${message}` : message
+          const reason = offline ? `not connected (${client.status}${lastError() ? `; last error: ${lastError()!.message}` : ""}): ${message}` : message
           return new MemoryStore.MemoryError({
             store: "redis",
             operation,
@@ -452,6 +383,8 @@ export const make = (options: RedisMemoryOptions = {}): Effect.Effect<MemoryStor
  * ```ts
  * import { Effect } from "effect"
  * import { MemoryStore } from "lambdagent"
+import { connect, messageOf, runScript, type Script, script } from "./connection.ts"
+import { redactUrl } from "./redact.ts"
  * import * as RedisMemory from "lambdagent/redis"
  * const program = MemoryStore.MemoryStore.use((s) => s.listRecent("user:ada", 10))
  * Effect.runPromise(program.pipe(Effect.provide(RedisMemory.layer({ maxEntries: 100 }))))
@@ -501,3 +434,5 @@ export const stores: {
  * ```
  */
 export const plugin = { name: "redis", stores } as const
+
+export { checkpointLayer, checkpointLocation, defaultCheckpointPrefix, type RedisCheckpointOptions } from "./checkpoints.ts"

@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { MemoryStore } from "lambdagent"
+import { describeError, isBusy, messageOf } from "./errors.ts"
 import { nodeSqlite } from "./nodeSqlite.ts"
 
 /**
@@ -181,26 +182,6 @@ export const sql = {
 
 type Operation = MemoryStore.MemoryError["operation"]
 
-const SQLITE_BUSY = 5
-const SQLITE_LOCKED = 6
-const SQLITE_READONLY = 8
-const SQLITE_CORRUPT = 11
-const SQLITE_FULL = 13
-const SQLITE_CANTOPEN = 14
-const SQLITE_NOTADB = 26
-
-const primaryCode = (cause: unknown): number | undefined => {
-  const code = (cause as { errcode?: unknown } | null)?.errcode
-  return typeof code === "number" ? code & 0xff : undefined
-}
-
-const isBusy = (cause: unknown): boolean => {
-  const code = primaryCode(cause)
-  return code === SQLITE_BUSY || code === SQLITE_LOCKED
-}
-
-const messageOf = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
-
 /** A column read back as text, or as UTF-8 bytes for the rows marked `nul`. */
 const text = (column: unknown): string =>
   typeof column === "string"
@@ -274,24 +255,7 @@ export const make = (options: SqliteMemoryOptions = {}): Effect.Effect<MemorySto
     const sweepIntervalMs = options.sweepIntervalMs ?? 60_000
     const synchronous = options.synchronous ?? "normal"
 
-    const describe = (cause: unknown): string => {
-      switch (primaryCode(cause)) {
-        case SQLITE_BUSY:
-        case SQLITE_LOCKED:
-          return `the database is locked by another connection (waited ${busyTimeoutMs} ms): ${messageOf(cause)}`
-        case SQLITE_READONLY:
-          return `the database is read-only: ${messageOf(cause)}`
-        case SQLITE_CORRUPT:
-        case SQLITE_NOTADB:
-          return `the file is not a SQLite database or is corrupt: ${messageOf(cause)}`
-        case SQLITE_FULL:
-          return `the disk is full: ${messageOf(cause)}`
-        case SQLITE_CANTOPEN:
-          return `cannot open the file: ${messageOf(cause)}`
-        default:
-          return messageOf(cause)
-      }
-    }
+    const describe = (cause: unknown): string => describeError(cause, busyTimeoutMs)
     const fail = (operation: Operation, cause: unknown, message = describe(cause)) =>
       new MemoryStore.MemoryError({
         store: "sqlite",
@@ -509,3 +473,5 @@ export const stores: {
  * ```
  */
 export const plugin = { name: "sqlite", stores } as const
+
+export { checkpointLayer, checkpointLocation, checkpointSchema, type SqliteCheckpointOptions } from "./checkpoints.ts"

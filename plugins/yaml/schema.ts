@@ -745,7 +745,12 @@ export const AgentFileSchema = AgentSchema.extend({
   checkpoint: z
     .strictObject({
       enabled: z.boolean().describe("Whether to take snapshots.").optional(),
-      directory: name.describe("Where snapshots are written.").optional(),
+      directory: name.describe("Where snapshots are written (relative to the file).").optional(),
+      store: name
+        .describe(
+          "Keep the checkpoints in a store instead of a directory: redis://HOST[:PORT][/DB][?prefix=KEYPREFIX] (or redis: for LAMBDAGENT_REDIS_URL), or sqlite:PATH (relative to the file)."
+        )
+        .optional(),
       maxCheckpoints: positive.describe("Most snapshots kept.").optional(),
       autoSaveSteps: count
         .describe(

@@ -2,10 +2,11 @@
  * kill -9 and resume, driving the built CLI: a run on an OpenAI-compatible fake server (which
  * counts requests), with tools and `par`, is killed while each of its LLM calls is in flight;
  * `lambdagent resume` from the newest checkpoint ends with the uninterrupted run's result and
- * trace, and asks the server only for the calls the checkpoint had not recorded.
+ * trace, and asks the server only for the calls the checkpoint had not recorded. The same run on
+ * the scripted model is killed once its k-th checkpoint file appears, for every k.
  */
 import { spawn } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
@@ -112,5 +113,47 @@ describe("lambdagent run --checkpoint, kill -9, lambdagent resume", () => {
       expect(requests, `k=${k}`).toBe(total - recorded)
       expect(recorded).toBeGreaterThanOrEqual(k - 2)
     }
+  }, 600_000)
+
+  it("resumes after a kill at each of the scripted run's checkpoints with the uninterrupted run's result and trace", async () => {
+    const scripted = ["--model", "scripted:echo"]
+    const whole = await runCli(["run", termFile, "go", ...toolFlag, ...scripted, "--quiet", "--format", "json"], { env })
+    expect(whole.code, whole.stderr).toBe(0)
+    const expected = JSON.parse(whole.stdout) as { result: unknown; trace: Array<Record<string, unknown>> }
+    let killed = 0
+    for (let k = 1; k <= 24; k++) {
+      const checkpoints = join(dir, `scripted-k${k}`)
+      mkdirSync(checkpoints)
+      const signal = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
+        const written = new Set<string>()
+        const child = spawn(
+          process.execPath,
+          [cliPath, "run", termFile, "go", ...toolFlag, ...scripted, "--quiet", "--format", "json", "--checkpoint", checkpoints],
+          { env: { ...process.env, ...env }, stdio: "ignore" }
+        )
+        // the rename that puts a checkpoint in place is the event: kill the run at its k-th
+        const watcher = watch(checkpoints, (_event, name) => {
+          if (name === null || name.startsWith(".") || !name.endsWith(".checkpoint.json")) return
+          written.add(name)
+          if (written.size === k) child.kill("SIGKILL")
+        })
+        child.on("error", reject)
+        child.on("exit", (_code, signal) => {
+          watcher.close()
+          resolve(signal)
+        })
+      })
+      if (signal !== "SIGKILL") continue
+      killed++
+      const files = readdirSync(checkpoints)
+        .filter((f) => f.endsWith(".checkpoint.json"))
+        .sort()
+      const resumed = await runCli(["resume", join(checkpoints, files.at(-1)!), "--format", "json"], { env })
+      expect(resumed.code, `k=${k}: ${resumed.stderr}`).toBe(0)
+      const out = JSON.parse(resumed.stdout) as typeof expected
+      expect(out.result, `k=${k}`).toEqual(expected.result)
+      expect(observable(out.trace), `k=${k}`).toEqual(observable(expected.trace))
+    }
+    expect(killed).toBeGreaterThanOrEqual(20)
   }, 600_000)
 })

@@ -9,6 +9,7 @@
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import { CheckpointStore } from "lambdagent"
 
 /**
  * A paused run as a server keeps it: its checkpoint and the session it ran in.
@@ -83,7 +84,8 @@ export const memoryPausedRuns = (): PausedRuns => {
 
 /**
  * Paused runs as files `<id>.paused.json` in `directory` (created if missing), each written
- * atomically (a temporary file renamed into place): a crash never leaves a torn file.
+ * atomically as checkpoint files are (`CheckpointStore.writeAtomically`: a temporary file,
+ * `fsync`, `rename`, `fsync` of the directory): a crash never leaves a torn file.
  *
  * @since 0.2.0
  * @category constructors
@@ -97,10 +99,8 @@ export const directoryPausedRuns = (directory: string): PausedRuns => {
   const fileOf = (id: string) => path.join(directory, `${id}.paused.json`)
   return {
     save: async (id, run) => {
-      await fs.mkdir(directory, { recursive: true })
-      const temporary = `${fileOf(id)}.${process.pid}.tmp`
-      await fs.writeFile(temporary, JSON.stringify(run))
-      await fs.rename(temporary, fileOf(id))
+      CheckpointStore.makeDirectory(directory)
+      CheckpointStore.writeAtomically(directory, `${id}.paused.json`, JSON.stringify(run))
     },
     load: async (id) => {
       let text: string
