@@ -2,6 +2,7 @@ import { Scripted, Term } from "lambdagent"
 import { describe, expect, it } from "vitest"
 import { WebSocket } from "ws"
 import { waitFor } from "../../test/fixtures/waitFor.ts"
+import { refusedUpgrade } from "../../test/fixtures/webSocketRefusal.ts"
 import { connect, expectAlive, forget, health, start, waitForEvent, waitTool } from "./test/helpers.ts"
 
 const echoAgent = Term.llm({ system: "Repeat the input.", conversation: false })
@@ -163,21 +164,7 @@ describe("WebSocket /ws", () => {
 
   it("with webSocket: false refuses the upgrade at /ws with 404 and a message, and GET / lists no /ws", async () => {
     const server = await start({ ...echo, webSocket: false })
-    const ws = new WebSocket(`${server.url.replace(/^http/, "ws")}/ws`)
-    ws.on("error", () => {})
-    const refusal = await waitForEvent(
-      new Promise<{ status: number; body: string }>((resolve) =>
-        ws.once("unexpected-response", (req, res) => {
-          let body = ""
-          res.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")))
-          res.on("end", () => {
-            resolve({ status: res.statusCode ?? 0, body })
-            req.destroy()
-          })
-        })
-      ),
-      "refusal"
-    )
+    const refusal = await waitForEvent(refusedUpgrade(server.url), "refusal")
     expect(refusal.status).toBe(404)
     expect(JSON.parse(refusal.body)).toMatchObject({ error: { kind: "NotFound", message: expect.stringContaining("does not serve WebSocket") } })
     const plain = await fetch(`${server.url}/ws`)

@@ -8,6 +8,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { describe, expect, it } from "vitest"
 import { WebSocket } from "ws"
 import { waitFor } from "../../../test/fixtures/waitFor.ts"
+import { refusedUpgrade } from "../../../test/fixtures/webSocketRefusal.ts"
 import { cliPath, runCli, startServe } from "./helpers.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "lambdagent-commands-"))
@@ -268,18 +269,7 @@ describe("servers", () => {
   it("serve streams over WebSocket only with --ws", async () => {
     const plain = await startServe(["examples/agents/simple.yml", "--port", "0"])
     try {
-      const ws = new WebSocket(`${plain.url.replace(/^http/, "ws")}/ws`)
-      ws.on("error", () => {})
-      const refused = await new Promise<{ status: number; body: string }>((resolve) =>
-        ws.once("unexpected-response", (req, res) => {
-          let body = ""
-          res.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")))
-          res.on("end", () => {
-            resolve({ status: res.statusCode ?? 0, body })
-            req.destroy()
-          })
-        })
-      )
+      const refused = await refusedUpgrade(plain.url)
       expect(refused.status).toBe(404)
       expect((JSON.parse(refused.body) as { error: { message: string } }).error.message).toContain("lambdagent serve --ws")
     } finally {

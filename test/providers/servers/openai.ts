@@ -65,11 +65,11 @@ const chunk = (delta: unknown, finish: string | null = null, model = "gpt-test")
 export const frame = (data: unknown): string => `data: ${JSON.stringify(data)}\n\n`
 export const done = "data: [DONE]\n\n"
 
-/** Frames of a streamed text answer: role, one delta per piece, finish, usage chunk, [DONE]. */
-export const textFrames = (pieces: ReadonlyArray<string>, usage: Usage = { prompt_tokens: 5, completion_tokens: 3 }): Array<string> => [
-  frame(chunk({ role: "assistant", content: "" })),
-  ...pieces.map((p) => frame(chunk({ content: p }))),
-  frame(chunk({}, "stop")),
+const toolCallUsage: Usage = { prompt_tokens: 7, completion_tokens: 9 }
+
+/** The end of a stream: the finishing chunk, the usage chunk (no choices), [DONE]. */
+const streamEnd = (finish: string, usage: Usage): Array<string> => [
+  frame(chunk({}, finish)),
   frame({
     id: "chatcmpl-test",
     object: "chat.completion.chunk",
@@ -81,20 +81,18 @@ export const textFrames = (pieces: ReadonlyArray<string>, usage: Usage = { promp
   done
 ]
 
+/** Frames of a streamed text answer: role, one delta per piece, finish, usage chunk, [DONE]. */
+export const textFrames = (pieces: ReadonlyArray<string>, usage: Usage = { prompt_tokens: 5, completion_tokens: 3 }): Array<string> => [
+  frame(chunk({ role: "assistant", content: "" })),
+  ...pieces.map((p) => frame(chunk({ content: p }))),
+  ...streamEnd("stop", usage)
+]
+
 /** Frames of a streamed tool call whose arguments arrive in pieces. */
 export const toolCallFrames = (call: ToolCallSpec, argumentPieces: ReadonlyArray<string>): Array<string> => [
   frame(chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] })),
   ...argumentPieces.map((p) => frame(chunk({ tool_calls: [{ index: 0, function: { arguments: p } }] }))),
-  frame(chunk({}, "tool_calls")),
-  frame({
-    id: "chatcmpl-test",
-    object: "chat.completion.chunk",
-    created,
-    model: "gpt-test",
-    choices: [],
-    usage: { prompt_tokens: 7, completion_tokens: 9, total_tokens: 16 }
-  }),
-  done
+  ...streamEnd("tool_calls", toolCallUsage)
 ]
 
 /**
@@ -111,20 +109,7 @@ export const parallelToolCallFrames = (calls: ReadonlyArray<ToolCallSpec>, optio
   }
   const head = [frame(chunk({ role: "assistant", content: null })), ...starts]
   if (options.cut !== undefined) return [...head, ...pieces.slice(0, options.cut)]
-  return [
-    ...head,
-    ...pieces,
-    frame(chunk({}, "tool_calls")),
-    frame({
-      id: "chatcmpl-test",
-      object: "chat.completion.chunk",
-      created,
-      model: "gpt-test",
-      choices: [],
-      usage: { prompt_tokens: 7, completion_tokens: 9, total_tokens: 16 }
-    }),
-    done
-  ]
+  return [...head, ...pieces, ...streamEnd("tool_calls", toolCallUsage)]
 }
 
 const lastUser = (body: any): string => {
