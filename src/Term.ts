@@ -18,7 +18,7 @@ import { parseArray } from "./forms/lists.ts"
 import { type Plan, Parser, type ParseNode, parseJsonText as parseJson } from "./forms/parse.ts"
 import { binary, unary } from "./forms/operators.ts"
 import { BudgetExceeded, TermParseError } from "./Errors.ts"
-import { NotRead, readTerm } from "./forms/read.ts"
+import { NotRead, ReadTerm, readTerm } from "./forms/read.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -491,6 +491,7 @@ export { parseJsonText } from "./forms/parse.ts"
 const plan = (p: Parser, node: ParseNode): Term | Plan => {
   const json = node.json
   if (typeof json !== "object" || json === null) return parseScalar(p, node)
+  if (json instanceof ReadTerm) return json.take()
   if (Array.isArray(json)) return parseArray(p, node)
   const obj = json as Record<string, unknown>
   const keys = Object.keys(obj)
@@ -604,7 +605,12 @@ export const parseText = (text: string, options: ParseOptions = {}): Term => {
   const timeMs = options.timeMs ?? (options.deadline !== undefined ? Math.max(0, options.deadline - Date.now()) : undefined)
   const timed = timeMs !== undefined ? { ...options, timeMs } : options
   try {
-    return readTerm(text, { parse: (json) => parse(json, timed), tick: () => checkDeadline(timed, "reading the term's JSON"), every: CLOCK_EVERY })
+    return readTerm(text, {
+      parse: (json) => parse(json, timed),
+      isFormKey: (key) => formByKey.has(key),
+      tick: () => checkDeadline(timed, "reading the term's JSON"),
+      every: CLOCK_EVERY
+    })
   } catch (error) {
     if (!(error instanceof NotRead || error instanceof SyntaxError || error instanceof TermParseError)) throw error
   }

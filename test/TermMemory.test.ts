@@ -16,7 +16,7 @@ interface Measured {
   readonly value?: unknown
 }
 
-const measure = (shape: "deep" | "wide", n: number, phase: "read" | "compile" | "run"): Promise<Measured & { readonly ratio: number }> =>
+const measure = (shape: "deep" | "wide" | "agents", n: number, phase: "read" | "compile" | "run"): Promise<Measured & { readonly ratio: number }> =>
   new Promise((resolve, reject) =>
     execFile(process.execPath, ["--expose-gc", "--import", tsx, worker, shape, String(n), phase], { maxBuffer: 64 * 2 ** 20 }, (error, stdout, stderr) => {
       if (error !== null) return reject(new Error(`${error.message}\n${stderr}`))
@@ -37,6 +37,15 @@ describe.skipIf(!existsSync("/proc/self/clear_refs"))("memory for a large term, 
     const { textBytes, ratio } = await measure("wide", 300_000, "read")
     expect(textBytes).toBe(5_588_891)
     expect(ratio).toBeLessThanOrEqual(20)
+  })
+
+  it("a pipeline of pipelines nested a million levels deep takes at most 20 times its text to read, compile and run", { timeout: 600_000 }, async () => {
+    for (const phase of ["read", "compile", "run"] as const) {
+      const { textBytes, ratio, value } = await measure("agents", 1_000_000, phase)
+      expect(textBytes).toBe(57_000_055)
+      expect(ratio, phase).toBeLessThanOrEqual(20)
+      if (phase === "run") expect(value).toBe(1_000_000)
+    }
   })
 
   // measured on a loaded machine: deep 7× read, 14× compiled, 17× run; wide 4×, 13×, 19×

@@ -32,16 +32,17 @@ interface State {
   stage: number
 }
 
+// the last stage is a tail call: its value is the pipeline's, so no frame waits for it
 const step: AgentStep<Compose> = {
   apply: (m, c, fn, input) => {
-    m.push(c, { fn, stage: 0 } satisfies State)
+    if (c.items!.length > 1) m.push(c, { fn, stage: 0 } satisfies State)
     m.call(c.items![0]!, fn, input)
     return undefined
   },
   resume: (m, c: Code, state: State, value) => {
     const stages = c.items!
     if (++state.stage >= stages.length) return void m.done(value)
-    m.push(c, state)
+    if (state.stage < stages.length - 1) m.push(c, state)
     m.call(stages[state.stage]!, state.fn, value)
     return undefined
   }

@@ -19,7 +19,7 @@ interface Open {
 const describeAt = (text: string, at: number): string =>
   at >= text.length ? "Unexpected end of JSON input" : `Unexpected token ${JSON.stringify(text[at])} at position ${at}`
 
-const setKey = (object: Record<string, unknown>, key: string, value: unknown): void => {
+export const setKey = (object: Record<string, unknown>, key: string, value: unknown): void => {
   // `__proto__` is an own key in JSON, as `JSON.parse` makes it, never the object's prototype
   if (key === "__proto__") Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true })
   else object[key] = value

@@ -6,7 +6,10 @@
 interface Frame<N, R> {
   readonly node: N
   readonly kids: ReadonlyArray<N>
+  // as long as the kids, filled in order: a node built from it keeps no spare capacity, which a
+  // pushed-to array has (a first push makes room for 17)
   readonly results: Array<R>
+  done: number
 }
 
 /**
@@ -16,20 +19,24 @@ interface Frame<N, R> {
 export const foldTree = <N, R>(root: N, children: (node: N) => ReadonlyArray<N>, combine: (node: N, results: ReadonlyArray<R>) => R): R => {
   const rootKids = children(root)
   if (rootKids.length === 0) return combine(root, [])
-  const stack: Array<Frame<N, R>> = [{ node: root, kids: rootKids, results: [] }]
+  const frame = (node: N, kids: ReadonlyArray<N>): Frame<N, R> => ({ node, kids, results: new Array<R>(kids.length), done: 0 })
+  const stack: Array<Frame<N, R>> = [frame(root, rootKids)]
   let result: R | undefined
   while (stack.length > 0) {
     const top = stack[stack.length - 1]!
-    if (top.results.length < top.kids.length) {
-      const child = top.kids[top.results.length]!
+    if (top.done < top.kids.length) {
+      const child = top.kids[top.done]!
       const kids = children(child)
-      if (kids.length === 0) top.results.push(combine(child, []))
-      else stack.push({ node: child, kids, results: [] })
+      if (kids.length === 0) top.results[top.done++] = combine(child, [])
+      else stack.push(frame(child, kids))
       continue
     }
     stack.pop()
     result = combine(top.node, top.results)
-    if (stack.length > 0) stack[stack.length - 1]!.results.push(result)
+    if (stack.length > 0) {
+      const parent = stack[stack.length - 1]!
+      parent.results[parent.done++] = result
+    }
   }
   return result as R
 }
