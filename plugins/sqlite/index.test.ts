@@ -92,6 +92,12 @@ describe("SqliteMemory", () => {
     assert.include(error.message, blocker)
   })
 
+  it("a folder that cannot be made (under /proc, where a recursive mkdir never returns) fails at open", async () => {
+    const error = await failureOf(Effect.scoped(SqliteMemory.make({ path: "/proc/lambdagent-no-such/dir/memory.sqlite" })))
+    assert.strictEqual(error.operation, "open")
+    assert.include(error.message, "cannot create the folder of the file")
+  })
+
   it("a write blocked by another connection's write transaction fails after the busy timeout", async () => {
     const path = freshFile("locked")
     const { value: store, close } = await openScoped(SqliteMemory.make({ path, busyTimeoutMs: 300 }))

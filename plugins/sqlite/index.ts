@@ -10,7 +10,6 @@
  * @since 0.1.0
  * @module lambdagent/sqlite
  */
-import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
 import type { DatabaseSync, StatementSync } from "node:sqlite"
 import type * as Clock from "effect/Clock"
@@ -18,7 +17,7 @@ import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import { MemoryStore } from "lambdagent"
+import { CheckpointStore, MemoryStore } from "lambdagent"
 import { describeError, isBusy, messageOf } from "./errors.ts"
 import { nodeSqlite } from "./nodeSqlite.ts"
 
@@ -306,7 +305,7 @@ export const make = (options: SqliteMemoryOptions = {}): Effect.Effect<MemorySto
 
     if (path !== ":memory:" && !path.startsWith("file:")) {
       try {
-        mkdirSync(dirname(path), { recursive: true })
+        CheckpointStore.makeDirectory(dirname(path))
       } catch (error) {
         return yield* fail("open", error, `cannot create the folder of the file: ${messageOf(error)}`)
       }
