@@ -121,6 +121,10 @@ describe("jsonFileStore", () => {
     expect(both.map((t) => [t.name, t.versions.length])).toEqual([["a", 1]])
   })
 
+  it("a folder that cannot be made (under /proc, where a recursive mkdir never returns) fails the write", async () => {
+    await expect(writeFileAtomic("/proc/lambdagent-no-such/dir/tools.json", "{}")).rejects.toThrow("ENOENT")
+  })
+
   it("removes the temporary files a crashed writer left, and only those", async () => {
     const dir = await newDir()
     const path = join(dir, "tools.json")

@@ -7,13 +7,13 @@
  * @module
  */
 import { randomBytes } from "node:crypto"
-import { mkdir, open, readdir, readFile, rename, unlink } from "node:fs/promises"
+import { open, readdir, readFile, rename, unlink } from "node:fs/promises"
 import { homedir } from "node:os"
 import { basename, dirname, join } from "node:path"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { MemoryStore } from "lambdagent"
-import { Errors, Term } from "lambdagent"
+import { CheckpointStore, Errors, Term } from "lambdagent"
 
 /**
  * One version of an evolved tool, as stored.
@@ -185,7 +185,7 @@ let tempCounter = 0
  * ```
  */
 export const writeFileAtomic = async (path: string, text: string): Promise<void> => {
-  await mkdir(dirname(path), { recursive: true })
+  CheckpointStore.makeDirectory(dirname(path))
   const temp = `${path}.${process.pid}.${++tempCounter}.${randomBytes(4).toString("hex")}.tmp`
   const handle = await open(temp, "w", 0o600)
   try {
@@ -363,7 +363,7 @@ export const jsonFileStore = (path: string): ToolRegistryStore => {
       if (!loaded) await load()
       const line = encodeJournalLine(name, version) + "\n"
       try {
-        await mkdir(dirname(path), { recursive: true })
+        CheckpointStore.makeDirectory(dirname(path))
         const handle = await open(journal, "a", 0o600)
         try {
           await handle.writeFile(line, "utf8")

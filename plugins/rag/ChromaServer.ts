@@ -13,6 +13,7 @@ import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as net from "node:net"
 import * as path from "node:path"
+import { CheckpointStore } from "lambdagent"
 import { heartbeat } from "./ChromaIndex.ts"
 import { errorMessage, RagError } from "./RagError.ts"
 
@@ -155,7 +156,7 @@ export const start = async (options: ChromaServerOptions): Promise<RunningChroma
   const port = options.port ?? (await freePort(host))
   const startupTimeoutMs = options.startupTimeoutMs ?? 30_000
   try {
-    fs.mkdirSync(options.path, { recursive: true })
+    CheckpointStore.makeDirectory(options.path)
   } catch (cause) {
     throw new RagError({
       reason: "InvalidConfig",

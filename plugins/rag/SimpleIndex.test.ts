@@ -37,6 +37,16 @@ describe("SimpleIndex", () => {
     assert.deepStrictEqual(await index.query("anything", 3, 0), [])
   })
 
+  it("a persistDirectory that cannot be made (under /proc, where a recursive mkdir never returns) is a RagError", async () => {
+    const index = SimpleIndex.make({ persistDirectory: "/proc/lambdagent-no-such/index", name: "kb" })
+    const error = await index.rebuild([]).then(
+      () => undefined,
+      (e: unknown) => e
+    )
+    assert.isTrue(isRagError(error))
+    assert.include((error as Error).message, "cannot create persistDirectory")
+  })
+
   it("ranks by BM25 and honours topK and minScore", async () => {
     const index = SimpleIndex.memory()
     await index.rebuild(corpus)

@@ -20,6 +20,7 @@ import { randomBytes } from "node:crypto"
 import type { Stats } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import { CheckpointStore } from "lambdagent"
 import MiniSearch, { type Options as MiniSearchOptions } from "minisearch"
 import type { Chunk } from "./chunk.ts"
 import type { Embeddings } from "./Embeddings.ts"
@@ -197,14 +198,16 @@ export const make = (options?: SimpleIndexOptions): RetrievalIndex => {
 
   const persist = async (next: Omit<State, "stamp">): Promise<State> => {
     if (file === undefined || dir === undefined) return { ...next, stamp: undefined }
-    await fs.mkdir(dir, { recursive: true }).catch((cause: unknown) => {
+    try {
+      CheckpointStore.makeDirectory(dir)
+    } catch (cause) {
       throw new RagError({
         reason: "InvalidConfig",
         message: `cannot create persistDirectory ${dir}: ${errorMessage(cause)}`,
         path: dir,
         cause
       })
-    })
+    }
     const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`
     try {
       const handle = await fs.open(temp, "w")
