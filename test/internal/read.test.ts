@@ -4,6 +4,7 @@ import { Term } from "lambdagent"
 import { formByKey } from "../../src/forms/index.ts"
 import { NotRead, type ReadContext, readTerm } from "../../src/forms/read.ts"
 import { agentTerms } from "../fixtures/agentTerms.ts"
+import { reversedKeys } from "../fixtures/reversedKeys.ts"
 
 const context: ReadContext = { parse: (json) => Term.parse(json), isFormKey: (key) => formByKey.has(key), tick: () => {}, every: 1 << 16 }
 
@@ -13,23 +14,11 @@ const direct = (text: string, using: ReadContext = context): Term.Term => readTe
 /** What the general path gives: the JSON tree, then the term. */
 const general = (text: string): Term.Term => Term.parse(Term.parseJsonText(text))
 
-/** The same JSON with every object's keys in reverse order. */
-const reversed = (json: unknown): unknown =>
-  Array.isArray(json)
-    ? json.map(reversed)
-    : typeof json === "object" && json !== null
-      ? Object.fromEntries(
-          Object.entries(json)
-            .reverse()
-            .map(([k, v]) => [k, reversed(v)])
-        )
-      : json
-
 describe("the direct reader on agent forms", () => {
   it("reads every agent form itself, as the general parser does (property)", () => {
     fc.assert(
       fc.property(agentTerms({ conversations: true, memory: true }), fc.boolean(), (term, reverse) => {
-        const text = Term.stringify(reverse ? reversed(Term.encode(term)) : Term.encode(term))
+        const text = Term.stringify(reverse ? reversedKeys(Term.encode(term)) : Term.encode(term))
         expect(direct(text)).toEqual(general(text))
       }),
       { numRuns: 500 }
