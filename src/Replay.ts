@@ -381,7 +381,8 @@ const isDriven = (request: Oracle.Request): request is Driven => DRIVEN.has(requ
 
 /**
  * A {@link Recorder} telling `onEntry` of every answer (`terminate` and `par`, which the driver
- * answers itself, are not recorded).
+ * answers itself, are not recorded), those a resumed run is given from its checkpoint's record
+ * included.
  *
  * @since 0.2.0
  * @category constructors
@@ -410,14 +411,16 @@ export const recorder = (onEntry: (entry: Entry) => void): Recorder => {
       marks.set(exec.requestKey(request), exec.events.length)
       return Effect.void
     },
-    answered: (request, value, run) => {
+    answered: (request, value, run, recorded) => {
       // the driver answers these itself, in a replay as in the run
       if (isDriven(request) || (request.kind === "tool" && isTerminate(request.name))) return
       const exec = run.execution
       const key = exec.requestKey(request)
-      const events = exec.events.slice(marks.get(key) ?? exec.events.length)
+      // an answer a resumed run was given from its checkpoint's record added that record's events
+      const events = recorded !== undefined ? recorded.events : exec.events.slice(marks.get(key) ?? exec.events.length)
       marks.delete(key)
-      const tokens = events.reduce((sum, e) => sum + (e.tokens === undefined ? 0 : e.tokens.input + e.tokens.output), 0)
+      const tokens =
+        recorded !== undefined ? recorded.tokens : events.reduce((sum, e) => sum + (e.tokens === undefined ? 0 : e.tokens.input + e.tokens.output), 0)
       onEntry({
         key,
         kind: request.kind,
