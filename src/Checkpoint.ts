@@ -18,7 +18,7 @@
  * @since 0.2.0
  * @module
  */
-import { createHash } from "node:crypto"
+import { hash } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Budget from "./Budget.ts"
@@ -273,7 +273,7 @@ const ordered = (body: Body): Body => {
   }
 }
 
-const sha256 = (text: string) => "sha256:" + createHash("sha256").update(text).digest("hex")
+const sha256 = (text: string) => "sha256:" + hash("sha256", text, "hex")
 
 /** The JSON text of checkpoints this module made, so that a store does not stringify them again. */
 const texts = new WeakMap<Checkpoint, string>()
@@ -382,41 +382,106 @@ const waitingOf = (key: string, request: Oracle.Request): Waiting => {
   return name === undefined ? { key, kind: request.kind } : { key, kind: request.kind, name }
 }
 
-/** The parts a checkpoint is made of, as a run keeps them (the states encoded when first needed). */
-interface Parts {
+/** What every checkpoint of a run shares. */
+interface RunParts {
   readonly root: Term.Term
   readonly budget: Budget.Budget
   readonly trace: Trace.TraceLevel
-  readonly usage: Usage
-  /** The request waited on, and its key. */
-  readonly pending: Oracle.Request | undefined
-  readonly key: string | undefined
-  readonly base: () => State
-  readonly origin: (() => State) | undefined
-  /** The run's answers (only ever appended to) and how many of them the checkpoint holds. */
-  readonly answers: ReadonlyArray<Answer>
-  readonly count: number
   readonly meta: Readonly<Record<string, unknown>>
-  readonly at: number
+  /** The run's answers, only ever appended to. */
+  readonly answers: ReadonlyArray<Answer>
+}
+
+/**
+ * A checkpoint as a run keeps it — the counters copied, the states encoded when first needed — and
+ * as its store is handed it: a whole checkpoint (`Base`) or the answers since the entry before
+ * (`Delta`, from `from`), made when first read. One object a checkpoint.
+ */
+class Parts {
+  // declared, not defined: assigned once in the constructor (one object shape, no field defaults)
+  declare readonly _tag: "Base" | "Delta"
+  declare readonly run: RunParts
+  /** The request waited on, and its key. */
+  declare readonly pending: Oracle.Request | undefined
+  declare readonly key: string | undefined
+  declare readonly base: () => State
+  declare readonly origin: (() => State) | undefined
+  /** A delta's first answer among the run's. */
+  declare readonly from: number
+  declare readonly steps: number
+  declare readonly llmCalls: number
+  declare readonly toolCalls: number
+  declare readonly tokens: number
+  declare readonly at: number
+  declare readonly elapsedMs: number
+  /** How many of the run's answers the checkpoint holds. */
+  declare readonly count: number
+  declare private made: Checkpoint | Delta | undefined
+  constructor(
+    tag: "Base" | "Delta",
+    run: RunParts,
+    execution: Evaluator.Execution,
+    pending: Oracle.Request | undefined,
+    key: string | undefined,
+    base: () => State,
+    origin: (() => State) | undefined,
+    from: number
+  ) {
+    const c = execution.counters
+    const at = Date.now()
+    const elapsed = at - (c.deadline - run.budget.timeMs)
+    this._tag = tag
+    this.run = run
+    this.pending = pending
+    this.key = key
+    this.base = base
+    this.origin = origin
+    this.from = from
+    this.steps = c.steps
+    this.llmCalls = c.llmCalls
+    this.toolCalls = c.toolCalls
+    this.tokens = c.tokens
+    this.at = at
+    this.elapsedMs = elapsed > 0 ? elapsed : 0
+    this.count = run.answers.length
+    this.made = undefined
+  }
+  get usage(): Usage {
+    return { steps: this.steps, llmCalls: this.llmCalls, toolCalls: this.toolCalls, tokens: this.tokens, elapsedMs: this.elapsedMs }
+  }
+  get checkpoint(): Checkpoint {
+    return (this.made ??= assemble(this)) as Checkpoint
+  }
+  get delta(): Delta {
+    return (this.made ??= {
+      format: deltaFormat,
+      version,
+      createdAt: new Date(this.at).toISOString(),
+      usage: this.usage,
+      ...(this.pending !== undefined ? { waiting: waitingOf(this.key!, this.pending) } : {}),
+      answers: this.run.answers.slice(this.from, this.count).map((a) => answerJson(this.run.root, a))
+    }) as Delta
+  }
 }
 
 const assemble = (parts: Parts): Checkpoint => {
+  const run = parts.run
   const base = parts.base()
   const origin = parts.origin?.()
   return seal({
     format,
     version,
     createdAt: new Date(parts.at).toISOString(),
-    term: termHash(parts.root),
-    root: rootJson(parts.root),
-    budget: budgetJson(parts.budget),
-    trace: parts.trace,
+    term: termHash(run.root),
+    root: rootJson(run.root),
+    budget: budgetJson(run.budget),
+    trace: run.trace,
     usage: parts.usage,
     ...(parts.pending !== undefined ? { waiting: waitingOf(parts.key!, parts.pending) } : {}),
     base,
     ...(origin !== undefined && origin !== base ? { origin } : {}),
-    answers: parts.answers.slice(0, parts.count).map((a) => answerJson(parts.root, a)),
-    meta: { ...parts.meta }
+    answers: run.answers.slice(0, parts.count).map((a) => answerJson(run.root, a)),
+    meta: { ...run.meta }
   })
 }
 
@@ -439,20 +504,9 @@ const assemble = (parts: Parts): Checkpoint => {
 export const capture = (execution: Evaluator.Execution, pending: Oracle.Request | undefined, options: CaptureOptions = {}): Checkpoint => {
   const answers = options.answers ?? []
   const base = stateOf(execution, pending, answers.length)
-  return assemble({
-    root: execution.machine.root,
-    budget: execution.budget,
-    trace: execution.traceLevel,
-    usage: base.usage,
-    pending,
-    key: pending === undefined ? undefined : execution.requestKey(pending),
-    base: () => base,
-    origin: undefined,
-    answers,
-    count: answers.length,
-    meta: options.meta ?? {},
-    at: Date.now()
-  })
+  const key = pending === undefined ? undefined : execution.requestKey(pending)
+  const run: RunParts = { root: execution.machine.root, budget: execution.budget, trace: execution.traceLevel, meta: options.meta ?? {}, answers }
+  return assemble(new Parts("Base", run, execution, pending, key, () => base, undefined, 0))
 }
 
 /**
@@ -638,7 +692,7 @@ export const deltaText = (delta: Delta): string => {
   return JSON.stringify({ format, version, createdAt, usage, ...(waiting !== undefined ? { waiting } : {}), answers })
 }
 
-const short = (hash: string) => hash.slice(0, 19)
+const short = (digest: string) => digest.slice(0, 19)
 
 const terms = new WeakMap<Checkpoint, Term.Term>()
 
@@ -951,13 +1005,9 @@ const costOf = (state: State): number => NODE_STEPS * (state.graph.heap.length +
 export const recorder = <E>(execution: Evaluator.Execution, options: RecorderOptions<E> = {}): Recorder<E> => {
   const root = execution.machine.root
   const save = options.save
-  const meta = options.meta ?? {}
-  const budget = execution.budget
-  const trace = execution.traceLevel
   const from = options.resumed?.checkpoint
   const answers: Array<Answer> = [...(options.resumed?.answers ?? [])]
-  const known = new Set(answers.map((a) => a.key))
-  const marks = new Map<string, number>()
+  const run: RunParts = { root, budget: execution.budget, trace: execution.traceLevel, meta: options.meta ?? {}, answers }
   let base: () => State
   let baseAnswers: number
   let origin: (() => State) | undefined
@@ -990,6 +1040,12 @@ export const recorder = <E>(execution: Evaluator.Execution, options: RecorderOpt
   let replayLimit = Math.max(MIN_REPLAY_STEPS, from !== undefined ? REPLAY_PER_BASE * costOf(from.base) : 0)
   let stepsAt = execution.steps
   const every = options.everySteps ?? 0
+  /** The run's own request waiting for its answer (one at a time), its key and where its trace events begin. */
+  let ownRequest: Oracle.Request | undefined
+  let ownKey = ""
+  let ownMark = 0
+  /** The same for `par` branches' requests, by key. */
+  const marks = new Map<string, number>()
 
   const rebase = (pending: Oracle.Request | undefined) => {
     const state = stateOf(execution, pending, answers.length)
@@ -1001,27 +1057,21 @@ export const recorder = <E>(execution: Evaluator.Execution, options: RecorderOpt
     mustRebase = holding = false
   }
 
-  const take = (exec: Evaluator.Execution, pending: Oracle.Request | undefined, key: string | undefined): Effect.Effect<void, E> => {
+  const take = (own: boolean, pending: Oracle.Request | undefined, key: string | undefined): Effect.Effect<void, E> => {
     const since = answers.length - baseAnswers
     let rebased = false
-    if (
-      exec.scope === "" &&
-      (pending === undefined || mustRebase || since >= BASE_EVERY_ANSWERS || execution.steps - baseSteps + ANSWER_STEPS * since >= replayLimit)
-    ) {
+    if (own && (pending === undefined || mustRebase || since >= BASE_EVERY_ANSWERS || execution.steps - baseSteps + ANSWER_STEPS * since >= replayLimit)) {
       // the first entry too, when it is due: the start alone would replay all of that
       rebase(pending)
       rebased = true
     } else if (pending === undefined || holding) return Effect.void
     stepsAt = execution.steps
-    const usage = usageOf(execution)
-    const count = answers.length
-    const parts: Parts = { root, budget, trace, usage, pending, key, base, origin, answers, count, meta, at: Date.now() }
+    const parts = new Parts(first || rebased ? "Base" : "Delta", run, execution, pending, key, base, origin, handed)
     latest = parts
     if (save === undefined) return Effect.void
-    const entry: Entry = first || rebased ? new BaseEntry(parts) : new DeltaEntry(root, answers.slice(handed, count), usage, pending, key, parts.at)
     first = false
-    handed = count
-    return save(entry)
+    handed = parts.count
+    return save(parts as Entry)
   }
 
   return {
@@ -1029,19 +1079,27 @@ export const recorder = <E>(execution: Evaluator.Execution, options: RecorderOpt
     latest: () => (latest === undefined ? undefined : assemble(latest)),
     suspended: (request, run) => {
       const exec = run.execution
+      if (exec.scope === "") {
+        ownRequest = request
+        ownKey = String(request.id)
+        ownMark = exec.events.length
+        return take(true, request, ownKey)
+      }
       const key = exec.requestKey(request)
       marks.set(key, exec.events.length)
-      return take(exec, request, key)
+      return take(false, request, key)
     },
     ...(every > 0
       ? {
           sliced: (run: Driver.RunState) =>
             execution.steps - stepsAt >= every && (from === undefined || execution.steps > from.usage.steps)
-              ? take(run.execution, undefined, undefined)
+              ? take(run.execution.scope === "", undefined, undefined)
               : Effect.void
         }
       : {}),
-    answered: (request, value, run) => {
+    answered: (request, value, run, recorded) => {
+      // an answer replayed from the record is recorded already
+      if (recorded !== undefined) return
       switch (request.kind) {
         case "par":
         case "send":
@@ -1055,51 +1113,22 @@ export const recorder = <E>(execution: Evaluator.Execution, options: RecorderOpt
           if (isTerminate(request.name)) return
       }
       const exec = run.execution
-      const key = exec.requestKey(request)
-      // an answer replayed from the record is recorded already
-      if (known.has(key)) return
-      known.add(key)
-      const mark = marks.get(key)
-      marks.delete(key)
-      const events = exec.events.slice(mark ?? exec.events.length)
+      let key: string
+      let mark: number | undefined
+      if (request === ownRequest) {
+        key = ownKey
+        mark = ownMark
+        ownRequest = undefined
+      } else {
+        key = exec.requestKey(request)
+        mark = marks.get(key)
+        marks.delete(key)
+      }
+      const events = mark === undefined || mark === exec.events.length ? EMPTY : exec.events.slice(mark)
       let tokens = 0
       for (const e of events) if (e.tokens !== undefined) tokens += e.tokens.input + e.tokens.output
       answers.push({ key, kind: request.kind, value, events, tokens })
     }
-  }
-}
-
-/** A whole checkpoint handed to a store, made when first read. */
-class BaseEntry {
-  readonly _tag = "Base"
-  #checkpoint: Checkpoint | undefined
-  constructor(private readonly parts: Parts) {}
-  get checkpoint(): Checkpoint {
-    return (this.#checkpoint ??= assemble(this.parts))
-  }
-}
-
-/** The answers since the previous entry, made a {@link Delta} when first read. */
-class DeltaEntry {
-  readonly _tag = "Delta"
-  #delta: Delta | undefined
-  constructor(
-    private readonly root: Term.Term,
-    private readonly answers: ReadonlyArray<Answer>,
-    private readonly usage: Usage,
-    private readonly pending: Oracle.Request | undefined,
-    private readonly key: string | undefined,
-    private readonly at: number
-  ) {}
-  get delta(): Delta {
-    return (this.#delta ??= {
-      format: deltaFormat,
-      version,
-      createdAt: new Date(this.at).toISOString(),
-      usage: this.usage,
-      ...(this.pending !== undefined ? { waiting: waitingOf(this.key!, this.pending) } : {}),
-      answers: this.answers.map((a) => answerJson(this.root, a))
-    })
   }
 }
 

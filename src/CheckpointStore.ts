@@ -15,7 +15,7 @@
  * @since 0.2.0
  * @module
  */
-import { createHash } from "node:crypto"
+import { hash } from "node:crypto"
 import {
   closeSync,
   constants,
@@ -59,8 +59,9 @@ const fsyncDirectory = (path: string) => {
 
 /**
  * Write `text` to the file `name` of the directory `dir` so that a crash at any moment leaves the
- * old file or the new one, whole: a temporary file, `fsync`, `rename`, `fsync` of the directory.
- * Throws the file system's error.
+ * old file or the new one, whole: a temporary file, `fsync`, `rename`, `fsync` of the directory
+ * (with `sync` false, no `fsync`: whole after a crash of the process, not of the machine). Throws
+ * the file system's error.
  *
  * @since 0.2.0
  * @category utils
@@ -70,17 +71,17 @@ const fsyncDirectory = (path: string) => {
  * const keep = (text: string) => CheckpointStore.writeAtomically("runs", "state.json", text)
  * ```
  */
-export const writeAtomically = (dir: string, file: string, text: string): void => {
+export const writeAtomically = (dir: string, file: string, text: string, sync = true): void => {
   const tmp = join(dir, `.${file}.${process.pid}.tmp`)
   const fd = openSync(tmp, "w", 0o600)
   try {
     writeWhole(fd, text)
-    fsyncSync(fd)
+    if (sync) fsyncSync(fd)
   } finally {
     closeSync(fd)
   }
   renameSync(tmp, join(dir, file))
-  fsyncDirectory(dir)
+  if (sync) fsyncDirectory(dir)
 }
 
 /** One `write` of all of `text` (a short write, the disk full, is an error: the line would be torn). */
@@ -169,7 +170,7 @@ export const parseKey = (key: string): { readonly runId: string; readonly sequen
 // Journal entries as text
 // ---------------------------------------------------------------------------------------------
 
-const sha256 = (text: string) => "sha256:" + createHash("sha256").update(text).digest("hex")
+const sha256 = (text: string) => "sha256:" + hash("sha256", text, "hex")
 
 /** The digest of a delta: SHA-256 of the digest of the entry before it and the delta's text. */
 const chained = (previous: string, text: string) => sha256(`${previous}\n${text}`)
@@ -408,23 +409,27 @@ const readSegment = (file: string, runId: string, base: number): Segment => {
   return { file, runId, base, lines, modified: statSync(file).mtime }
 }
 
-/** The journal files of a directory (of one run), by run then base. */
-const segmentsIn = (path: string, runId?: string): Array<Segment> => {
+/** The journal files of a directory (of one run), by run then base: their names only. */
+const journalsIn = (path: string, runId?: string): Array<{ readonly file: string; readonly runId: string; readonly base: number }> => {
   let names: Array<string>
   try {
     names = readdirSync(path)
   } catch (error) {
     throw storeError(`checkpoint directory ${path}: ${(error as { code?: string }).code === "ENOENT" ? "not found" : why(error)}`)
   }
-  const segments: Array<Segment> = []
+  const journals: Array<{ file: string; runId: string; base: number }> = []
   for (const name of names) {
     const match = FILE.exec(name)
-    if (match === null || (runId !== undefined && match[1] !== runId)) continue
-    const segment = readSegment(join(path, name), match[1]!, Number(match[2]))
-    if (segment.lines.length > 0) segments.push(segment)
+    if (match !== null && (runId === undefined || match[1] === runId)) journals.push({ file: join(path, name), runId: match[1]!, base: Number(match[2]) })
   }
-  return segments.sort((a, b) => a.runId.localeCompare(b.runId) || a.base - b.base)
+  return journals.sort((a, b) => a.runId.localeCompare(b.runId) || a.base - b.base)
 }
+
+/** The journal files of a directory (of one run) read, by run then base. */
+const segmentsIn = (path: string, runId?: string): Array<Segment> =>
+  journalsIn(path, runId)
+    .map((j) => readSegment(j.file, j.runId, j.base))
+    .filter((segment) => segment.lines.length > 0)
 
 /**
  * The checkpoints of a directory, oldest first (by time written, run, then sequence).
@@ -550,9 +555,9 @@ const runIdOf = (key: string): string | undefined => FILE.exec(basename(key))?.[
  */
 export interface DirectoryLocationOptions {
   /**
-   * `fdatasync` each delta before the call it precedes (default true): the checkpoint survives a
-   * crash of the machine. With `false` it survives a crash of the process (the kernel has it),
-   * at a fraction of the cost; a base is always written with `fsync`.
+   * `fsync` each entry before the call it precedes (default true; a delta with `fdatasync`): the
+   * checkpoint survives a crash of the machine. With `false` it survives a crash of the process
+   * (the kernel has it), at a fraction of the cost.
    */
   readonly fsync?: boolean
 }
@@ -591,10 +596,10 @@ export const directoryLocation = (path: string, options: DirectoryLocationOption
     write: (runId, sequence, base, text, keepFrom) =>
       Effect.try({
         try: () => {
-          if (sequence === base) writeAtomically(path, basename(fileOf(runId, base)), `${text}\n`)
+          if (sequence === base) writeAtomically(path, basename(fileOf(runId, base)), `${text}\n`, sync)
           else append(fileOf(runId, base), `${text}\n`, sync)
           if (keepFrom > (pruned.get(runId) ?? -Infinity)) {
-            for (const segment of segmentsIn(path, runId)) if (segment.base < keepFrom) unlinkSync(segment.file)
+            for (const journal of journalsIn(path, runId)) if (journal.base < keepFrom) unlinkSync(journal.file)
             pruned.set(runId, keepFrom)
           }
           return join(path, keyOf(runId, sequence))
@@ -609,7 +614,7 @@ export const directoryLocation = (path: string, options: DirectoryLocationOption
     remove: (keys) =>
       attempt(() => {
         const doomed = new Set(keys.map((key) => basename(key)))
-        for (const segment of segmentsIn(path)) if (doomed.has(keyOf(segment.runId, segment.base))) unlinkSync(segment.file)
+        for (const journal of journalsIn(path)) if (doomed.has(keyOf(journal.runId, journal.base))) unlinkSync(journal.file)
       })
   }
 }
