@@ -149,7 +149,13 @@ export const run = async (): Promise<void> => {
       [`${STEPS}-step ReAct: its journal (a base, ${lines.length - 1} deltas)`, String(statSync(journalFile).size), "", fmt(read.medianMs, 3), ""],
       [`  its first entry (the run's start)`, String(Buffer.byteLength(lines[0]!)), "", "", ""],
       [`  a delta (median)`, String(median(lines.slice(1).map((l) => Buffer.byteLength(l)))), "", "", ""],
-      [`  its newest checkpoint, whole (${newest.answers.length} answers)`, String(newestText.length), fmt(encodeWhole.medianMs, 3), "", fmt(restoreWhole.medianMs, 3)],
+      [
+        `  its newest checkpoint, whole (${newest.answers.length} answers)`,
+        String(newestText.length),
+        fmt(encodeWhole.medianMs, 3),
+        "",
+        fmt(restoreWhole.medianMs, 3)
+      ],
       ["100,000 frames deep (capture + JSON)", String(deepText.length), fmt(deepCapture.medianMs, 0), "", fmt(deepDecode.medianMs, 0)]
     ]
   )
@@ -185,7 +191,14 @@ export const run = async (): Promise<void> => {
     ["process", "wall ms", "lambdagent loaded at", "checkpoint read at", "first model call at", "after load"],
     [
       ["node -e 0", fmt(floor, 1), "", "", "", ""],
-      ["a plain run, to its first model call", fmt(median(starts.map((s) => s.wall)), 1), fmt(at(starts, "imported"), 1), "", fmt(at(starts, "first"), 1), fmt(at(starts, "first") - at(starts, "imported"), 1)],
+      [
+        "a plain run, to its first model call",
+        fmt(median(starts.map((s) => s.wall)), 1),
+        fmt(at(starts, "imported"), 1),
+        "",
+        fmt(at(starts, "first"), 1),
+        fmt(at(starts, "first") - at(starts, "imported"), 1)
+      ],
       [
         "resume, to its first live model call",
         fmt(median(resumes.map((s) => s.wall)), 1),

@@ -391,10 +391,10 @@ export const registerCheckpoints: Registration = (program, run, host) => {
     )
   checkpoints
     .command("prune")
-    .description("delete each run's checkpoints but the newest")
+    .description("delete each run's checkpoints but the newest (and the whole checkpoint it extends)")
     .argument("<location>", "a checkpoint directory, redis://HOST[:PORT][?prefix=P] or sqlite:PATH")
     .option("--keep <n>", "checkpoints kept per run (default 1)", integer("--keep", 0), 1)
-    .option("--format <format>", "text (default) or json: {deleted: [file…]}", textOrJson, "text")
+    .option("--format <format>", "text (default) or json: {deleted: [checkpoint…]}", textOrJson, "text")
     .action(async (spec: string, options: { keep: number; format: "text" | "json" }) =>
       run(
         () =>
