@@ -442,7 +442,7 @@ class Parts {
     this.toolCalls = c.toolCalls
     this.tokens = c.tokens
     this.at = at
-    this.elapsedMs = elapsed > 0 ? elapsed : 0
+    this.elapsedMs = Math.max(elapsed, 0)
     this.count = run.answers.length
     this.made = undefined
   }
