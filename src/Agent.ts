@@ -724,13 +724,19 @@ const paused = (latest: Checkpoint.Checkpoint | undefined, key: string, request:
   })
 }
 
+/** The trace event of a question answered: the question, what it was asked about, the answer. */
+const askEvent = (exec: Evaluator.Execution, question: string, input: string, answer: Value.Value): Trace.TraceEvent => ({
+  step: exec.steps,
+  kind: "ask",
+  name: question,
+  input: Trace.preview(input),
+  output: Trace.preview(Value.toText(answer))
+})
+
 /** The answer given to a paused run's question, as the run records it. */
 const answerOf = (exec: Evaluator.Execution, asking: Checkpoint.Asking, answer: unknown): Checkpoint.Answer => {
   const value = Oracle.toValue(answer)
-  const events: ReadonlyArray<Trace.TraceEvent> =
-    exec.traceLevel === "off"
-      ? []
-      : [{ step: exec.steps, kind: "ask", name: asking.question, input: Trace.preview(asking.input), output: Trace.preview(Value.toText(value)) }]
+  const events: ReadonlyArray<Trace.TraceEvent> = exec.traceLevel === "off" ? [] : [askEvent(exec, asking.question, asking.input, value)]
   return { key: asking.key, kind: "ask", value, events, tokens: 0 }
 }
 
@@ -915,7 +921,12 @@ const runFrom = (
       ...handlersOf(services),
       ask:
         ask !== undefined
-          ? (request) => ask(request.question, request.input)
+          ? // traced as a paused run's answer is when it is resumed
+            (request, run) =>
+              Effect.map(ask(request.question, request.input), (answer) => {
+                if (tracing(run)) run.execution.record(askEvent(run.execution, request.question, Value.toText(request.input), Oracle.toValue(answer)))
+                return answer
+              })
           : (request, run) => Effect.fail(paused(recorder?.latest(), run.execution.requestKey(request), request))
     }
     const hooks = [...(recorder === undefined ? [] : [recorder]), ...(options.record === undefined ? [] : [Replay.recorder(options.record)])]

@@ -218,7 +218,7 @@ interface Checked {
 
 const checkSegment = (entries: ReadonlyArray<StoredEntry>, runId: string | undefined, options: Checkpoint.DecodeOptions): Checked => {
   const [first, ...rest] = entries
-  if (first === undefined) return { base: undefined, deltas: [], failure: new CheckpointError({ reason: "format", message: "not found" }) }
+  if (first === undefined) return { base: undefined, deltas: [], failure: new CheckpointError({ reason: "missing", message: "not found" }) }
   const fault = (at: StoredEntry, error: CheckpointError) => {
     const cut = at === entries.at(-1) && entries.length > 1 && error.reason === "format" && error.message.startsWith("not JSON")
     const message = cut
@@ -399,7 +399,7 @@ interface Segment {
   readonly modified: Date
 }
 
-const notFound = (where: string) => new CheckpointError({ reason: "format", message: `${where}: not found` })
+const notFound = (where: string) => new CheckpointError({ reason: "missing", message: `${where}: not found` })
 
 const readSegment = (file: string, runId: string, base: number): Segment => {
   const text = readFileSync(file, "utf8")
@@ -415,7 +415,8 @@ const journalsIn = (path: string, runId?: string): Array<{ readonly file: string
   try {
     names = readdirSync(path)
   } catch (error) {
-    throw storeError(`checkpoint directory ${path}: ${(error as { code?: string }).code === "ENOENT" ? "not found" : why(error)}`)
+    if ((error as { code?: string }).code === "ENOENT") throw new CheckpointError({ reason: "missing", message: `checkpoint directory ${path}: not found` })
+    throw storeError(`checkpoint directory ${path}: ${why(error)}`)
   }
   const journals: Array<{ file: string; runId: string; base: number }> = []
   for (const name of names) {
@@ -503,8 +504,10 @@ const entriesIn = (path: string, key: string): Array<StoredEntry> => {
     try {
       segment = readSegment(resolve(path, name), file[1]!, Number(file[2]))
     } catch (error) {
-      throw new CheckpointError({ reason: "format", message: `${key}: ${(error as { code?: string }).code === "ENOENT" ? "not found" : why(error)}` })
+      const missing = (error as { code?: string }).code === "ENOENT"
+      throw new CheckpointError({ reason: missing ? "missing" : "format", message: `${key}: ${missing ? "not found" : why(error)}` })
     }
+    if (segment.lines.length === 0) throw new CheckpointError({ reason: "format", message: `${key}: an empty file, not a checkpoint journal` })
     return segment.lines.map((text, i) => ({ sequence: segment.base + i, text }))
   }
   const parsed = parseKey(name)

@@ -224,4 +224,32 @@ describe("channels", () => {
     }
     expect(whole.result).toBe("last(A(first(go))\n\nB(A(first(go))))")
   })
+
+  it("an ask inside a scope pauses the run; resumed with the answer (through JSON), it ends as a run answered at once", async () => {
+    const term = chain(
+      agent("first"),
+      Term.channels(
+        [{ name: "c", capacity: 0 }],
+        Term.par([chain(agent("A"), Term.send("c")), chain(Term.receive("c"), Term.ask("Go on?"), agent("B"))], "concat")
+      ),
+      agent("last")
+    )
+    const answered = await run(term, "go", { ask: () => "yes" })
+    let calls = 0
+    const counting: LanguageModel.LanguageModelShape = { ...model, chat: (request) => (calls++, model.chat(request)) }
+    const paused = await createRuntime({ model: counting })
+      .run(term, "go")
+      .then(
+        () => undefined,
+        (error: unknown) => error as { _tag: string; question: string; checkpoint: unknown }
+      )
+    expect(paused).toMatchObject({ _tag: "RunPaused", question: "Go on?" })
+    expect(calls).toBe(2)
+    calls = 0
+    const resumed = await createRuntime({ model: counting }).resume(JSON.parse(JSON.stringify(paused!.checkpoint)), { answer: "yes" })
+    expect(resumed.result).toBe(answered.result)
+    expect(resumed.trace.map((e) => `${e.kind}:${e.name}`)).toEqual(answered.trace.map((e) => `${e.kind}:${e.name}`))
+    // the scope's messages are not recorded: it runs again ("A" asked twice in all), the call before it does not
+    expect(calls).toBe(3)
+  })
 })

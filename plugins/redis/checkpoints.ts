@@ -192,7 +192,7 @@ export const checkpointLocation = (options: RedisCheckpointOptions = {}): Effect
       }),
       readEntries: (key) => {
         const parsed = CheckpointStore.parseKey(key)
-        const notFound = new Errors.CheckpointError({ reason: "format", message: `${description}: ${key}: not found` })
+        const notFound = new Errors.CheckpointError({ reason: "missing", message: `${description}: ${key}: not found` })
         if (parsed === undefined) return Effect.fail(notFound)
         return Effect.flatMap(
           call(`reading ${key}`, () => runScript(client, readScript, [runKey(parsed.runId), basesKey(parsed.runId)], [key, parsed.sequence, `${prefix}ck:`])),

@@ -129,7 +129,7 @@ export const checkpointLocation = (options: SqliteCheckpointOptions): Effect.Eff
     const readSegment = db.prepare("SELECT sequence, body FROM lambdagent_checkpoints WHERE run_id = ? AND sequence BETWEEN ? AND ? ORDER BY sequence")
     const removeOne = db.prepare("DELETE FROM lambdagent_checkpoints WHERE run_id = ? AND sequence = ?")
     const probe = db.prepare("INSERT OR REPLACE INTO lambdagent_checkpoints_probe (pid, at) VALUES (?, ?)")
-    const notFound = (key: string) => new Errors.CheckpointError({ reason: "format", message: `${description}: ${key}: not found` })
+    const notFound = (key: string) => new Errors.CheckpointError({ reason: "missing", message: `${description}: ${key}: not found` })
     const location: CheckpointStore.Location = {
       description,
       ensureWritable: attempt("a test write", () => inTransaction(() => probe.run(process.pid, Date.now()))),
