@@ -1145,6 +1145,7 @@ export const recorder = <E>(execution: Evaluator.Execution, options: RecorderOpt
  * ```
  */
 export interface Journal {
+  /** Keep an entry (for the `checkpoint` call option's `save`). */
   readonly save: (entry: Entry) => Effect.Effect<void>
   /** The entries saved, oldest first. */
   readonly entries: ReadonlyArray<Entry>

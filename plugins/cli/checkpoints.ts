@@ -24,6 +24,8 @@ export interface CheckpointPlan {
   /** A directory (absolute), `redis://…` or `sqlite:/absolute/path`. */
   readonly location: string
   readonly maxCheckpoints?: number
+  /** The block's `fsync: false`: a directory's checkpoints survive a crash of the process, not of the machine. */
+  readonly fsync?: boolean
   /** The block's `autoSaveSteps`: also a checkpoint every this many steps of pure evaluation. */
   readonly everySteps?: number
 }
@@ -35,10 +37,11 @@ export const checkpointPlan = (agent: LoadedAgent, flag: string | undefined): Ch
   return { location: normalizeLocation(block.store ?? block.directory ?? DEFAULT_DIRECTORY, agent.baseDir), ...maxOf(agent) }
 }
 
-const maxOf = (agent: LoadedAgent): { maxCheckpoints?: number; everySteps?: number } => {
-  const block = agent.compiled?.runtime.checkpoint as { maxCheckpoints?: number; autoSaveSteps?: number } | undefined
+const maxOf = (agent: LoadedAgent): { maxCheckpoints?: number; everySteps?: number; fsync?: boolean } => {
+  const block = agent.compiled?.runtime.checkpoint as { maxCheckpoints?: number; autoSaveSteps?: number; fsync?: boolean } | undefined
   return {
     ...(block?.maxCheckpoints !== undefined ? { maxCheckpoints: block.maxCheckpoints } : {}),
+    ...(block?.fsync !== undefined ? { fsync: block.fsync } : {}),
     ...(block?.autoSaveSteps !== undefined && block.autoSaveSteps > 0 ? { everySteps: block.autoSaveSteps } : {})
   }
 }
@@ -85,7 +88,7 @@ export const checkpointing = async (
   if (pausesOnly && !Term.capabilities(agent.term).ask) return undefined
   const target = plan ?? { location: resolve(agent.baseDir, DEFAULT_DIRECTORY), ...maxOf(agent) }
   const runId = meta.runId ?? randomBytes(6).toString("hex")
-  const open = opened ?? (await openLocation(target.location))
+  const open = opened ?? (await openLocation(target.location, undefined, target.fsync !== undefined ? { fsync: target.fsync } : {}))
   try {
     const store = await Effect.runPromise(
       CheckpointStore.open(open.location, {
