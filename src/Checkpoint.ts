@@ -28,6 +28,7 @@ import * as Evaluator from "./Evaluator.ts"
 import { isTerminate } from "./forms/tool.ts"
 import { Counters, framesFit, Machine, type MachineConfig, type MachineState } from "./internal/machine.ts"
 import { decodeGraph, encodeGraph, type GraphJson, isCode, isCtx, isEnv, SnapshotFault, termHash } from "./internal/snapshot.ts"
+import { decodeVersioned } from "./internal/versioned.ts"
 import type * as Oracle from "./Oracle.ts"
 import * as Term from "./Term.ts"
 import type * as Trace from "./Trace.ts"
@@ -587,8 +588,6 @@ export interface DecodeOptions {
   readonly term?: Term.Term
 }
 
-const describeVersion = (v: unknown) => (typeof v === "number" || typeof v === "string" ? `format version ${v}` : "no format version")
-
 /**
  * Check a checkpoint read back (from `JSON.parse`): the format and version, the digest (an
  * edited or damaged checkpoint is refused), that its term has its hash, and — with
@@ -611,14 +610,7 @@ export const decode = (json: unknown, options: DecodeOptions = {}): Checkpoint =
   let checkpoint: Checkpoint
   if (checked.has(json as Checkpoint)) checkpoint = json as Checkpoint
   else {
-    if (typeof json !== "object" || json === null || (json as { format?: unknown }).format !== format) {
-      return fail("format", "not a lambdagent checkpoint")
-    }
-    const v = (json as { version?: unknown }).version
-    if (v !== version) return fail("version", `a checkpoint of ${describeVersion(v)}; this lambdagent reads format version ${version}`)
-    const decoded = Schema.decodeUnknownExit(CheckpointSchema)(json)
-    if (decoded._tag === "Failure") return fail("format", "a malformed checkpoint (its fields are not the checkpoint format's)")
-    checkpoint = decoded.value
+    checkpoint = decodeVersioned(json, { format, version, schema: CheckpointSchema, noun: "checkpoint", kind: "a lambdagent checkpoint" }, fail)
     const { digest, ...body } = checkpoint
     if (sha256(JSON.stringify(ordered(body))) !== digest) return fail("digest", "the checkpoint does not match its digest (edited or damaged)")
     rootTerm(checkpoint)
@@ -664,16 +656,8 @@ export const parse = (text: string, options: DecodeOptions = {}): Checkpoint => 
  * const read = (text: string) => Checkpoint.decodeDelta(JSON.parse(text))
  * ```
  */
-export const decodeDelta = (json: unknown): Delta => {
-  if (typeof json !== "object" || json === null || (json as { format?: unknown }).format !== deltaFormat) {
-    return fail("format", "not a lambdagent checkpoint delta")
-  }
-  const v = (json as { version?: unknown }).version
-  if (v !== version) return fail("version", `a checkpoint delta of ${describeVersion(v)}; this lambdagent reads format version ${version}`)
-  const decoded = Schema.decodeUnknownExit(DeltaSchema)(json)
-  if (decoded._tag === "Failure") return fail("format", "a malformed checkpoint delta (its fields are not the delta format's)")
-  return decoded.value
-}
+export const decodeDelta = (json: unknown): Delta =>
+  decodeVersioned(json, { format: deltaFormat, version, schema: DeltaSchema, noun: "checkpoint delta", kind: "a lambdagent checkpoint delta" }, fail)
 
 /**
  * A delta's fields as JSON text in the schema's order (the text its digest is taken over in a

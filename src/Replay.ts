@@ -21,6 +21,7 @@ import { ReplayDivergence, ReplayError, type ReplayReason } from "./Errors.ts"
 import { isTerminate } from "./forms/tool.ts"
 import { parseExact } from "./internal/json.ts"
 import { termHash } from "./internal/snapshot.ts"
+import { decodeVersioned } from "./internal/versioned.ts"
 import { foldTree } from "./internal/tree.ts"
 import type * as LanguageModel from "./LanguageModel.ts"
 import * as Oracle from "./Oracle.ts"
@@ -281,8 +282,6 @@ export const make = (options: MakeOptions): Recording => {
   return { ...body, digest: digestOf(body) }
 }
 
-const describeVersion = (v: unknown) => (typeof v === "number" || typeof v === "string" ? `format version ${v}` : "no format version")
-
 /**
  * Check a recording read back: its format and version, its fields (the Schema), its digest.
  * Throws a `ReplayError` whose message is one line.
@@ -300,14 +299,11 @@ const describeVersion = (v: unknown) => (typeof v === "number" || typeof v === "
  * ```
  */
 export const decode = (json: unknown): Recording => {
-  if (typeof json !== "object" || json === null || (json as { format?: unknown }).format !== format) {
-    return fail("format", "not a lambdagent recording of oracle answers")
-  }
-  const v = (json as { version?: unknown }).version
-  if (v !== version) return fail("version", `a recording of ${describeVersion(v)}; this lambdagent reads format version ${version}`)
-  const decoded = Schema.decodeUnknownExit(RecordingSchema)(json)
-  if (decoded._tag === "Failure") return fail("format", "a malformed recording (its fields are not the recording format's)")
-  const recording = decoded.value
+  const recording = decodeVersioned(
+    json,
+    { format, version, schema: RecordingSchema, noun: "recording", kind: "a lambdagent recording of oracle answers" },
+    fail
+  )
   const { digest, ...body } = recording
   if (digestOf(body) !== digest) return fail("digest", "the recording does not match its digest (edited or damaged)")
   return recording
