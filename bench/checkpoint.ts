@@ -1,7 +1,8 @@
 /**
  * Checkpoints, each figure beside a baseline measured in the same run:
  * - the cost of a checkpoint before every oracle call on a 20-step ReAct loop on a zero-latency
- *   model: no checkpoints (the baseline), entries kept in memory (`Checkpoint.journal`), entries
+ *   model: no checkpoints (the baseline), entries kept in memory (`Checkpoint.journal`), a term that
+ *   may pause at an `ask` (answers noted, no store), entries
  *   written as text to a location in memory, to a directory without `fdatasync` (survives a crash of
  *   the process) and with it (survives a crash of the machine; the default) — warm medians of rounds
  *   that take turns, and the first run of each in this process (cold);
@@ -91,12 +92,18 @@ export const run = async (): Promise<void> => {
     const j = Checkpoint.journal()
     return runtime.run(agent, "go", { checkpoint: counted(j.save) })
   }
+  // a term that may pause at an `ask` (which this input never reaches) notes each answer, to hand over a checkpoint if it does
+  const mayPause = Term.compose([
+    agent,
+    Term.lam("x", Term.if(Term.eq(Term.var("x"), Term.lit("never")), Term.app(Term.ask("Go on?"), Term.var("x")), Term.var("x")))
+  ])
   await runtime.run(agent, "go", { checkpoint: counted(Checkpoint.journal().save) })
   const perRun = entries
   const figures = await takingTurns(
     [
       ["none", () => runtime.run(agent, "go"), 40],
       ["journal", journal, 40],
+      ["pausable", () => runtime.run(mayPause, "go"), 40],
       ["memory", () => runtime.run(agent, "go", { checkpoint: { save: memory.save } }), 40],
       ["unsynced", () => runtime.run(agent, "go", { checkpoint: { save: unsynced.save } }), 10],
       ["synced", () => runtime.run(agent, "go", { checkpoint: { save: synced.save } }), 3]
@@ -116,6 +123,7 @@ export const run = async (): Promise<void> => {
     [
       row("none (baseline)", "none"),
       row("entries kept in memory (Checkpoint.journal)", "journal"),
+      row("none kept: a term that may pause at an ask", "pausable"),
       row("written as text to a location in memory", "memory"),
       row("to a directory, no fdatasync (process-crash safe)", "unsynced"),
       row("to a directory, fdatasync each (machine-crash safe)", "synced")
