@@ -426,10 +426,11 @@ class Parts {
     key: string | undefined,
     base: () => State,
     origin: (() => State) | undefined,
-    from: number
+    from: number,
+    /** When it was taken (`Date.now()`). */
+    at: number
   ) {
     const c = execution.counters
-    const at = Date.now()
     const elapsed = at - (c.deadline - run.budget.timeMs)
     this._tag = tag
     this.run = run
@@ -507,7 +508,7 @@ export const capture = (execution: Evaluator.Execution, pending: Oracle.Request 
   const base = stateOf(execution, pending, answers.length)
   const key = pending === undefined ? undefined : execution.requestKey(pending)
   const run: RunParts = { root: execution.machine.root, budget: execution.budget, trace: execution.traceLevel, meta: options.meta ?? {}, answers }
-  return assemble(new Parts("Base", run, execution, pending, key, () => base, undefined, 0))
+  return assemble(new Parts("Base", run, execution, pending, key, () => base, undefined, 0, Date.now()))
 }
 
 /**
@@ -1050,7 +1051,10 @@ export const recorder = <E>(execution: Evaluator.Execution, options: RecorderOpt
       rebased = true
     } else if (pending === undefined || holding) return Effect.void
     stepsAt = execution.steps
-    const parts = new Parts(first || rebased ? "Base" : "Delta", run, execution, pending, key, base, origin, handed)
+    // before a request, the driver has just read the clock (Counters.now): a clock read costs as much as the rest
+    const clock = execution.counters.now
+    const at = pending !== undefined && clock > 0 ? clock : Date.now()
+    const parts = new Parts(first || rebased ? "Base" : "Delta", run, execution, pending, key, base, origin, handed, at)
     latest = parts
     if (save === undefined) return Effect.void
     first = false
@@ -1084,17 +1088,13 @@ export const recorder = <E>(execution: Evaluator.Execution, options: RecorderOpt
     answered: (request, value, run, recorded) => {
       // an answer replayed from the record is recorded already
       if (recorded !== undefined) return
-      switch (request.kind) {
-        case "par":
-        case "send":
-        case "receive":
-          return
-        case "channels":
+      const kind = request.kind
+      if (kind !== "llm" && (kind === "tool" ? isTerminate(request.name) : kind === "par" || kind === "send" || kind === "receive" || kind === "channels")) {
+        if (kind === "channels") {
           mustRebase = true
           holding = run.execution.scope !== ""
-          return
-        case "tool":
-          if (isTerminate(request.name)) return
+        }
+        return
       }
       const exec = run.execution
       let key: string
@@ -1110,8 +1110,11 @@ export const recorder = <E>(execution: Evaluator.Execution, options: RecorderOpt
       }
       const events = mark === undefined || mark === exec.events.length ? EMPTY : exec.events.slice(mark)
       let tokens = 0
-      for (const e of events) if (e.tokens !== undefined) tokens += e.tokens.input + e.tokens.output
-      answers.push({ key, kind: request.kind, value, events, tokens })
+      for (let i = 0; i < events.length; i++) {
+        const used = events[i]!.tokens
+        if (used !== undefined) tokens += used.input + used.output
+      }
+      answers.push({ key, kind, value, events, tokens })
     }
   }
 }

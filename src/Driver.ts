@@ -423,7 +423,9 @@ const loop = <E, R>(
           }
         }
         const request = step.request
-        if (Date.now() > deadline) return Effect.fail(timeUp())
+        // noted for the hooks (a checkpoint's time), which then need not read the clock again
+        const now = (exec.counters.now = Date.now())
+        if (now > deadline) return Effect.fail(timeUp())
         const live =
           suspended !== undefined && request.kind !== "send" && request.kind !== "receive" && !(options.recorded?.has(exec.requestKey(request)) ?? false)
         const before = live ? suspended(request, run) : undefined
