@@ -218,12 +218,16 @@ export interface ReplayOptions {
  * ```ts
  * import { Effect } from "effect"
  * import type { Agent } from "lambdagent"
- * const o: Agent.CheckpointOptions = { save: (c) => Effect.sync(() => console.log(c.usage.llmCalls)) }
+ * const o: Agent.CheckpointOptions = { save: (entry) => Effect.sync(() => console.log(entry._tag)) }
  * ```
  */
 export interface CheckpointOptions {
-  /** Store a checkpoint; it is taken before each oracle call, and the call waits for the save. */
-  readonly save: (checkpoint: Checkpoint.Checkpoint) => Effect.Effect<void, CheckpointError>
+  /**
+   * Store a checkpoint entry (a whole checkpoint, or what changed since the last one: see
+   * `Checkpoint.Entry`); one is handed on before each oracle call, and the call waits for the save.
+   * `CheckpointStore.open` gives one for a directory, Redis or SQLite, `Checkpoint.journal` one in memory.
+   */
+  readonly save: (entry: Checkpoint.Entry) => Effect.Effect<void, CheckpointError>
   readonly meta?: Readonly<Record<string, unknown>>
   /** Also save one during long pure evaluation, every this many steps (`Checkpoint.RecorderOptions.everySteps`). */
   readonly everySteps?: number
@@ -720,13 +724,19 @@ const paused = (latest: Checkpoint.Checkpoint | undefined, key: string, request:
   })
 }
 
+/** The trace event of a question answered: the question, what it was asked about, the answer. */
+const askEvent = (exec: Evaluator.Execution, question: string, input: string, answer: Value.Value): Trace.TraceEvent => ({
+  step: exec.steps,
+  kind: "ask",
+  name: question,
+  input: Trace.preview(input),
+  output: Trace.preview(Value.toText(answer))
+})
+
 /** The answer given to a paused run's question, as the run records it. */
 const answerOf = (exec: Evaluator.Execution, asking: Checkpoint.Asking, answer: unknown): Checkpoint.Answer => {
   const value = Oracle.toValue(answer)
-  const events: ReadonlyArray<Trace.TraceEvent> =
-    exec.traceLevel === "off"
-      ? []
-      : [{ step: exec.steps, kind: "ask", name: asking.question, input: Trace.preview(asking.input), output: Trace.preview(Value.toText(value)) }]
+  const events: ReadonlyArray<Trace.TraceEvent> = exec.traceLevel === "off" ? [] : [askEvent(exec, asking.question, asking.input, value)]
   return { key: asking.key, kind: "ask", value, events, tokens: 0 }
 }
 
@@ -769,9 +779,13 @@ const hooksOf = (hooks: ReadonlyArray<Required<Hooks>>): Hooks => {
   if (hooks.length === 0) return {}
   if (hooks.length === 1) return hooks[0]!
   return {
-    suspended: (request, run) => Effect.forEach(hooks, (h) => h.suspended(request, run), { discard: true }),
-    answered: (request, value, run) => {
-      for (const h of hooks) h.answered(request, value, run)
+    suspended: (request, run) => {
+      const effects = hooks.map((h) => h.suspended(request, run))
+      // hooks that are already done keep a complete answer complete
+      return effects.every((e) => isExit(e) && Exit.isSuccess(e)) ? Effect.void : Effect.forEach(effects, (e) => e, { discard: true })
+    },
+    answered: (request, value, run, recorded) => {
+      for (const h of hooks) h.answered(request, value, run, recorded)
     }
   }
 }
@@ -865,7 +879,11 @@ const runFrom = (
     let answers: ReadonlyArray<Checkpoint.Answer> = []
     try {
       if ("checkpoint" in from) {
-        const restored = Checkpoint.restore(from.checkpoint, evaluation.onEvent !== undefined ? { onEvent: evaluation.onEvent } : {})
+        // a run recording its answers for replay goes on from its start, so that it records them all
+        const restored = Checkpoint.restore(from.checkpoint, {
+          ...(options.record !== undefined ? { from: "origin" } : {}),
+          ...(evaluation.onEvent !== undefined ? { onEvent: evaluation.onEvent } : {})
+        })
         exec = restored.execution
         answers = restored.answers
         const asking = from.checkpoint.asking
@@ -894,16 +912,21 @@ const runFrom = (
       checkpoint === undefined && !pausable
         ? undefined
         : Checkpoint.recorder(exec, {
-            save: checkpoint?.save ?? (() => Effect.void),
+            ...(checkpoint !== undefined ? { save: checkpoint.save } : {}),
             ...(checkpoint?.meta !== undefined ? { meta: checkpoint.meta } : {}),
             ...(checkpoint?.everySteps !== undefined ? { everySteps: checkpoint.everySteps } : {}),
-            answers
+            ...("checkpoint" in from ? { resumed: { checkpoint: from.checkpoint, answers } } : {})
           })
     const live: Driver.Handlers<AgentError, never> = {
       ...handlersOf(services),
       ask:
         ask !== undefined
-          ? (request) => ask(request.question, request.input)
+          ? // traced as a paused run's answer is when it is resumed
+            (request, run) =>
+              Effect.map(ask(request.question, request.input), (answer) => {
+                if (tracing(run)) run.execution.record(askEvent(run.execution, request.question, Value.toText(request.input), Oracle.toValue(answer)))
+                return answer
+              })
           : (request, run) => Effect.fail(paused(recorder?.latest(), run.execution.requestKey(request), request))
     }
     const hooks = [...(recorder === undefined ? [] : [recorder]), ...(options.record === undefined ? [] : [Replay.recorder(options.record)])]

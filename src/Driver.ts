@@ -69,8 +69,11 @@ export interface Handlers<E, R> {
    * `OracleError` saying so), or `undefined`.
    */
   readonly admit?: (request: Oracle.Request) => string | undefined
-  /** Told of every answer as it becomes a value (to record a run for replay). */
-  readonly answered?: (request: Oracle.Request, answer: Value.Value, run: RunState) => void
+  /**
+   * Told of every answer as it becomes a value (to record a run for replay); `recorded` is the
+   * recorded answer it was given from ({@link DriveOptions.recorded}), when it was.
+   */
+  readonly answered?: (request: Oracle.Request, answer: Value.Value, run: RunState, recorded?: RecordedAnswer) => void
   /**
    * Run before a request is answered live, before its budgets are counted (a checkpoint is
    * saved here); its failure ends the run before the call is made.
@@ -397,9 +400,13 @@ const loop = <E, R>(
     const sliced = scope === undefined ? handlers.sliced : undefined
     const deadline = exec.deadline
     const timeUp = () => exec.exhausted("time", exec.budget.timeMs, `time budget of ${exec.budget.timeMs} ms exhausted`)
+    const recorded = options.recorded
     const valueOf = (request: Oracle.Request, output: unknown): Value.Value => {
       const value = Oracle.toValue(output)
-      if (record !== undefined && request.kind !== "send" && request.kind !== "receive") record(request, value, run)
+      if (record !== undefined && request.kind !== "send" && request.kind !== "receive") {
+        const from = recorded === undefined || request.kind === "par" || request.kind === "channels" ? undefined : recorded.get(exec.requestKey(request))
+        record(request, value, run, from)
+      }
       return value
     }
     const go = (step: Step): Effect.Effect<Value.Value, E | LambdaError, R> => {
@@ -416,7 +423,9 @@ const loop = <E, R>(
           }
         }
         const request = step.request
-        if (Date.now() > deadline) return Effect.fail(timeUp())
+        // noted for the hooks (a checkpoint's time), which then need not read the clock again
+        const now = (exec.counters.now = Date.now())
+        if (now > deadline) return Effect.fail(timeUp())
         const live =
           suspended !== undefined && request.kind !== "send" && request.kind !== "receive" && !(options.recorded?.has(exec.requestKey(request)) ?? false)
         const before = live ? suspended(request, run) : undefined

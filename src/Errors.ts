@@ -215,9 +215,10 @@ export class BudgetExceeded extends TaggedError<BudgetExceeded>()("BudgetExceede
 export type CheckpointReason = typeof CheckpointReason.Type
 
 /**
- * The reasons of a {@link CheckpointError}: `format` (not a checkpoint, or malformed), `version`
- * (another format version), `digest` (edited or damaged), `term` (made for another term),
- * `unsupported` (the run holds state a checkpoint cannot carry), `store` (cannot be saved).
+ * The reasons of a {@link CheckpointError}: `missing` (no checkpoint under that name), `format`
+ * (not a checkpoint, malformed, or cut short), `version` (another format version), `digest`
+ * (edited or damaged), `term` (made for another term), `unsupported` (the run holds state a
+ * checkpoint cannot carry), `store` (cannot be saved).
  *
  * @since 0.2.0
  * @category models
@@ -227,7 +228,7 @@ export type CheckpointReason = typeof CheckpointReason.Type
  * Errors.CheckpointReason.literals.includes("digest") // true
  * ```
  */
-export const CheckpointReason = Schema.Literals(["format", "version", "digest", "term", "unsupported", "store"])
+export const CheckpointReason = Schema.Literals(["missing", "format", "version", "digest", "term", "unsupported", "store"])
 
 /**
  * A checkpoint that cannot be written, read or resumed: the message is one line saying what is

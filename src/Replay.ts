@@ -21,6 +21,7 @@ import { ReplayDivergence, ReplayError, type ReplayReason } from "./Errors.ts"
 import { isTerminate } from "./forms/tool.ts"
 import { parseExact } from "./internal/json.ts"
 import { termHash } from "./internal/snapshot.ts"
+import { decodeVersioned } from "./internal/versioned.ts"
 import { foldTree } from "./internal/tree.ts"
 import type * as LanguageModel from "./LanguageModel.ts"
 import * as Oracle from "./Oracle.ts"
@@ -281,8 +282,6 @@ export const make = (options: MakeOptions): Recording => {
   return { ...body, digest: digestOf(body) }
 }
 
-const describeVersion = (v: unknown) => (typeof v === "number" || typeof v === "string" ? `format version ${v}` : "no format version")
-
 /**
  * Check a recording read back: its format and version, its fields (the Schema), its digest.
  * Throws a `ReplayError` whose message is one line.
@@ -300,14 +299,11 @@ const describeVersion = (v: unknown) => (typeof v === "number" || typeof v === "
  * ```
  */
 export const decode = (json: unknown): Recording => {
-  if (typeof json !== "object" || json === null || (json as { format?: unknown }).format !== format) {
-    return fail("format", "not a lambdagent recording of oracle answers")
-  }
-  const v = (json as { version?: unknown }).version
-  if (v !== version) return fail("version", `a recording of ${describeVersion(v)}; this lambdagent reads format version ${version}`)
-  const decoded = Schema.decodeUnknownExit(RecordingSchema)(json)
-  if (decoded._tag === "Failure") return fail("format", "a malformed recording (its fields are not the recording format's)")
-  const recording = decoded.value
+  const recording = decodeVersioned(
+    json,
+    { format, version, schema: RecordingSchema, noun: "recording", kind: "a lambdagent recording of oracle answers" },
+    fail
+  )
   const { digest, ...body } = recording
   if (digestOf(body) !== digest) return fail("digest", "the recording does not match its digest (edited or damaged)")
   return recording
@@ -381,7 +377,8 @@ const isDriven = (request: Oracle.Request): request is Driven => DRIVEN.has(requ
 
 /**
  * A {@link Recorder} telling `onEntry` of every answer (`terminate` and `par`, which the driver
- * answers itself, are not recorded).
+ * answers itself, are not recorded), those a resumed run is given from its checkpoint's record
+ * included.
  *
  * @since 0.2.0
  * @category constructors
@@ -410,14 +407,16 @@ export const recorder = (onEntry: (entry: Entry) => void): Recorder => {
       marks.set(exec.requestKey(request), exec.events.length)
       return Effect.void
     },
-    answered: (request, value, run) => {
+    answered: (request, value, run, recorded) => {
       // the driver answers these itself, in a replay as in the run
       if (isDriven(request) || (request.kind === "tool" && isTerminate(request.name))) return
       const exec = run.execution
       const key = exec.requestKey(request)
-      const events = exec.events.slice(marks.get(key) ?? exec.events.length)
+      // an answer a resumed run was given from its checkpoint's record added that record's events
+      const events = recorded !== undefined ? recorded.events : exec.events.slice(marks.get(key) ?? exec.events.length)
       marks.delete(key)
-      const tokens = events.reduce((sum, e) => sum + (e.tokens === undefined ? 0 : e.tokens.input + e.tokens.output), 0)
+      const tokens =
+        recorded !== undefined ? recorded.tokens : events.reduce((sum, e) => sum + (e.tokens === undefined ? 0 : e.tokens.input + e.tokens.output), 0)
       onEntry({
         key,
         kind: request.kind,

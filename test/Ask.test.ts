@@ -111,6 +111,8 @@ describe("ask", () => {
     })
     expect(output.value).toBe("do: approved")
     expect(questions).toEqual(["Approve this plan? / draft: Rome"])
+    // traced as the answer to a paused run is: the same trace either way
+    expect(output.trace.filter((e) => e.kind === "ask").map((e) => [e.name, e.input, e.output])).toEqual([["Approve this plan?", "draft: Rome", "approved"]])
     const failing = createRuntime({ model }).run(approval, "Rome", { ask: () => Promise.reject(new Error("no terminal")) })
     await expect(failing).rejects.toMatchObject({ _tag: "EvalError", message: "the ask handler failed: no terminal" })
   })

@@ -3,7 +3,6 @@
  * ending the run with an error that names the channels and branches, bad channels refused, the
  * messages traced, budgeted and a run with channels checkpointed and resumed.
  */
-import { Effect } from "effect"
 import { Checkpoint, createRuntime, type LanguageModel, Scripted, Term, Tools } from "lambdagent"
 import { describe, expect, it } from "vitest"
 
@@ -202,15 +201,18 @@ describe("channels", () => {
   })
 
   it("checkpoints before the scope and after it; a resumed run runs the scope again and ends the same", async () => {
-    const saved: Array<Checkpoint.Checkpoint> = []
+    const journal = Checkpoint.journal()
     const term = chain(
       agent("first"),
       Term.channels([{ name: "c", capacity: 0 }], Term.par([chain(agent("A"), Term.send("c")), chain(Term.receive("c"), agent("B"))], "concat")),
       agent("last")
     )
-    const whole = await run(term, "go", { checkpoint: { save: (c) => Effect.sync(() => void saved.push(c)) } })
+    const whole = await run(term, "go", { checkpoint: { save: journal.save } })
+    const saved = journal.checkpoints()
     // at "first", at the channels scope, at "last" — none from inside the scope
-    expect(saved.map((c) => Checkpoint.restore(c).pending?.kind)).toEqual(["llm", "channels", "llm"])
+    expect(saved.map((c) => c.waiting?.kind)).toEqual(["llm", "channels", "llm"])
+    // the scope's messages are not recorded, so the checkpoint after it is a new base: it is not replayed
+    expect(journal.entries.map((e) => e._tag)).toEqual(["Base", "Delta", "Base"])
     for (const checkpoint of saved) {
       const runtime = createRuntime({ model, trace: "agent" })
       try {
@@ -221,5 +223,33 @@ describe("channels", () => {
       }
     }
     expect(whole.result).toBe("last(A(first(go))\n\nB(A(first(go))))")
+  })
+
+  it("an ask inside a scope pauses the run; resumed with the answer (through JSON), it ends as a run answered at once", async () => {
+    const term = chain(
+      agent("first"),
+      Term.channels(
+        [{ name: "c", capacity: 0 }],
+        Term.par([chain(agent("A"), Term.send("c")), chain(Term.receive("c"), Term.ask("Go on?"), agent("B"))], "concat")
+      ),
+      agent("last")
+    )
+    const answered = await run(term, "go", { ask: () => "yes" })
+    let calls = 0
+    const counting: LanguageModel.LanguageModelShape = { ...model, chat: (request) => (calls++, model.chat(request)) }
+    const paused = await createRuntime({ model: counting })
+      .run(term, "go")
+      .then(
+        () => undefined,
+        (error: unknown) => error as { _tag: string; question: string; checkpoint: unknown }
+      )
+    expect(paused).toMatchObject({ _tag: "RunPaused", question: "Go on?" })
+    expect(calls).toBe(2)
+    calls = 0
+    const resumed = await createRuntime({ model: counting }).resume(JSON.parse(JSON.stringify(paused!.checkpoint)), { answer: "yes" })
+    expect(resumed.result).toBe(answered.result)
+    expect(resumed.trace.map((e) => `${e.kind}:${e.name}`)).toEqual(answered.trace.map((e) => `${e.kind}:${e.name}`))
+    // the scope's messages are not recorded: it runs again ("A" asked twice in all), the call before it does not
+    expect(calls).toBe(3)
   })
 })

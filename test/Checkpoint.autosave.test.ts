@@ -2,8 +2,7 @@
  * Checkpoints during long pure evaluation (`everySteps`, YAML `checkpoint.autoSaveSteps`): taken
  * between time slices, waiting on no request, and a run resumed from one ends as it would have.
  */
-import { Effect } from "effect"
-import { type Checkpoint, createRuntime, Scripted, Term } from "lambdagent"
+import { Checkpoint, createRuntime, Scripted, Term } from "lambdagent"
 import { describe, expect, it } from "vitest"
 
 const x = Term.var("x")
@@ -15,13 +14,13 @@ const counting = Term.compose([
 
 describe("checkpoints every so many steps", () => {
   it("are taken during pure evaluation, and a run resumed from one ends the same", async () => {
-    const saved: Array<Checkpoint.Checkpoint> = []
+    const journal = Checkpoint.journal()
     const runtime = createRuntime({ model: Scripted.echo() })
     // no trace: each checkpoint holds the trace so far, and this loop records an event per iteration
-    const whole = await runtime.run(counting, 0, {
-      trace: "off",
-      checkpoint: { save: (c) => Effect.sync(() => void saved.push(JSON.parse(JSON.stringify(c)))), everySteps: 10_000 }
-    })
+    const whole = await runtime.run(counting, 0, { trace: "off", checkpoint: { save: journal.save, everySteps: 10_000 } })
+    // each is a whole checkpoint: its base keeps the computation done so far
+    expect(journal.entries.every((e) => e._tag === "Base")).toBe(true)
+    const saved = journal.checkpoints().map((c) => JSON.parse(JSON.stringify(c)) as Checkpoint.Checkpoint)
     expect(whole.value).toBe("150000")
     const during = saved.filter((c) => c.usage.llmCalls === 0 && c.usage.steps > 0)
     // the last checkpoint is the one before the LLM call; the others were taken while counting
@@ -35,12 +34,13 @@ describe("checkpoints every so many steps", () => {
     expect(resumed.value).toBe("150000")
     expect(resumed.stats.steps).toBe(whole.stats.steps)
     expect(resumed.stats.llmCalls).toBe(1)
+    // resumed from its base, the run does not count again: it takes fewer steps than counting from the start
+    expect(middle.base.usage.steps).toBe(middle.usage.steps)
   })
 
   it("are not taken without everySteps", async () => {
-    const saved: Array<Checkpoint.Checkpoint> = []
-    await createRuntime({ model: Scripted.echo() }).run(counting, 0, { trace: "off", checkpoint: { save: (c) => Effect.sync(() => void saved.push(c)) } })
-    expect(saved.map((c) => c.usage.llmCalls)).toEqual([0])
-    expect(saved).toHaveLength(1)
+    const journal = Checkpoint.journal()
+    await createRuntime({ model: Scripted.echo() }).run(counting, 0, { trace: "off", checkpoint: { save: journal.save } })
+    expect(journal.checkpoints().map((c) => c.usage.llmCalls)).toEqual([0])
   })
 })

@@ -1,27 +1,30 @@
 /**
- * Checkpoints: a run paused at any oracle call, written as JSON, read back and resumed in a fresh
- * runtime, ends exactly as the uninterrupted run; bad checkpoints are refused with one-line errors.
+ * Checkpoints: a run paused at any oracle call, its journal (a whole checkpoint, then deltas)
+ * written as text, read back and resumed in a fresh runtime, ends exactly as the uninterrupted run;
+ * bad checkpoints are refused with one-line errors.
  */
 import { Effect } from "effect"
 import fc from "fast-check"
-import { Checkpoint, createRuntime, Errors, Evaluator, type LanguageModel, Term } from "lambdagent"
+import { Checkpoint, CheckpointStore, createRuntime, Errors, Evaluator, type LanguageModel, Replay, Scripted, Term } from "lambdagent"
 import { describe, expect, it } from "vitest"
 import { agentTerms, conversationModel as model, observable, tools } from "./fixtures/agentTerms.ts"
 
 const agent = agentTerms()
 
-/** Run `term`, keeping every checkpoint (as JSON text) and counting live calls. */
+/** Run `term` checkpointing into a location in memory; every checkpoint read back as JSON text. */
 const runKeeping = async (term: Term.Term) => {
-  const saved: Array<string> = []
+  const location = CheckpointStore.memoryLocation()
+  const store = await Effect.runPromise(CheckpointStore.open(location, { runId: "r", maxCheckpoints: 1000 }))
   const runtime = createRuntime({ model, tools, trace: "agent" })
+  const kept = async () => {
+    const keys = (await Effect.runPromise(location.list)).map((e) => e.key)
+    return Promise.all(keys.map(async (key) => JSON.stringify(await Effect.runPromise(CheckpointStore.readFrom(location, key)))))
+  }
   try {
-    const out = await runtime.run(term, "go", {
-      budget: { llmCalls: 1000, toolCalls: 1000 },
-      checkpoint: { save: (c) => Effect.sync(() => void saved.push(JSON.stringify(c))) }
-    })
-    return { out, saved }
+    const out = await runtime.run(term, "go", { budget: { llmCalls: 1000, toolCalls: 1000 }, checkpoint: { save: store.save } })
+    return { out, saved: await kept() }
   } catch (error) {
-    return { error: (error as Error).message, saved }
+    return { error: (error as Error).message, saved: await kept() }
   } finally {
     await runtime.close()
   }
@@ -78,6 +81,74 @@ describe("Checkpoint", () => {
     }
   })
 
+  it("hands its store a whole checkpoint first, then the answers since, each checkpoint the uninterrupted run's", async () => {
+    const term = Term.compose([
+      Term.llm({ system: "a", conversation: false }),
+      Term.par([Term.tool("t1"), Term.llm({ system: "b", conversation: false })], "concat"),
+      Term.tool("t2")
+    ])
+    const journal = Checkpoint.journal()
+    const whole = await createRuntime({ model, tools }).run(term, "go", { checkpoint: { save: journal.save } })
+    expect(journal.entries.map((e) => e._tag)).toEqual(["Base", "Delta", "Delta", "Delta", "Delta"])
+    const first = journal.checkpoints()[0]!
+    // the first base is the run's start: no step taken, nothing answered
+    expect(first.base.usage.steps).toBe(0)
+    expect(first.answers).toHaveLength(0)
+    expect(first.waiting?.kind).toBe("llm")
+    const deltas = journal.entries.slice(1).map((e) => (e._tag === "Delta" ? e.delta : undefined)!)
+    // each answer is handed on once, in the delta of the checkpoint after it
+    expect(deltas.flatMap((d) => d.answers.map((a) => a.kind)).sort()).toEqual(["llm", "llm", "tool"])
+    expect(deltas[0]!.waiting?.kind).toBe("par")
+    expect(deltas.at(-1)!.waiting).toMatchObject({ kind: "tool", name: "t2" })
+    for (const checkpoint of journal.checkpoints()) {
+      const resumed = await createRuntime({ model, tools }).resume(JSON.parse(JSON.stringify(checkpoint)))
+      expect(resumed.value).toEqual(whole.value)
+      expect(observable(resumed.trace)).toEqual(observable(whole.trace))
+      expect(resumed.stats.steps).toBe(whole.stats.steps)
+    }
+  })
+
+  it("takes a new base when replaying from the last one would cost more than taking one", async () => {
+    // each call is preceded by ~200,000 steps of counting: replaying them costs more than a snapshot
+    const count = Term.loop({ body: Term.lam("x", Term.add(Term.var("x"), Term.lit(1))), max: 40_000 })
+    const step = Term.compose([Term.lam("s", Term.lit(0)), count, Term.llm({ system: "n", conversation: false })])
+    const term = Term.compose([step, step, step, step])
+    const journal = Checkpoint.journal()
+    const whole = await createRuntime({ model }).run(term, "go", { trace: "off", checkpoint: { save: journal.save } })
+    expect(journal.entries.every((e) => e._tag === "Base")).toBe(true)
+    const newest = journal.checkpoints().at(-1)!
+    expect(newest.base.answers).toBe(3)
+    // the run's start is kept beside the newest base
+    expect(newest.origin?.usage.steps).toBe(0)
+    const resumed = await createRuntime({ model }).resume(newest)
+    expect(resumed.value).toEqual(whole.value)
+    expect(resumed.stats.steps).toBe(whole.stats.steps)
+  }, 60_000)
+
+  it("a resumed run that records its answers records the ones before the checkpoint too, and replays offline", async () => {
+    const term = Term.compose([
+      Term.llm({ system: "a", conversation: false }),
+      Term.tool("t1"),
+      Term.par([Term.llm({ system: "b", conversation: false }), Term.tool("t2")], "concat"),
+      Term.llm({ system: "c", conversation: false })
+    ])
+    const recorded: Array<Replay.Entry> = []
+    const whole = await createRuntime({ model, tools }).run(term, "go", { record: (e) => void recorded.push(e) })
+    const journal = Checkpoint.journal()
+    await createRuntime({ model, tools }).run(term, "go", { checkpoint: { save: journal.save } })
+    for (const checkpoint of journal.checkpoints()) {
+      const answers: Array<Replay.Entry> = []
+      const resumed = await createRuntime({ model, tools }).resume(checkpoint, { record: (e) => void answers.push(e) })
+      expect(resumed.value).toEqual(whole.value)
+      expect(answers.map((a) => a.key).sort()).toEqual(recorded.map((a) => a.key).sort())
+      const byKey = new Map(recorded.map((a) => [a.key, a]))
+      for (const a of answers) expect({ ...a, events: observable(a.events) }).toEqual({ ...byKey.get(a.key)!, events: observable(byKey.get(a.key)!.events) })
+      const offline = await createRuntime({ model: Scripted.fixed("never asked") }).run(term, "go", { replay: { recording: Replay.make({ term, answers }) } })
+      expect(offline.value).toEqual(whole.value)
+      expect(observable(offline.trace)).toEqual(observable(whole.trace))
+    }
+  })
+
   it("snapshots a machine 100,000 frames deep and resumes it", () => {
     // sum 0..n-1 by non-tail recursion through a tool call at the bottom
     const n = 100_000
@@ -131,7 +202,7 @@ describe("Checkpoint", () => {
       const text = good()
       expect(reason(() => Checkpoint.parse(text.slice(0, text.length / 2)))).toBe("format")
       expect(reason(() => Checkpoint.parse('{"hello":1}'))).toBe("format")
-      expect(reason(() => Checkpoint.parse(text.replace('"version":1', '"version":2')))).toBe("version")
+      expect(reason(() => Checkpoint.parse(text.replace('"version":2', '"version":1')))).toBe("version")
       expect(reason(() => Checkpoint.parse(text.replace('"steps":', '"steps":1')))).toBe("digest")
       expect(reason(() => Checkpoint.parse(text, { term: Term.tool("other") }))).toBe("term")
       expect(Checkpoint.restore(Checkpoint.parse(text)).pending?.kind).toBe("tool")

@@ -1,7 +1,6 @@
-import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import * as z from "zod"
-import { type Checkpoint, createRuntime, type LanguageModel, Oracle, Replay, Scripted, Term, Tools, Value } from "lambdagent"
+import { Checkpoint, createRuntime, type LanguageModel, Oracle, Replay, Scripted, Term, Tools, Value } from "lambdagent"
 
 const add = Tools.define({
   name: "add",
@@ -154,14 +153,13 @@ describe("native tool calling (react.toolCalling)", () => {
   })
 
   it("a checkpoint taken before the calls resumes with the native calls and their ids", async () => {
-    const saved: Array<Checkpoint.Checkpoint> = []
+    const journal = Checkpoint.journal()
     const term = agent("native")
     const model = Scripted.sequence([calls(call("x1", "add", '{"a":20,"b":22}'), call("x2", "add", '{"a":1,"b":1}'))])
-    await expect(
-      createRuntime({ model, tools: [add] }).run(term, "go", { checkpoint: { save: (c) => Effect.sync(() => void saved.push(JSON.parse(JSON.stringify(c)))) } })
-    ).rejects.toThrow(/exhausted/)
-    // the second checkpoint waits on the two calls
-    const before = saved[1]!
+    await expect(createRuntime({ model, tools: [add] }).run(term, "go", { checkpoint: { save: journal.save } })).rejects.toThrow(/exhausted/)
+    // the second checkpoint waits on the two calls: its delta holds the model's answer with them
+    const before = JSON.parse(JSON.stringify(journal.checkpoints()[1])) as Checkpoint.Checkpoint
+    expect(before.waiting).toMatchObject({ kind: "tools", name: "add, add" })
     const resumedModel = recording(["42 and 2"])
     const resumed = await createRuntime({ model: resumedModel.model, tools: [add] }).resume(before)
     expect(resumed.value).toBe("42 and 2")

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import fc from "fast-check"
-import { createRuntime, Errors, type LanguageModel, Replay, Scripted, Term, Tools } from "lambdagent"
+import { Checkpoint, createRuntime, Errors, type LanguageModel, Replay, Scripted, Term, Tools } from "lambdagent"
 import { replayModel } from "lambdagent/testing"
 import { describe, expect, it } from "vitest"
 import { agentTerms, conversationModel as model, observable, tools } from "./fixtures/agentTerms.ts"
@@ -73,15 +73,13 @@ describe("Replay", () => {
   it("records while checkpointing: both are told of every answer", async () => {
     const term = Term.compose([Term.llm({ system: "a", conversation: false }), Term.tool("t1"), Term.llm({ system: "b", conversation: false })])
     const answers: Array<Replay.Entry> = []
-    const checkpoints: Array<string> = []
+    const journal = Checkpoint.journal()
     const runtime = createRuntime({ model, tools })
-    const out = await runtime.run(term, "go", {
-      record: (e) => answers.push(e),
-      checkpoint: { save: (c) => Effect.sync(() => void checkpoints.push(JSON.stringify(c))) }
-    })
+    const out = await runtime.run(term, "go", { record: (e) => answers.push(e), checkpoint: { save: journal.save } })
     await runtime.close()
+    const checkpoints = journal.checkpoints()
     expect(checkpoints).toHaveLength(3)
-    expect(JSON.parse(checkpoints[2]!).answers).toHaveLength(2)
+    expect(JSON.parse(JSON.stringify(checkpoints[2])).answers).toHaveLength(2)
     expect(answers.map((a) => a.key)).toEqual(["1", "2", "3"])
     const replayed = await replay(term, Term.stringify(Replay.make({ term, answers })))
     expect(replayed.out!.result).toEqual(out.result)

@@ -22,7 +22,12 @@ describe("examples run offline", () => {
     expect(await chain.main()).toEqual({ result: "Write(Analyze(Extract(report)))", stages: ["extract", "analyze", "draft"] })
   })
   it("checkpoint and resume", async () => {
-    expect(await checkpoint.main()).toEqual({ result: "Write(Analyze(Extract(report)))", callsAfterResume: 1 })
+    expect(await checkpoint.main()).toEqual({
+      result: "Write(Analyze(Extract(report)))",
+      callsAfterResume: 1,
+      recorded: 3,
+      replayed: "Write(Analyze(Extract(report)))"
+    })
   })
   it("approval: a person in the loop", async () => {
     expect(await approval.main()).toEqual({

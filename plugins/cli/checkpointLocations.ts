@@ -55,8 +55,13 @@ const redisParts = (spec: string): { readonly url?: string; readonly keyPrefix?:
 /**
  * Open the location `spec` (see the module's description): a store that cannot be reached or
  * written is a one-line {@link CliError} naming it, raised now, before a run's first oracle call.
+ * `directory` holds a directory's options (`fsync`).
  */
-export const openLocation = async (spec: string, baseDir: string = process.cwd()): Promise<OpenLocation> => {
+export const openLocation = async (
+  spec: string,
+  baseDir: string = process.cwd(),
+  directory: CheckpointStore.DirectoryLocationOptions = {}
+): Promise<OpenLocation> => {
   const normal = normalizeLocation(spec, baseDir)
   const scope = Scope.makeUnsafe()
   const close = () => Effect.runPromise(Scope.close(scope, Exit.void))
@@ -69,7 +74,7 @@ export const openLocation = async (spec: string, baseDir: string = process.cwd()
       const plugin = await loadStorePlugin("sqlite")
       location = await Effect.runPromise(Scope.provide(plugin.checkpointLocation({ path: normal.slice("sqlite:".length) }), scope))
     } else {
-      return { location: CheckpointStore.directoryLocation(normal), spec: normal, isDirectory: true, close }
+      return { location: CheckpointStore.directoryLocation(normal, directory), spec: normal, isDirectory: true, close }
     }
     return { location, spec: normal, isDirectory: false, close }
   } catch (error) {

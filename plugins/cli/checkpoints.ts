@@ -6,21 +6,26 @@
  */
 import { runJson } from "./runJson.ts"
 import { randomBytes } from "node:crypto"
+import { writeFile } from "node:fs/promises"
 import { basename, dirname, resolve } from "node:path"
 import * as Effect from "effect/Effect"
-import { Checkpoint, CheckpointStore, Errors, type Runtime, Term, Trace, Value } from "lambdagent"
+import { Checkpoint, CheckpointStore, Errors, Replay, type Runtime, Term, Trace, Value } from "lambdagent"
 import { buildRuntime, type LoadedAgent, loadAgent, shellTools } from "./agent.ts"
 import { normalizeLocation, type OpenLocation, openLocation } from "./checkpointLocations.ts"
 import { CliError, ExitCode, onInterrupt, Reported } from "./io.ts"
 import { integer, textOrJson } from "./options.ts"
 import type { Registration } from "./shell.ts"
 import type { Host } from "./plugins.ts"
+import { runMetaOf, writeTraceFile } from "./traceFile.ts"
+import { formatEventLine, summaryLine } from "./trace.ts"
 
 /** Where a run's checkpoints go: `--checkpoint LOCATION`, else an enabled `checkpoint:` block of its config. */
 export interface CheckpointPlan {
   /** A directory (absolute), `redis://…` or `sqlite:/absolute/path`. */
   readonly location: string
   readonly maxCheckpoints?: number
+  /** The block's `fsync: false`: a directory's checkpoints survive a crash of the process, not of the machine. */
+  readonly fsync?: boolean
   /** The block's `autoSaveSteps`: also a checkpoint every this many steps of pure evaluation. */
   readonly everySteps?: number
 }
@@ -32,10 +37,11 @@ export const checkpointPlan = (agent: LoadedAgent, flag: string | undefined): Ch
   return { location: normalizeLocation(block.store ?? block.directory ?? DEFAULT_DIRECTORY, agent.baseDir), ...maxOf(agent) }
 }
 
-const maxOf = (agent: LoadedAgent): { maxCheckpoints?: number; everySteps?: number } => {
-  const block = agent.compiled?.runtime.checkpoint as { maxCheckpoints?: number; autoSaveSteps?: number } | undefined
+const maxOf = (agent: LoadedAgent): { maxCheckpoints?: number; everySteps?: number; fsync?: boolean } => {
+  const block = agent.compiled?.runtime.checkpoint as { maxCheckpoints?: number; autoSaveSteps?: number; fsync?: boolean } | undefined
   return {
     ...(block?.maxCheckpoints !== undefined ? { maxCheckpoints: block.maxCheckpoints } : {}),
+    ...(block?.fsync !== undefined ? { fsync: block.fsync } : {}),
     ...(block?.autoSaveSteps !== undefined && block.autoSaveSteps > 0 ? { everySteps: block.autoSaveSteps } : {})
   }
 }
@@ -82,7 +88,7 @@ export const checkpointing = async (
   if (pausesOnly && !Term.capabilities(agent.term).ask) return undefined
   const target = plan ?? { location: resolve(agent.baseDir, DEFAULT_DIRECTORY), ...maxOf(agent) }
   const runId = meta.runId ?? randomBytes(6).toString("hex")
-  const open = opened ?? (await openLocation(target.location))
+  const open = opened ?? (await openLocation(target.location, undefined, target.fsync !== undefined ? { fsync: target.fsync } : {}))
   try {
     const store = await Effect.runPromise(
       CheckpointStore.open(open.location, {
@@ -110,7 +116,7 @@ const DEFAULT_DIRECTORY = ".lambdagent/checkpoints"
  */
 export const reportPause = async (error: unknown, checkpointing: Checkpointing | undefined, format: "text" | "json"): Promise<never> => {
   if (!(error instanceof Errors.RunPaused) || checkpointing === undefined) throw error
-  await Effect.runPromise(checkpointing.store.save(error.checkpoint as Checkpoint.Checkpoint))
+  await Effect.runPromise(checkpointing.store.save({ _tag: "Base", checkpoint: error.checkpoint as Checkpoint.Checkpoint }))
   const file = checkpointing.store.lastWritten!
   const opened = checkpointing.opened
   if (format === "json") {
@@ -142,6 +148,11 @@ interface ResumeOptions {
   readonly quiet?: boolean
   /** The store the checkpoint is in (its key is then the argument); default: the file's directory. */
   readonly store?: string
+  /** Save the result, trace, stats and every oracle answer of the run (before the checkpoint too), as `run --trace-file` does. */
+  readonly traceFile?: string
+  readonly output?: string
+  /** Print the run's trace on stderr when it ends. */
+  readonly trace?: boolean
 }
 
 /** The location of a checkpoint named on the command line: `--store`, else the directory of its file. */
@@ -181,7 +192,7 @@ const resumeFrom = async (opened: OpenLocation, key: string, file: string, optio
   })
   if (options.answer !== undefined && checkpoint.asking === undefined) {
     throw new CliError(
-      `${file}: --answer given, but the run is not waiting for an answer (it waits on ${pendingKind(checkpoint) ?? "nothing"})`,
+      `${file}: --answer given, but the run is not waiting for an answer (it waits on ${waitingText(checkpoint.waiting, undefined)})`,
       ExitCode.usage,
       "UsageError"
     )
@@ -206,16 +217,41 @@ const resumeFrom = async (opened: OpenLocation, key: string, file: string, optio
   )
   const controller = new AbortController()
   onInterrupt(() => controller.abort(new CliError("interrupted", ExitCode.interrupted, "Interrupted")))
+  // with a trace file the run records every answer: it replays those before the checkpoint from the record
+  const answers: Array<Replay.Entry> = []
+  const recording = () =>
+    Replay.make({
+      term: agent.term,
+      answers,
+      meta: runMetaOf(meta.config, meta.input, {
+        tool: [...(meta.tools ?? [])],
+        ...(meta.toolTimeout !== undefined ? { toolTimeout: meta.toolTimeout } : {}),
+        ...(model !== undefined ? { model } : {}),
+        ...(meta.temperature !== undefined ? { temperature: meta.temperature } : {}),
+        ...(meta.maxSteps !== undefined ? { maxSteps: meta.maxSteps } : {})
+      })
+    })
   try {
     const output = await runtime
       .resume(checkpoint, {
         signal: controller.signal,
         ...(saving !== undefined ? { checkpoint: saving.call } : {}),
-        ...(options.answer !== undefined ? { answer: options.answer } : {})
+        ...(options.answer !== undefined ? { answer: options.answer } : {}),
+        ...(options.traceFile !== undefined ? { record: (entry: Replay.Entry) => void answers.push(entry) } : {})
       })
       .catch((error: unknown) => reportPause(error, saving, options.format))
-    if (options.format === "json") process.stdout.write(JSON.stringify(runJson(output)) + "\n")
-    else process.stdout.write(Value.toText(output.value) + "\n")
+    const record = runJson(output)
+    if (options.traceFile !== undefined) await writeTraceFile(options.traceFile, { ...record, replay: recording() })
+    if (options.output !== undefined) await writeFile(options.output, Value.toText(output.value) + "\n")
+    if (options.format === "json") process.stdout.write(Term.stringify(record) + "\n")
+    else {
+      if (options.trace === true && options.quiet !== true) {
+        output.trace.forEach((event, i) => process.stderr.write(`${formatEventLine(event, i)}\n`))
+        process.stderr.write(`${"─".repeat(40)}\n${summaryLine(output.trace)}\n`)
+      }
+      if (options.output === undefined || options.quiet !== true) process.stdout.write(Value.toText(output.value) + "\n")
+    }
+    if (options.traceFile !== undefined && options.quiet !== true && options.format !== "json") process.stderr.write(`[trace saved to ${options.traceFile}]\n`)
   } finally {
     onInterrupt(undefined)
     if (saving !== undefined && saving.opened !== opened) await saving.opened.close()
@@ -223,37 +259,38 @@ const resumeFrom = async (opened: OpenLocation, key: string, file: string, optio
   }
 }
 
-const summary = async (opened: OpenLocation, entry: CheckpointStore.Listed) => {
-  const checkpoint = await Effect.runPromise(CheckpointStore.readFrom(opened.location, entry.key))
-  const pending = (checkpoint.graph.heap.length > 0 ? pendingKind(checkpoint) : undefined) ?? "start"
-  return {
-    file: entry.key,
-    run: entry.runId,
-    sequence: entry.sequence,
-    createdAt: checkpoint.createdAt,
-    waitingOn: pending,
-    steps: checkpoint.usage.steps,
-    llmCalls: checkpoint.usage.llmCalls,
-    toolCalls: checkpoint.usage.toolCalls,
-    answers: checkpoint.answers.length,
-    bytes: entry.bytes
+/** What a checkpoint waits on, in words. */
+const waitingText = (waiting: Checkpoint.Checkpoint["waiting"], asking: Checkpoint.Asking | undefined): string => {
+  if (asking !== undefined) return `an answer to ${JSON.stringify(asking.question)}`
+  if (waiting === undefined) return "nothing (taken during pure evaluation)"
+  switch (waiting.kind) {
+    case "tool":
+    case "tools":
+      return `tool ${waiting.name ?? ""}`.trim()
+    case "llm":
+      return `llm${waiting.name !== undefined ? ` ${waiting.name}` : ""}`
+    case "ask":
+      return `an answer to ${JSON.stringify(waiting.name ?? "")}`
+    default:
+      return waiting.kind
   }
 }
 
-const pendingKind = (checkpoint: Checkpoint.Checkpoint): string | undefined => {
-  const pending = Checkpoint.restore(checkpoint).pending
-  if (pending === undefined) return undefined
-  switch (pending.kind) {
-    case "tool":
-      return `tool ${pending.name}`
-    case "llm":
-      return `llm${pending.term.name !== undefined ? ` ${pending.term.name}` : ""}`
-    case "ask":
-      return `an answer to ${JSON.stringify(pending.question)}`
-    default:
-      return checkpoint.asking !== undefined ? `an answer to ${JSON.stringify(checkpoint.asking.question)}` : pending.kind
-  }
-}
+const summaryRow = (opened: OpenLocation, s: CheckpointStore.Summary) => ({
+  file: opened.isDirectory ? basename(s.key) : s.key,
+  key: s.key,
+  run: s.runId,
+  sequence: s.sequence,
+  base: s.base,
+  createdAt: s.createdAt ?? null,
+  waitingOn: s.problem !== undefined ? null : waitingText(s.waiting, s.asking),
+  steps: s.usage?.steps ?? null,
+  llmCalls: s.usage?.llmCalls ?? null,
+  toolCalls: s.usage?.toolCalls ?? null,
+  answers: s.answers ?? null,
+  bytes: s.bytes,
+  ...(s.problem !== undefined ? { problem: s.problem } : {})
+})
 
 /** Run `body` with the location `spec` open, then close it. */
 const withLocation = async <A>(spec: string, body: (opened: OpenLocation) => Promise<A>): Promise<A> => {
@@ -271,10 +308,16 @@ export const registerCheckpoints: Registration = (program, run, host) => {
   program
     .command("resume")
     .description("resume a run from a checkpoint (written by run --checkpoint), in this process")
-    .argument("<checkpoint>", "a checkpoint file, or with --store its key (RUNID.SEQUENCE)")
+    .argument("<checkpoint>", "a checkpoint: DIR/RUNID.SEQUENCE or a journal file of a directory (its newest), or with --store its key (RUNID.SEQUENCE)")
     .option("--store <location>", STORE_HELP)
     .option("--model <spec>", "send the remaining LLM calls to this model (default: the run's)")
     .option("--answer <text>", "the answer to the question a paused run asks (see lambdagent checkpoints show)")
+    .option("--trace", "print the run's trace on stderr when it ends")
+    .option(
+      "--trace-file <file>",
+      "save the result, trace, stats and every oracle answer of the run, before the checkpoint too, as JSON (for lambdagent trace and replay)"
+    )
+    .option("--output <file>", "also write the result to a file")
     .option("--format <format>", "text (default) or json: {result, trace, stats} on stdout", textOrJson, "text")
     .option("--quiet", "nothing on stderr but errors")
     .action(async (file: string, options: ResumeOptions) =>
@@ -294,12 +337,13 @@ export const registerCheckpoints: Registration = (program, run, host) => {
       run(
         () =>
           withLocation(spec, async (opened) => {
-            const rows: Array<Awaited<ReturnType<typeof summary>>> = []
-            for (const entry of await Effect.runPromise(opened.location.list)) rows.push(await summary(opened, entry))
+            const rows = (await Effect.runPromise(CheckpointStore.inventory(opened.location))).map((s) => summaryRow(opened, s))
             if (options.format === "json") return void process.stdout.write(JSON.stringify(rows) + "\n")
             for (const r of rows) {
               process.stdout.write(
-                `${opened.isDirectory ? basename(r.file) : r.file}  ${r.createdAt}  waiting on ${r.waitingOn}  steps ${r.steps}  llm ${r.llmCalls}  tools ${r.toolCalls}  ${r.bytes} B\n`
+                r.problem !== undefined
+                  ? `${r.file}  damaged: ${r.problem}\n`
+                  : `${r.file}  ${r.createdAt}  waiting on ${r.waitingOn}  steps ${r.steps}  llm ${r.llmCalls}  tools ${r.toolCalls}  ${r.bytes} B\n`
               )
             }
           }),
@@ -317,16 +361,18 @@ export const registerCheckpoints: Registration = (program, run, host) => {
         async () => {
           const opened = await locationOf(file, options.store)
           const checkpoint = await Effect.runPromise(CheckpointStore.readFrom(opened.location, keyIn(opened, file))).finally(opened.close)
+          const trace = await Effect.runPromise(Checkpoint.traceTo(checkpoint))
           const info = {
             file,
             meta: checkpoint.meta,
             term: checkpoint.term,
             createdAt: checkpoint.createdAt,
             usage: checkpoint.usage,
-            waitingOn: pendingKind(checkpoint) ?? "start",
+            waitingOn: waitingText(checkpoint.waiting, checkpoint.asking),
             ...(checkpoint.asking !== undefined ? { asking: checkpoint.asking } : {}),
+            base: { steps: checkpoint.base.usage.steps, answers: checkpoint.base.answers },
             answers: checkpoint.answers.map((a) => ({ key: a.key, kind: a.kind })),
-            trace: checkpoint.events
+            trace
           }
           if (options.format === "json") return void process.stdout.write(JSON.stringify(info) + "\n")
           process.stdout.write(
@@ -340,7 +386,7 @@ export const registerCheckpoints: Registration = (program, run, host) => {
             `  waiting on ${info.waitingOn}; steps ${info.usage.steps}, llm calls ${info.usage.llmCalls}, tool calls ${info.usage.toolCalls}, tokens ${info.usage.tokens}\n`
           )
           process.stdout.write(
-            `  ${info.answers.length} answers recorded, ${info.trace.length} trace events\n  ${Term.pretty(Checkpoint.rootTerm(checkpoint)).slice(0, 200)}\n`
+            `  ${info.answers.length} answers recorded (${info.answers.length - info.base.answers} after its base, at step ${info.base.steps}), ${trace.length} trace events\n  ${Term.pretty(Checkpoint.rootTerm(checkpoint)).slice(0, 200)}\n`
           )
         },
         () => options.format
@@ -348,10 +394,10 @@ export const registerCheckpoints: Registration = (program, run, host) => {
     )
   checkpoints
     .command("prune")
-    .description("delete each run's checkpoints but the newest")
+    .description("delete each run's checkpoints but the newest (and the whole checkpoint it extends)")
     .argument("<location>", "a checkpoint directory, redis://HOST[:PORT][?prefix=P] or sqlite:PATH")
     .option("--keep <n>", "checkpoints kept per run (default 1)", integer("--keep", 0), 1)
-    .option("--format <format>", "text (default) or json: {deleted: [file…]}", textOrJson, "text")
+    .option("--format <format>", "text (default) or json: {deleted: [checkpoint…]}", textOrJson, "text")
     .action(async (spec: string, options: { keep: number; format: "text" | "json" }) =>
       run(
         () =>

@@ -116,7 +116,8 @@ export const describeError = (error: unknown): { kind: string; message: string; 
   return { kind: "InternalError", message: error instanceof Error ? error.message : String(error) }
 }
 
-export const exitCodeOf = (error: unknown): number => (error instanceof CliError ? error.exitCode : ExitCode.failed)
+export const exitCodeOf = (error: unknown): number =>
+  error instanceof CliError ? error.exitCode : error instanceof Errors.CheckpointError && error.reason === "missing" ? ExitCode.notFound : ExitCode.failed
 
 /** Report an error on stderr as one line (text) or one JSON object. */
 export const reportError = (error: unknown, format: "text" | "json"): void => {

@@ -10,7 +10,7 @@ import { CliError, ExitCode, onInterrupt, readTextFile } from "./io.ts"
 import { textOrJson, usageError } from "./options.ts"
 import type { Host } from "./plugins.ts"
 import { runJson } from "./runJson.ts"
-import { runMetaOf, writeTraceFile } from "./run.ts"
+import { runMetaOf, writeTraceFile } from "./traceFile.ts"
 import type { Registration } from "./shell.ts"
 
 interface ReplayOptions {

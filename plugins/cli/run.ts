@@ -2,7 +2,6 @@
  * `lambdagent run <config> [input | -] [options]`: compile an agent and apply it to an input.
  */
 import { writeFile } from "node:fs/promises"
-import { resolve } from "node:path"
 import { type Host, noPlugins, pluginTools } from "./plugins.ts"
 import type { Registration } from "./shell.ts"
 import { Replay, Term, type Trace, Value } from "lambdagent"
@@ -15,6 +14,7 @@ import { parseSandboxFlag, SANDBOX_FLAGS, SANDBOX_HELP } from "./sandbox.ts"
 import { silentStatus, startStatus, type Status } from "./status.ts"
 import { formatEventLine, summaryLine } from "./trace.ts"
 import { eventJson, runJson } from "./runJson.ts"
+import { runMetaOf, writeTraceFile } from "./traceFile.ts"
 
 export interface RunOptions {
   readonly input?: string
@@ -173,20 +173,6 @@ export const runCommand = async (config: string, positional: string | undefined,
     await close()
   }
 }
-
-/** What a trace file keeps of the run, to run it again (`lambdagent replay`): never its environment, which may hold secrets. */
-export const runMetaOf = (config: string, input: string, options: Pick<RunOptions, "tool" | "toolTimeout" | "model" | "temperature" | "maxSteps">) => ({
-  config: resolve(config),
-  input,
-  tools: options.tool,
-  ...(options.toolTimeout !== undefined ? { toolTimeout: options.toolTimeout } : {}),
-  ...(options.model !== undefined ? { model: options.model } : {}),
-  ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
-  ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {})
-})
-
-/** A trace file: `{result, trace, stats, replay}` (and `error` for a run that failed), integers exact. */
-export const writeTraceFile = (path: string, record: Readonly<Record<string, unknown>>): Promise<void> => writeFile(path, Term.stringify(record) + "\n")
 
 const collect = (value: string, previous: Array<string>) => [...previous, value]
 

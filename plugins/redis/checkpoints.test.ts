@@ -37,15 +37,32 @@ if (unavailable === undefined) {
 }
 
 describe.skipIf(unavailable !== undefined)("Redis checkpoints", () => {
-  it("keeps a checkpoint's text, its place in the index and in its run's set under the prefix; pruning removes all three", async () => {
+  it("keeps an entry's text, its place in the index, in its run's set and (a base) in its run's bases; pruning removes all of them", async () => {
     const own = `${prefix}layout:`
     const { close, value: location } = await openScoped(checkpointLocation({ url, keyPrefix: own }))
     const client = new Redis(url)
     try {
-      for (let sequence = 1; sequence <= 3; sequence++) await Effect.runPromise(location.write("r1", sequence, `{"n":${sequence}}`, 2))
-      expect((await client.keys(`${own}*`)).sort()).toEqual([`${own}ck:r1.000002`, `${own}ck:r1.000003`, `${own}index`, `${own}run:r1`])
-      expect(await client.zrange(`${own}run:r1`, "0", "-1")).toEqual(["r1.000002", "r1.000003"])
+      // a base at 1 with a delta, then a base at 3 with a delta: keep from 3
+      for (const [sequence, base] of [
+        [1, 1],
+        [2, 1],
+        [3, 3],
+        [4, 3]
+      ] as const) {
+        await Effect.runPromise(location.write("r1", sequence, base, `{"n":${sequence}}`, base))
+      }
+      expect((await client.keys(`${own}*`)).sort()).toEqual([`${own}bases:r1`, `${own}ck:r1.000003`, `${own}ck:r1.000004`, `${own}index`, `${own}run:r1`])
+      expect(await client.zrange(`${own}run:r1`, "0", "-1")).toEqual(["r1.000003", "r1.000004"])
+      expect(await client.zrange(`${own}bases:r1`, "0", "-1")).toEqual(["r1.000003"])
       expect(await client.zcard(`${own}index`)).toBe(2)
+      expect((await Effect.runPromise(location.list)).map((e) => [e.sequence, e.base])).toEqual([
+        [3, 3],
+        [4, 3]
+      ])
+      expect(await Effect.runPromise(location.readEntries("r1.000004"))).toEqual([
+        { sequence: 3, text: '{"n":3}' },
+        { sequence: 4, text: '{"n":4}' }
+      ])
       await Effect.runPromise(CheckpointStore.pruneIn(location, 0))
       expect(await client.keys(`${own}*`)).toEqual([])
     } finally {
@@ -67,11 +84,11 @@ describe.skipIf(unavailable !== undefined)("Redis checkpoints", () => {
     const { close, value: location } = await openScoped(checkpointLocation({ url, keyPrefix: own }))
     const client = new Redis(url)
     try {
-      await Effect.runPromise(location.write("r1", 1, '{"n":1}', 5))
+      await Effect.runPromise(location.write("r1", 1, 1, '{"n":1}', 1))
       // the run's set is now of the wrong type: the script fails at its ZADD, after its SET
       await client.del(`${own}run:r1`)
       await client.set(`${own}run:r1`, "not a sorted set")
-      const error = await failureOf(location.write("r1", 2, '{"n":2}', 5))
+      const error = await failureOf(location.write("r1", 2, 1, '{"n":2}', 1))
       expect(error.message).toContain("writing a checkpoint failed")
       expect(await client.exists(`${own}ck:r1.000002`)).toBe(0)
       expect(await client.zrange(`${own}index`, "0", "-1")).toEqual(["r1.000001"])

@@ -2,11 +2,12 @@
  * Checkpoints in Redis: a `CheckpointStore.Location` under a key prefix, shared by every process
  * that points at the same Redis and prefix.
  *
- * Layout: one string key per checkpoint (`<prefix>ck:<run id>.<sequence>`, its JSON text), a
- * sorted set of every checkpoint by the server time it was written (`<prefix>index`), and one of
- * each run's checkpoints by sequence (`<prefix>run:<run id>`). A write is one Lua script — the
- * text, both indexes and the pruning of the run's oldest — so Redis applies all of it or none:
- * no reader ever sees a checkpoint listed without its text, or the text of one not listed.
+ * Layout: one string key per journal entry (`<prefix>ck:<run id>.<sequence>`, its JSON text: a
+ * whole checkpoint or a delta), a sorted set of every entry by the server time it was written
+ * (`<prefix>index`), one of each run's entries by sequence (`<prefix>run:<run id>`) and one of its
+ * whole checkpoints, the bases the deltas extend (`<prefix>bases:<run id>`). A write is one Lua
+ * script — the text, the indexes and the pruning of the run's oldest — so Redis applies all of it
+ * or none: no reader ever sees an entry listed without its text, or the text of one not listed.
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -51,11 +52,12 @@ export interface RedisCheckpointOptions {
 export const defaultCheckpointPrefix = "lambdagent:checkpoints:"
 
 /**
- * KEYS: text, index, run. ARGV: key, text, sequence, keep, text prefix. Returns how many it pruned.
- * Redis does not undo a script's writes when a later command fails, so what can fail is checked first.
+ * KEYS: text, index, run, bases. ARGV: key, text, sequence, base, keep from, text prefix. Returns
+ * how many it pruned. Redis does not undo a script's writes when a later command fails, so what
+ * can fail is checked first.
  */
 const WRITE = `
-for i = 2, 3 do
+for i = 2, 4 do
   local t = redis.call('TYPE', KEYS[i]).ok
   if t ~= 'none' and t ~= 'zset' then return redis.error_reply('the key ' .. KEYS[i] .. ' holds a ' .. t .. ', not a sorted set of checkpoints') end
 end
@@ -64,32 +66,57 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('SET', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[2], now, ARGV[1])
 redis.call('ZADD', KEYS[3], tonumber(ARGV[3]), ARGV[1])
-local over = redis.call('ZCARD', KEYS[3]) - tonumber(ARGV[4])
-if over > 0 then
-  local victims = redis.call('ZRANGE', KEYS[3], 0, over - 1)
-  for i = 1, #victims do
-    redis.call('DEL', ARGV[5] .. victims[i])
-    redis.call('ZREM', KEYS[2], victims[i])
-  end
-  redis.call('ZREMRANGEBYRANK', KEYS[3], 0, over - 1)
+if ARGV[3] == ARGV[4] then redis.call('ZADD', KEYS[4], tonumber(ARGV[3]), ARGV[1]) end
+local below = '(' .. ARGV[5]
+local victims = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', below)
+for i = 1, #victims do
+  redis.call('DEL', ARGV[6] .. victims[i])
+  redis.call('ZREM', KEYS[2], victims[i])
 end
-return over
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', below)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', below)
+return #victims
 `
 
-/** KEYS: index. ARGV: text prefix. Returns [key, written ms, bytes, …]. */
-const LIST = `
+/** The base a run's entry `seq` extends (its own sequence when no base is before it). */
+const BASE_OF = `
+local function base_of(bases, seq)
+  local b = redis.call('ZREVRANGEBYSCORE', bases, seq, '-inf', 'LIMIT', 0, 1)
+  if #b == 0 then return seq end
+  return tonumber(redis.call('ZSCORE', bases, b[1]))
+end
+`
+
+/** KEYS: index. ARGV: text prefix, key prefix. Returns [key, written ms, bytes, base, …]. */
+const LIST = `${BASE_OF}
 local all = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
 local out = {}
 for i = 1, #all, 2 do
+  local run, seq = string.match(all[i], '^(.*)%.(%d+)$')
   out[#out + 1] = all[i]
   out[#out + 1] = all[i + 1]
   out[#out + 1] = redis.call('STRLEN', ARGV[1] .. all[i])
+  out[#out + 1] = run and base_of(ARGV[2] .. 'bases:' .. run, tonumber(seq)) or -1
+end
+return out
+`
+
+/** KEYS: run, bases. ARGV: key, sequence, text prefix. Returns [sequence, text, …] from the key's base to it; none when it is not kept. */
+const READ = `${BASE_OF}
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return {} end
+local seq = tonumber(ARGV[2])
+local members = redis.call('ZRANGEBYSCORE', KEYS[1], base_of(KEYS[2], seq), seq, 'WITHSCORES')
+local out = {}
+for i = 1, #members, 2 do
+  out[#out + 1] = members[i + 1]
+  out[#out + 1] = redis.call('GET', ARGV[3] .. members[i]) or ''
 end
 return out
 `
 
 const writeScript = script(WRITE)
 const listScript = script(LIST)
+const readScript = script(READ)
 
 /**
  * Checkpoints kept in Redis (see the module's description), as a `CheckpointStore.Location`; the
@@ -134,6 +161,7 @@ export const checkpointLocation = (options: RedisCheckpointOptions = {}): Effect
     const textKey = (key: string) => `${prefix}ck:${key}`
     const index = `${prefix}index`
     const runKey = (runId: string) => `${prefix}run:${runId}`
+    const basesKey = (runId: string) => `${prefix}bases:${runId}`
     const location: CheckpointStore.Location = {
       description,
       ensureWritable: call("a test write", async () => {
@@ -141,30 +169,42 @@ export const checkpointLocation = (options: RedisCheckpointOptions = {}): Effect
         await client.set(probe, "", "PX", 10_000)
         await client.del(probe)
       }),
-      write: (runId, sequence, text, keep) => {
+      write: (runId, sequence, base, text, keepFrom) => {
         const key = CheckpointStore.keyOf(runId, sequence)
+        const below = Number.isFinite(keepFrom) ? keepFrom : "-inf"
         return Effect.as(
-          call("writing a checkpoint", () => runScript(client, writeScript, [textKey(key), index, runKey(runId)], [key, text, sequence, keep, `${prefix}ck:`])),
+          call("writing a checkpoint", () =>
+            runScript(client, writeScript, [textKey(key), index, runKey(runId), basesKey(runId)], [key, text, sequence, base, below, `${prefix}ck:`])
+          ),
           key
         )
       },
       list: call("listing checkpoints", async () => {
-        const flat = (await runScript(client, listScript, [index], [`${prefix}ck:`])) as Array<string | number>
+        const flat = (await runScript(client, listScript, [index], [`${prefix}ck:`, prefix])) as Array<string | number>
         const out: Array<CheckpointStore.Listed> = []
-        for (let i = 0; i < flat.length; i += 3) {
+        for (let i = 0; i < flat.length; i += 4) {
           const key = String(flat[i])
           const parsed = CheckpointStore.parseKey(key)
           if (parsed === undefined) continue
-          out.push({ key, ...parsed, modified: new Date(Number(flat[i + 1])), bytes: Number(flat[i + 2]) })
+          out.push({ key, ...parsed, base: Number(flat[i + 3]), modified: new Date(Number(flat[i + 1])), bytes: Number(flat[i + 2]) })
         }
         return out
       }),
-      readText: (key) =>
-        Effect.flatMap(
-          call(`reading ${key}`, () => client.get(textKey(key))),
-          (text) =>
-            text === null ? Effect.fail(new Errors.CheckpointError({ reason: "format", message: `${description}: ${key}: not found` })) : Effect.succeed(text)
-        ),
+      readEntries: (key) => {
+        const parsed = CheckpointStore.parseKey(key)
+        const notFound = new Errors.CheckpointError({ reason: "missing", message: `${description}: ${key}: not found` })
+        if (parsed === undefined) return Effect.fail(notFound)
+        return Effect.flatMap(
+          call(`reading ${key}`, () => runScript(client, readScript, [runKey(parsed.runId), basesKey(parsed.runId)], [key, parsed.sequence, `${prefix}ck:`])),
+          (reply) => {
+            const flat = reply as Array<string | number>
+            if (flat.length === 0) return Effect.fail(notFound)
+            const entries: Array<CheckpointStore.StoredEntry> = []
+            for (let i = 0; i < flat.length; i += 2) entries.push({ sequence: Number(flat[i]), text: String(flat[i + 1]) })
+            return Effect.succeed(entries)
+          }
+        )
+      },
       remove: (keys) =>
         call("deleting checkpoints", async () => {
           const multi = client.multi()
@@ -172,7 +212,7 @@ export const checkpointLocation = (options: RedisCheckpointOptions = {}): Effect
             multi.del(textKey(key))
             multi.zrem(index, key)
             const parsed = CheckpointStore.parseKey(key)
-            if (parsed !== undefined) multi.zrem(runKey(parsed.runId), key)
+            if (parsed !== undefined) multi.zrem(runKey(parsed.runId), key).zrem(basesKey(parsed.runId), key)
           }
           await multi.exec()
         })

@@ -25,17 +25,50 @@ checkpointLocationConformance("sqlite", async () => {
 })
 
 describe("SQLite checkpoints", () => {
-  it("keeps one row per checkpoint, the run's oldest pruned in the same transaction", async () => {
+  it("keeps one row per journal entry with its base, the run's oldest pruned in the same transaction", async () => {
     const path = freshFile()
     const { close, value: location } = await openScoped(checkpointLocation({ path }))
     try {
-      for (let sequence = 1; sequence <= 4; sequence++) await Effect.runPromise(location.write("r1", sequence, `{"n":${sequence}}`, 2))
+      // two segments: a base at 1 with deltas 2 and 3, a base at 4 with delta 5; keep from 4
+      for (const [sequence, base] of [
+        [1, 1],
+        [2, 1],
+        [3, 1],
+        [4, 1],
+        [4, 4],
+        [5, 4]
+      ] as const) {
+        await Effect.runPromise(location.write("r1", sequence, base, `{"n":${sequence}}`, base === 4 ? 4 : 1))
+      }
       const db = new DatabaseSync(path, { readOnly: true })
-      expect(db.prepare("SELECT run_id, sequence, body FROM lambdagent_checkpoints ORDER BY sequence").all()).toEqual([
-        { run_id: "r1", sequence: 3, body: '{"n":3}' },
-        { run_id: "r1", sequence: 4, body: '{"n":4}' }
+      expect(db.prepare("SELECT run_id, sequence, base, body FROM lambdagent_checkpoints ORDER BY sequence").all()).toEqual([
+        { run_id: "r1", sequence: 4, base: 4, body: '{"n":4}' },
+        { run_id: "r1", sequence: 5, base: 4, body: '{"n":5}' }
       ])
       db.close()
+      expect(await Effect.runPromise(location.readEntries("r1.000005"))).toEqual([
+        { sequence: 4, text: '{"n":4}' },
+        { sequence: 5, text: '{"n":5}' }
+      ])
+    } finally {
+      await close()
+    }
+  })
+
+  it("opens a file written before journals (rows without a base), whose checkpoints are refused as another version", async () => {
+    const path = freshFile()
+    const old = new DatabaseSync(path)
+    old.exec(
+      "CREATE TABLE lambdagent_checkpoints (run_id TEXT NOT NULL, sequence INTEGER NOT NULL, body TEXT NOT NULL, written_at INTEGER NOT NULL, PRIMARY KEY (run_id, sequence)) WITHOUT ROWID"
+    )
+    old.prepare("INSERT INTO lambdagent_checkpoints VALUES (?, ?, ?, ?)").run("r0", 1, '{"format":"lambdagent.checkpoint","version":1}', Date.now())
+    old.close()
+    const { close, value: location } = await openScoped(checkpointLocation({ path }))
+    try {
+      expect((await Effect.runPromise(location.list)).map((e) => [e.key, e.base])).toEqual([["r0.000001", 1]])
+      const error = await failureOf(CheckpointStore.readFrom(location, "r0.000001"))
+      expect(error.reason).toBe("version")
+      expect(error.message).toMatch(/r0\.000001: a checkpoint of format version 1; this lambdagent reads format version 2/)
     } finally {
       await close()
     }
@@ -61,10 +94,10 @@ describe("SQLite checkpoints", () => {
     const { close, value: location } = await openScoped(checkpointLocation({ path }))
     const other = new DatabaseSync(path)
     try {
-      await Effect.runPromise(location.write("r1", 1, '{"n":1}', 1))
+      await Effect.runPromise(location.write("r1", 1, 1, '{"n":1}', 1))
       // the pruning fails after the insert: the insert must not stay
       other.exec("CREATE TRIGGER refuse_prune BEFORE DELETE ON lambdagent_checkpoints BEGIN SELECT RAISE(ABORT, 'no pruning today'); END")
-      const error = await failureOf(location.write("r1", 2, '{"n":2}', 1))
+      const error = await failureOf(location.write("r1", 2, 2, '{"n":2}', 2))
       expect(error.message).toMatch(/writing a checkpoint failed: .*no pruning today/)
       expect((await Effect.runPromise(location.list)).map((e) => e.key)).toEqual(["r1.000001"])
     } finally {

@@ -1,8 +1,9 @@
 /**
  * Checkpoints in a SQLite file: a `CheckpointStore.Location` on Node's built-in `node:sqlite`,
- * one row per checkpoint in the table `lambdagent_checkpoints`. A write — the row and the pruning
- * of the run's oldest — is one transaction with `synchronous = FULL`, so a crash (of the process
- * or the machine) leaves the file with the whole checkpoint or without it, never a torn one.
+ * one row per journal entry (a whole checkpoint or a delta, with the sequence of the base it
+ * extends) in the table `lambdagent_checkpoints`. A write — the row and the pruning of the run's
+ * oldest — is one transaction with `synchronous = FULL`, so a crash (of the process or the
+ * machine) leaves the file with the whole entry or without it, never a torn one.
  */
 import { dirname } from "node:path"
 import type { DatabaseSync } from "node:sqlite"
@@ -47,6 +48,7 @@ export const checkpointSchema = `
 CREATE TABLE IF NOT EXISTS lambdagent_checkpoints (
   run_id TEXT NOT NULL,
   sequence INTEGER NOT NULL,
+  base INTEGER NOT NULL,
   body TEXT NOT NULL,
   written_at INTEGER NOT NULL,
   PRIMARY KEY (run_id, sequence)
@@ -106,6 +108,9 @@ export const checkpointLocation = (options: SqliteCheckpointOptions): Effect.Eff
           db.prepare("PRAGMA journal_mode = WAL").get()
           db.exec("PRAGMA synchronous = FULL")
           db.exec(checkpointSchema)
+          // a file from before journals: its rows are whole checkpoints of an older format (read as such, and refused)
+          const columns = db.prepare("PRAGMA table_info(lambdagent_checkpoints)").all()
+          if (!columns.some((c) => c["name"] === "base")) db.exec("ALTER TABLE lambdagent_checkpoints ADD COLUMN base INTEGER NOT NULL DEFAULT -1")
         } catch (error) {
           db.close()
           throw error
@@ -115,25 +120,24 @@ export const checkpointLocation = (options: SqliteCheckpointOptions): Effect.Eff
       (db) => Effect.sync(() => db.isOpen && db.close())
     )
     const inTransaction = transaction(db)
-    const insert = db.prepare("INSERT OR REPLACE INTO lambdagent_checkpoints (run_id, sequence, body, written_at) VALUES (?, ?, ?, ?)")
-    const pruneRun = db.prepare(
-      "DELETE FROM lambdagent_checkpoints WHERE run_id = ?1 AND sequence NOT IN (SELECT sequence FROM lambdagent_checkpoints WHERE run_id = ?1 ORDER BY sequence DESC LIMIT ?2)"
-    )
+    const insert = db.prepare("INSERT OR REPLACE INTO lambdagent_checkpoints (run_id, sequence, base, body, written_at) VALUES (?, ?, ?, ?, ?)")
+    const pruneRun = db.prepare("DELETE FROM lambdagent_checkpoints WHERE run_id = ? AND sequence < ?")
     const listAll = db.prepare(
-      "SELECT run_id, sequence, length(CAST(body AS BLOB)) AS bytes, written_at FROM lambdagent_checkpoints ORDER BY written_at, run_id, sequence"
+      "SELECT run_id, sequence, base, length(CAST(body AS BLOB)) AS bytes, written_at FROM lambdagent_checkpoints ORDER BY written_at, run_id, sequence"
     )
-    const readOne = db.prepare("SELECT body FROM lambdagent_checkpoints WHERE run_id = ? AND sequence = ?")
+    const baseOf = db.prepare("SELECT base FROM lambdagent_checkpoints WHERE run_id = ? AND sequence = ?")
+    const readSegment = db.prepare("SELECT sequence, body FROM lambdagent_checkpoints WHERE run_id = ? AND sequence BETWEEN ? AND ? ORDER BY sequence")
     const removeOne = db.prepare("DELETE FROM lambdagent_checkpoints WHERE run_id = ? AND sequence = ?")
     const probe = db.prepare("INSERT OR REPLACE INTO lambdagent_checkpoints_probe (pid, at) VALUES (?, ?)")
-    const notFound = (key: string) => new Errors.CheckpointError({ reason: "format", message: `${description}: ${key}: not found` })
+    const notFound = (key: string) => new Errors.CheckpointError({ reason: "missing", message: `${description}: ${key}: not found` })
     const location: CheckpointStore.Location = {
       description,
       ensureWritable: attempt("a test write", () => inTransaction(() => probe.run(process.pid, Date.now()))),
-      write: (runId, sequence, text, keep) =>
+      write: (runId, sequence, base, text, keepFrom) =>
         attempt("writing a checkpoint", () =>
           inTransaction(() => {
-            insert.run(runId, sequence, text, Date.now())
-            pruneRun.run(runId, keep)
+            insert.run(runId, sequence, base, text, Date.now())
+            if (Number.isFinite(keepFrom)) pruneRun.run(runId, keepFrom)
             return CheckpointStore.keyOf(runId, sequence)
           })
         ),
@@ -141,15 +145,29 @@ export const checkpointLocation = (options: SqliteCheckpointOptions): Effect.Eff
         listAll.all().map((row) => {
           const runId = String(row["run_id"])
           const sequence = Number(row["sequence"])
-          return { key: CheckpointStore.keyOf(runId, sequence), runId, sequence, bytes: Number(row["bytes"]), modified: new Date(Number(row["written_at"])) }
+          const base = Number(row["base"])
+          return {
+            key: CheckpointStore.keyOf(runId, sequence),
+            runId,
+            sequence,
+            base: base < 0 ? sequence : base,
+            bytes: Number(row["bytes"]),
+            modified: new Date(Number(row["written_at"]))
+          }
         })
       ),
-      readText: (key) => {
+      readEntries: (key) => {
         const parsed = CheckpointStore.parseKey(key)
         if (parsed === undefined) return Effect.fail(notFound(key))
+        const { runId, sequence } = parsed
         return Effect.flatMap(
-          attempt(`reading ${key}`, () => readOne.get(parsed.runId, parsed.sequence)),
-          (row) => (row === undefined ? Effect.fail(notFound(key)) : Effect.succeed(String(row["body"])))
+          attempt(`reading ${key}`, () => {
+            const row = baseOf.get(runId, sequence)
+            if (row === undefined) return undefined
+            const base = Number(row["base"])
+            return readSegment.all(runId, base < 0 ? sequence : base, sequence).map((r) => ({ sequence: Number(r["sequence"]), text: String(r["body"]) }))
+          }),
+          (entries) => (entries === undefined ? Effect.fail(notFound(key)) : Effect.succeed(entries))
         )
       },
       remove: (keys) =>

@@ -751,7 +751,13 @@ export const AgentFileSchema = AgentSchema.extend({
           "Keep the checkpoints in a store instead of a directory: redis://HOST[:PORT][/DB][?prefix=KEYPREFIX] (or redis: for LAMBDAGENT_REDIS_URL), or sqlite:PATH (relative to the file)."
         )
         .optional(),
-      maxCheckpoints: positive.describe("Most snapshots kept.").optional(),
+      maxCheckpoints: positive.describe("Most snapshots kept (the newest, with the whole checkpoint they extend).").optional(),
+      fsync: z
+        .boolean()
+        .describe(
+          "A directory: fsync each checkpoint before the call it precedes (default true: it survives a crash of the machine); false: it survives a crash of the process, at a fraction of the cost."
+        )
+        .optional(),
       autoSaveSteps: count
         .describe(
           "Also save a checkpoint during long pure evaluation: at the first time slice (about 10 ms) after every this many steps; 0 or unset: only before each oracle call."

@@ -27,7 +27,7 @@ export interface Tool {
 export const tool = (name: string): Term.Term => ({ _tag: "Tool", name })
 
 /** Whether a tool name is `terminate` (in any letter case, as the ReAct loop reads it). */
-export const isTerminate = (name: string): boolean => name.toLowerCase() === "terminate"
+export const isTerminate = (name: string): boolean => name.length === 9 && name.toLowerCase() === "terminate"
 
 const step: AgentStep<Tool> = {
   apply: (m, c, _fn, input) => ({ kind: "tool", id: m.nextRequestId(), name: (c.term as Tool).name, input, observe: false })

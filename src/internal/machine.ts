@@ -49,6 +49,8 @@ export class Counters {
   llmCalls = 0
   toolCalls = 0
   tokens = 0
+  /** The time (`Date.now()`) the driver read last, before the request it is answering (0: never). */
+  now = 0
   constructor(readonly deadline: number) {}
 }
 

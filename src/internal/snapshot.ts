@@ -37,7 +37,10 @@ export interface UnitJson {
   readonly site?: readonly [number, number]
 }
 
-/** The encoded graph: terms by hash, compile units, the heap, and the slots of the roots. */
+/**
+ * The encoded graph: terms by hash (all but the run's own term, which the checkpoint holds once),
+ * compile units, the heap, and the slots of the roots.
+ */
 export interface GraphJson {
   readonly terms: { readonly [hash: string]: unknown }
   readonly units: ReadonlyArray<UnitJson>
@@ -147,7 +150,7 @@ const pointsTo = (o: object): ReadonlyArray<unknown> => {
 
 /**
  * Encode the graph reachable from `roots`. `root` is the run's term, compiled as unit 0; `terms`
- * receives every term the graph names, by hash.
+ * receives every other term the graph names, by hash.
  */
 export const encodeGraph = (root: Term.Term, roots: ReadonlyArray<unknown>): GraphJson => {
   let codes: CodeTable | undefined
@@ -159,9 +162,10 @@ export const encodeGraph = (root: Term.Term, roots: ReadonlyArray<unknown>): Gra
     return codes
   }
   const terms: Record<string, Json> = {}
+  const rootHash = termHash(root)
   const termRef = (term: Term.Term): string => {
     const hash = termHash(term)
-    if (!(hash in terms)) terms[hash] = Term.encode(term) as Json
+    if (hash !== rootHash && !(hash in terms)) terms[hash] = Term.encode(term) as Json
     return hash
   }
   const heap: Array<Json> = []
@@ -258,9 +262,9 @@ export const encodeGraph = (root: Term.Term, roots: ReadonlyArray<unknown>): Gra
 export const decodeGraph = (root: Term.Term, graph: GraphJson): Array<unknown> => {
   const parsed = new Map<string, Term.Term>()
   const termOf = (hash: unknown): Term.Term => {
-    if (typeof hash !== "string" || !Object.hasOwn(graph.terms, hash)) return fault(`it names a term ${String(hash)} it does not hold`)
-    let term = parsed.get(hash)
+    let term = typeof hash === "string" ? parsed.get(hash) : undefined
     if (term === undefined) {
+      if (typeof hash !== "string" || !Object.hasOwn(graph.terms, hash)) return fault(`it names a term ${String(hash)} it does not hold`)
       term = Term.parse(graph.terms[hash])
       if (termHash(term) !== hash) fault(`the term stored as ${hash} has another hash`)
       parsed.set(hash, term)

@@ -44,18 +44,19 @@ describe("lambdagent run with an ask step", () => {
     expect(out.stats.llmCalls).toBe(2)
   })
 
-  it("checkpoints prune --format json lists the files it deleted", async () => {
+  it("checkpoints prune --format json lists the checkpoints it deleted", async () => {
     const own = await fs.mkdtemp(path.join(dir, "prune-"))
     const run = await runCli(["run", config, "Lisbon", "--model", "scripted:echo", "--checkpoint", own])
     expect(run.code).toBe(5)
+    // the run's journal (its start, then a delta before each call), and the paused checkpoint, whole
     const before = (await fs.readdir(own)).sort()
-    expect(before.length).toBeGreaterThan(1)
+    expect(before).toHaveLength(2)
+    const listed = JSON.parse((await runCli(["checkpoints", "list", own, "--format", "json"])).stdout) as Array<{ file: string; base: number }>
     const pruned = await runCli(["checkpoints", "prune", own, "--format", "json"])
     expect(pruned.code, pruned.stderr).toBe(0)
     const { deleted } = JSON.parse(pruned.stdout) as { deleted: Array<string> }
-    const after = await fs.readdir(own)
-    expect(after).toEqual([before.at(-1)])
-    expect(deleted.map((f) => path.basename(f)).sort()).toEqual(before.slice(0, -1))
+    expect(await fs.readdir(own)).toEqual([before.at(-1)])
+    expect(deleted.map((k) => path.basename(k))).toEqual(listed.slice(0, -1).map((c) => c.file))
   })
 
   it("keeps only the paused checkpoint when no directory is given, and says so in JSON", async () => {
@@ -67,7 +68,7 @@ describe("lambdagent run with an ask step", () => {
     const { paused } = JSON.parse(run.stdout) as { paused: { question: string; input: string; checkpoint: string } }
     expect(paused.input).toBe("Paris")
     expect(path.dirname(paused.checkpoint)).toBe(path.join(work, ".lambdagent", "checkpoints"))
-    expect(await fs.readdir(path.dirname(paused.checkpoint))).toEqual([path.basename(paused.checkpoint)])
+    expect(await fs.readdir(path.dirname(paused.checkpoint))).toEqual([`${path.basename(paused.checkpoint)}.checkpoint.jsonl`])
     const resumed = await runCli(["resume", paused.checkpoint, "--answer", "fine"])
     expect([resumed.code, resumed.stdout]).toEqual([0, "fine\n"])
   })

@@ -3,7 +3,7 @@
  * counts requests), with tools and `par`, is killed while each of its LLM calls is in flight;
  * `lambdagent resume` from the newest checkpoint ends with the uninterrupted run's result and
  * trace, and asks the server only for the calls the checkpoint had not recorded. The same run on
- * the scripted model is killed once its k-th checkpoint file appears, for every k.
+ * the scripted model is killed once its journal holds k checkpoints, for every k.
  */
 import { spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from "node:fs"
@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { textFrames } from "../../../test/providers/servers/openai.ts"
 import { cliPath, runCli } from "./helpers.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "lambdagent-crash-"))
@@ -23,16 +24,22 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
   req.on("end", () => {
     requests++
     if (!onRequest(requests, res)) return
-    const messages = (JSON.parse(body) as { messages: Array<{ content: string }> }).messages
+    const { messages, stream } = JSON.parse(body) as { messages: Array<{ content: string }>; stream?: boolean }
     const text = messages.map((m) => m.content).join("|")
     const reply = `r${text.length % 97}:${text.slice(-12)}`
+    if (stream === true) {
+      // a run with --trace-file streams its calls
+      res.setHeader("content-type", "text/event-stream")
+      res.end(textFrames([reply], { prompt_tokens: text.length, completion_tokens: reply.length }).join(""))
+      return
+    }
     res.setHeader("content-type", "application/json")
     res.end(
       JSON.stringify({
         id: "x",
         object: "chat.completion",
         created: 0,
-        model: "fake",
+        model: "gpt-test",
         choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }],
         usage: { prompt_tokens: text.length, completion_tokens: reply.length, total_tokens: text.length + reply.length }
       })
@@ -65,6 +72,20 @@ const toolFlag = ["--tool", "upper=printf %s {}"]
 const observable = (trace: ReadonlyArray<Record<string, unknown>>) =>
   trace.map(({ durationMs: _d, duration_ms: _ms, step, ...e }) => (e.branch === undefined ? { ...e, step } : e))
 
+/** The journal files of a checkpoint directory, oldest first. */
+const journals = (checkpoints: string) =>
+  readdirSync(checkpoints)
+    .filter((f) => f.endsWith(".checkpoint.jsonl"))
+    .sort()
+    .map((f) => join(checkpoints, f))
+
+/** The entries of a journal: its whole checkpoint, then its deltas. */
+const entriesOf = (file: string) =>
+  readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as { answers: Array<{ kind: string }> })
+
 /** Run the agent and SIGKILL it when the server receives its `k`-th request (left unanswered). */
 const runKilledAt = (k: number, checkpoints: string) =>
   new Promise<void>((resolve, reject) => {
@@ -94,12 +115,13 @@ describe("lambdagent run --checkpoint, kill -9, lambdagent resume", () => {
     for (let k = 1; k <= total; k++) {
       const checkpoints = join(dir, `k${k}`)
       await runKilledAt(k, checkpoints)
-      const files = readdirSync(checkpoints)
-        .filter((f) => f.endsWith(".checkpoint.json"))
-        .sort()
+      const files = journals(checkpoints)
       expect(files.length).toBeGreaterThan(0)
-      const newest = join(checkpoints, files.at(-1)!)
-      const recorded = (JSON.parse(readFileSync(newest, "utf8")) as { answers: Array<{ kind: string }> }).answers.filter((a) => a.kind === "llm").length
+      // the newest journal's newest checkpoint: its whole checkpoint's answers and its deltas'
+      const newest = files.at(-1)!
+      const recorded = entriesOf(newest)
+        .flatMap((e) => e.answers)
+        .filter((a) => a.kind === "llm").length
       onRequest = () => true
       requests = 0
       const resumed = await runCli(["resume", newest, "--format", "json"], { env })
@@ -115,27 +137,61 @@ describe("lambdagent run --checkpoint, kill -9, lambdagent resume", () => {
     }
   }, 600_000)
 
+  it("a resumed run's trace file records every answer: it replays offline to the same result and diffs identical to the uninterrupted run", async () => {
+    onRequest = () => true
+    requests = 0
+    const uninterrupted = join(dir, "uninterrupted.json")
+    const whole = await runCli(["run", termFile, "go", ...toolFlag, "--quiet", "--format", "json", "--trace-file", uninterrupted], { env })
+    expect(whole.code, whole.stderr).toBe(0)
+    const expected = (JSON.parse(whole.stdout) as { result: unknown }).result
+    for (const k of [1, 6, 11, 16, 21]) {
+      const checkpoints = join(dir, `traced-k${k}`)
+      await runKilledAt(k, checkpoints)
+      onRequest = () => true
+      const traced = join(dir, `resumed-k${k}.json`)
+      const resumed = await runCli(["resume", journals(checkpoints).at(-1)!, "--quiet", "--trace-file", traced], { env })
+      expect(resumed.code, `k=${k}: ${resumed.stderr}`).toBe(0)
+      const recorded = JSON.parse(readFileSync(traced, "utf8")) as { replay: { answers: Array<{ kind: string }> } }
+      expect(
+        recorded.replay.answers.filter((a) => a.kind === "llm"),
+        `k=${k}`
+      ).toHaveLength(21)
+      // offline: the provider is not asked once
+      requests = 0
+      const replayed = await runCli(["replay", traced, "--format", "json"], { env })
+      expect(replayed.code, `k=${k}: ${replayed.stderr}`).toBe(0)
+      expect(requests, `k=${k}`).toBe(0)
+      expect((JSON.parse(replayed.stdout) as { result: unknown; divergence: unknown }).result, `k=${k}`).toEqual(expected)
+      const diff = await runCli(["trace", "diff", uninterrupted, traced, "--format", "json"])
+      expect(diff.code, diff.stderr).toBe(0)
+      expect(JSON.parse(diff.stdout), `k=${k}`).toMatchObject({ identical: true, firstDivergence: null, prompts: [], tools: [] })
+    }
+  }, 600_000)
+
   it("resumes after a kill at each of the scripted run's checkpoints with the uninterrupted run's result and trace", async () => {
     const scripted = ["--model", "scripted:echo"]
     const whole = await runCli(["run", termFile, "go", ...toolFlag, ...scripted, "--quiet", "--format", "json"], { env })
     expect(whole.code, whole.stderr).toBe(0)
     const expected = JSON.parse(whole.stdout) as { result: unknown; trace: Array<Record<string, unknown>> }
-    let killed = 0
-    for (let k = 1; k <= 24; k++) {
+    const killedAt = new Set<number>()
+    for (let k = 1; k <= 42; k++) {
       const checkpoints = join(dir, `scripted-k${k}`)
       mkdirSync(checkpoints)
+      const count = () => journals(checkpoints).reduce((n, file) => n + entriesOf(file).length, 0)
       const signal = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
-        const written = new Set<string>()
         const child = spawn(
           process.execPath,
           [cliPath, "run", termFile, "go", ...toolFlag, ...scripted, "--quiet", "--format", "json", "--checkpoint", checkpoints],
           { env: { ...process.env, ...env }, stdio: "ignore" }
         )
-        // the rename that puts a checkpoint in place is the event: kill the run at its k-th
+        // each checkpoint is a line appended to a journal (or a new journal): kill the run once it has k
         const watcher = watch(checkpoints, (_event, name) => {
-          if (name === null || name.startsWith(".") || !name.endsWith(".checkpoint.json")) return
-          written.add(name)
-          if (written.size === k) child.kill("SIGKILL")
+          if (name === null || name.startsWith(".") || child.exitCode !== null) return
+          try {
+            if (count() >= k) child.kill("SIGKILL")
+          } catch {
+            // a journal renamed into place while it was read: the next event counts it
+          }
         })
         child.on("error", reject)
         child.on("exit", (_code, signal) => {
@@ -144,16 +200,14 @@ describe("lambdagent run --checkpoint, kill -9, lambdagent resume", () => {
         })
       })
       if (signal !== "SIGKILL") continue
-      killed++
-      const files = readdirSync(checkpoints)
-        .filter((f) => f.endsWith(".checkpoint.json"))
-        .sort()
-      const resumed = await runCli(["resume", join(checkpoints, files.at(-1)!), "--format", "json"], { env })
+      killedAt.add(count())
+      const resumed = await runCli(["resume", journals(checkpoints).at(-1)!, "--format", "json"], { env })
       expect(resumed.code, `k=${k}: ${resumed.stderr}`).toBe(0)
       const out = JSON.parse(resumed.stdout) as typeof expected
       expect(out.result, `k=${k}`).toEqual(expected.result)
       expect(observable(out.trace), `k=${k}`).toEqual(observable(expected.trace))
     }
-    expect(killed).toBeGreaterThanOrEqual(20)
+    // killed at twenty or more different checkpoints
+    expect(killedAt.size).toBeGreaterThanOrEqual(20)
   }, 600_000)
 })
