@@ -30,6 +30,7 @@ import * as MemoryStore from "./MemoryStore.ts"
 import * as Providers from "./providers/resolve.ts"
 import * as Replay from "./Replay.ts"
 import * as Spans from "./internal/spans.ts"
+import * as Structured from "./internal/structured.ts"
 import * as Term from "./Term.ts"
 import * as Tools from "./Tools.ts"
 import * as Trace from "./Trace.ts"
@@ -455,6 +456,8 @@ interface Prepared {
   readonly options: Omit<LanguageModel.ChatRequest, "messages"> | undefined
   /** The system prompt with the tool docs of the last tool names and registry it was asked for. */
   withTools?: { readonly names: ReadonlyArray<string>; readonly tools: Tools.ToolsShape; readonly system: string }
+  /** For an output schema: the response format, and the system prompt asking for it in words. */
+  withOutput?: { readonly format: LanguageModel.ResponseFormat; readonly system: string }
 }
 
 const preparedTerms = new WeakMap<Term.Of<"Llm">, Prepared>()
@@ -484,9 +487,27 @@ const systemWithTools = (term: Term.Of<"Llm">, prepared: Prepared, names: Readon
   return system
 }
 
-/** The conversation an LLM request continues, when its term keeps one (not a ReAct step). */
+const outputOf = (prepared: Prepared, term: Term.Of<"Llm">, output: Term.Output): NonNullable<Prepared["withOutput"]> => {
+  if (prepared.withOutput === undefined) {
+    const format: LanguageModel.ResponseFormat = {
+      name: output.name ?? "output",
+      ...(output.description !== undefined ? { description: output.description } : {}),
+      schema: output.schema,
+      strict: output.strict ?? Structured.isStrictCompatible(output.schema)
+    }
+    prepared.withOutput = { format, system: `${term.system}\n\n${Structured.instructions(output.schema)}` }
+  }
+  return prepared.withOutput
+}
+
+/**
+ * The conversation an LLM request continues, when its term keeps one: not a ReAct step, and not
+ * a structured answer (one call on the input, repaired as needed).
+ */
 const historyOf = (services: Services, request: Oracle.LlmRequest): History | undefined =>
-  request.term.conversation !== false && request.tools === undefined ? services.conversations.get(request.term) : undefined
+  request.term.conversation !== false && request.tools === undefined && request.term.output === undefined
+    ? services.conversations.get(request.term)
+    : undefined
 
 /** A replayed LLM answer joins its term's conversation, as a live one does. */
 const rememberReplayed = (services: Services, request: Oracle.Request, answer: Value.Value): void => {
@@ -519,16 +540,25 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
     request.tools !== undefined && request.toolCalling !== undefined && model.nativeTools === true ? nativeTools(request.tools, services.tools) : undefined
   const history = historyOf(services, request)
   const prepared = preparedOf(term)
-  const system = request.tools === undefined || native !== undefined ? term.system : systemWithTools(term, prepared, request.tools, services.tools)
+  const output = request.output === undefined ? undefined : outputOf(prepared, term, request.output)
+  const system =
+    request.tools !== undefined && native === undefined
+      ? systemWithTools(term, prepared, request.tools, services.tools)
+      : output !== undefined && model.structuredOutput !== true
+        ? output.system
+        : term.system
   const user = Value.toText(request.input)
   const transcript = request.transcript !== undefined && native !== undefined && !native.sameNames ? onTheWire(request.transcript, native) : request.transcript
   const messages = transcript !== undefined ? [{ role: "system" as const, content: system }, ...transcript] : messagesOf(system, history, user)
+  if (request.repair !== undefined) messages.push(...request.repair)
   const chat: LanguageModel.ChatRequest =
     native !== undefined
       ? { messages, ...prepared.options, tools: native.specs, toolChoice: "auto" }
-      : prepared.options === undefined
-        ? { messages }
-        : { messages, ...prepared.options }
+      : output !== undefined
+        ? { messages, ...prepared.options, responseFormat: output.format }
+        : prepared.options === undefined
+          ? { messages }
+          : { messages, ...prepared.options }
   const name = term.name ?? "llm"
   const started = tracing(run) ? now() : 0
   const called = callModel(services, model, chat, name)

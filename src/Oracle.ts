@@ -42,6 +42,16 @@ export interface LlmRequest {
    * (`LanguageModelShape.nativeTools`) and else asks for calls in the text. Absent: in the text.
    */
   readonly toolCalling?: "native" | "auto"
+  /**
+   * For an `llm` term with an output schema: the answer must be one JSON value matching it (the
+   * machine checks it when the answer comes back).
+   */
+  readonly output?: Term.Output
+  /**
+   * The answers to this input that did not match the output schema, each followed by what was
+   * wrong with it: turns sent after the input, to have the model repair its answer.
+   */
+  readonly repair?: ReadonlyArray<LanguageModel.ChatMessage>
 }
 
 /**

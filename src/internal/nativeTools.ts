@@ -2,9 +2,9 @@
  * Native tool calling: the tool definitions a model is sent for a ReAct step's tool names, the
  * names they go by on the wire, and a call's arguments object as the tool's input.
  */
-import * as z from "zod"
 import type * as LanguageModel from "../LanguageModel.ts"
 import type * as Tools from "../Tools.ts"
+import { zodToJsonSchema } from "./structured.ts"
 
 type JsonSchema = Readonly<Record<string, unknown>>
 
@@ -40,7 +40,7 @@ const parametersOf = (tool: Tools.ToolDefinition | undefined, name: string): { r
   }
   if (tool.parameters !== undefined) return { schema: tool.parameters, wrapped: !isObjectSchema(tool.parameters) }
   if (tool.input === undefined) return { schema: textOf("The tool's input text"), wrapped: true }
-  const { $schema: _, ...schema } = z.toJSONSchema(tool.input, { unrepresentable: "any" }) as Record<string, unknown>
+  const schema = zodToJsonSchema(tool.input)
   if (isObjectSchema(schema)) return { schema, wrapped: false }
   return { schema: { type: "object", properties: { input: schema }, required: ["input"] }, wrapped: true }
 }

@@ -91,6 +91,12 @@ export interface Options {
    * `toolCalling: auto` then sends it the tools, and replies with `toolCalls` are its calls.
    */
   readonly nativeTools?: boolean
+  /**
+   * Whether the model says it answers a request's `responseFormat` by itself (default true): an
+   * `llm` term with an output schema then sends it no schema instructions in the system prompt,
+   * and its replies are checked against the schema as they are.
+   */
+  readonly structuredOutput?: boolean
 }
 
 /**
@@ -261,7 +267,7 @@ export const make = (script: Rule | ReadonlyArray<Reply> | ((request: ChatReques
       return latencyMs === 0 ? body : Stream.concat(Stream.fromEffectDrain(Effect.sleep(latencyMs)), body)
     })
 
-  return { name, chat, stream, nativeTools: options.nativeTools ?? true }
+  return { name, chat, stream, nativeTools: options.nativeTools ?? true, structuredOutput: options.structuredOutput ?? true }
 }
 
 /**
