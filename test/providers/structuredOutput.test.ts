@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import * as z from "zod"
 import { Anthropic, createRuntime, OpenAI, type Runtime, Term } from "lambdagent"
+import { fromConfig } from "lambdagent/yaml"
 import { fast } from "./helpers.ts"
 import { message, startAnthropicServer, toolUseEvents } from "./servers/anthropic.ts"
 import type { TestServer } from "./servers/harness.ts"
@@ -126,6 +127,52 @@ describe("structured output over the OpenAI wire format", () => {
     expect(object).toEqual({ name: "Ada", age: 36 })
     expect(openai.requests[0]!.body.response_format.json_schema.name).toBe("person")
     await runtime.close()
+  })
+})
+
+describe("structured output from a YAML agent", () => {
+  const yaml = (provider: string, url: string) => `
+type: simple
+systemPrompt: Extract the person.
+model: {provider: ${provider}, name: test-model, baseUrl: "${url}"}
+output:
+  name: person
+  schema:
+    type: object
+    properties:
+      name: {type: string}
+      age: {type: integer}
+    required: [name, age]
+    additionalProperties: false
+`
+  const saved = { openai: process.env.OPENAI_API_KEY, anthropic: process.env.ANTHROPIC_API_KEY }
+  beforeAll(() => {
+    process.env.OPENAI_API_KEY = "sk-test-yaml"
+    process.env.ANTHROPIC_API_KEY = "sk-ant-test-yaml"
+  })
+  afterAll(() => {
+    for (const [name, value] of [
+      ["OPENAI_API_KEY", saved.openai],
+      ["ANTHROPIC_API_KEY", saved.anthropic]
+    ] as const) {
+      if (value === undefined) delete process.env[name]
+      else process.env[name] = value
+    }
+  })
+
+  it("answers the value over OpenAI, and `get` takes it apart", async () => {
+    openai.enqueue({ kind: "json", body: completion({ text: '{"name":"Ada","age":36}' }) })
+    const agent = fromConfig(yaml("openai", `${openai.url}/v1`))
+    const term = Term.compose([agent, Term.lam("p", Term.get(Term.var("p"), Term.lit("age")))])
+    expect((await createRuntime().run(term, "Ada, 36")).value).toBe(36)
+    expect(openai.requests[0]!.body.response_format.json_schema).toEqual({ name: "person", schema: personSchema, strict: true })
+  })
+
+  it("answers the value over Anthropic", async () => {
+    anthropic.enqueue({ kind: "json", body: message({ toolUses: [{ id: "toolu_1", name: "person", input: { name: "Ada", age: 36 } }] }) })
+    const output = await createRuntime().run(fromConfig(yaml("anthropic", anthropic.url)), "Ada, 36")
+    expect(output.value).toBe('{"name":"Ada","age":36}')
+    expect(anthropic.requests[0]!.body.tool_choice).toEqual({ type: "tool", name: "person" })
   })
 })
 
