@@ -505,9 +505,7 @@ const outputOf = (prepared: Prepared, term: Term.Of<"Llm">, output: Term.Output)
  * a structured answer (one call on the input, repaired as needed).
  */
 const historyOf = (services: Services, request: Oracle.LlmRequest): History | undefined =>
-  request.term.conversation !== false && request.tools === undefined && request.term.output === undefined
-    ? services.conversations.get(request.term)
-    : undefined
+  request.term.conversation !== false && request.tools === undefined && request.term.output === undefined ? services.conversations.get(request.term) : undefined
 
 /** A replayed LLM answer joins its term's conversation, as a live one does. */
 const rememberReplayed = (services: Services, request: Oracle.Request, answer: Value.Value): void => {

@@ -182,7 +182,8 @@ export type StreamEvent = Agent.RunEvent | { readonly type: "result"; readonly o
  * }
  * ```
  */
-export interface GenerateObjectOptions<S extends z.ZodType | LanguageModel.JsonSchema> extends Omit<CallOptions, "normalizeInput" | "ask" | "answer" | "replay"> {
+export interface GenerateObjectOptions<S extends z.ZodType | LanguageModel.JsonSchema>
+  extends Omit<CallOptions, "normalizeInput" | "ask" | "answer" | "replay"> {
   readonly schema: S
   readonly prompt: string
   readonly system?: string

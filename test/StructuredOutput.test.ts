@@ -9,8 +9,7 @@ import * as z from "zod"
 import { Analysis, createRuntime, Errors, type LanguageModel, Replay, Scripted, Term } from "lambdagent"
 
 const Person = z.object({ name: z.string(), age: z.number().int() })
-const extract = (options: Partial<Term.Output> = {}) =>
-  Term.llm({ system: "Extract the person.", output: { name: "person", schema: Person, ...options } })
+const extract = (options: Partial<Term.Output> = {}) => Term.llm({ system: "Extract the person.", output: { name: "person", schema: Person, ...options } })
 
 /** A scripted model that keeps every request it was sent. */
 const recording = (replies: ReadonlyArray<string>, options: Scripted.Options = {}) => {

@@ -16,7 +16,9 @@ const samples: { readonly [K in Term.Tag]: ReadonlyArray<Term.Of<K>> } = {
   Var: [x] as Array<Term.Of<"Var">>,
   Lam: [Term.lam("x", Term.mul(x, x))] as Array<Term.Of<"Lam">>,
   App: [Term.app(Term.lam("x", x), Term.lit(1))] as Array<Term.Of<"App">>,
-  Binary: [Term.add(Term.lit(1), x), Term.and(Term.lit(true), Term.lit(false)), Term.endsWith(x, Term.lit(".")), Term.get(x, Term.lit("city"))] as Array<Term.Of<"Binary">>,
+  Binary: [Term.add(Term.lit(1), x), Term.and(Term.lit(true), Term.lit(false)), Term.endsWith(x, Term.lit(".")), Term.get(x, Term.lit("city"))] as Array<
+    Term.Of<"Binary">
+  >,
   Unary: [Term.not(Term.lit(true)), Term.fst(x), Term.isJson(x)] as Array<Term.Of<"Unary">>,
   If: [Term.if(Term.lit(true), Term.lit(1), x)] as Array<Term.Of<"If">>,
   Nil: [Term.nil] as Array<Term.Of<"Nil">>,

@@ -769,14 +769,7 @@ class Compiler {
     return { kind: "local", declared: listedLocally, usedAt: [] }
   }
 
-  private llm(
-    system: string,
-    name: string,
-    model: ModelConfig | undefined,
-    path: FieldPath,
-    conversationDefault?: boolean,
-    output?: OutputConfig
-  ): Term.Term {
+  private llm(system: string, name: string, model: ModelConfig | undefined, path: FieldPath, conversationDefault?: boolean, output?: OutputConfig): Term.Term {
     const settings: Record<string, unknown> = {}
     const override = this.modelOverride
     const provider = override?.provider ?? model?.provider

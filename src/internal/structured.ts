@@ -115,11 +115,7 @@ export const checkAnswer = (text: string, schema: JsonSchema): { readonly json: 
 
 /** The system prompt's part that asks a model without structured output for JSON. */
 export const instructions = (schema: JsonSchema): string =>
-  [
-    "## Output",
-    "Answer with one JSON value that matches this JSON Schema, and nothing else: no prose, no code fence.",
-    writeJson(schema)
-  ].join("\n")
+  ["## Output", "Answer with one JSON value that matches this JSON Schema, and nothing else: no prose, no code fence.", writeJson(schema)].join("\n")
 
 /** The user turn that asks a model to repair an answer that did not match the schema. */
 export const repairPrompt = (problem: string): string =>

@@ -120,7 +120,7 @@ const outputTool = (format: ResponseFormat): OutputTool => {
 
 /** The answer an output tool's input holds, as JSON text. */
 const outputText = (output: OutputTool, input: unknown): string =>
-  JSON.stringify(output.wrapped && typeof input === "object" && input !== null ? (input as { value?: unknown }).value ?? null : (input ?? {}))
+  JSON.stringify(output.wrapped && typeof input === "object" && input !== null ? ((input as { value?: unknown }).value ?? null) : (input ?? {}))
 
 /** Split system messages off and fold consecutive tool results into one user turn. */
 const toParams = (messages: ReadonlyArray<ChatMessage>): { readonly system: string; readonly messages: Array<MessageParam> } => {

@@ -37,8 +37,7 @@ beforeEach(() => {
 
 const openaiRuntime = (options: Partial<OpenAI.Options> = {}) =>
   createRuntime({ model: OpenAI.make({ baseUrl: `${openai.url}/v1`, apiKey: "sk-test", model: "gpt-test", ...fast, ...options }) })
-const anthropicRuntime = () =>
-  createRuntime({ model: Anthropic.make({ baseUrl: anthropic.url, apiKey: "sk-ant-test", model: "claude-test", ...fast }) })
+const anthropicRuntime = () => createRuntime({ model: Anthropic.make({ baseUrl: anthropic.url, apiKey: "sk-ant-test", model: "claude-test", ...fast }) })
 
 /** The tokens and the result of a streamed run. */
 const streamed = async (runtime: Runtime.Runtime, term: Term.Term, input: string) => {
@@ -85,7 +84,8 @@ describe("structured output over the OpenAI wire format", () => {
       { role: "assistant", content: '{"name":"Ada","age":"thirty-six"}' },
       {
         role: "user",
-        content: "Your answer does not match the required JSON Schema:\n$.age: expected number, received string\nAnswer again with only the corrected JSON value."
+        content:
+          "Your answer does not match the required JSON Schema:\n$.age: expected number, received string\nAnswer again with only the corrected JSON value."
       }
     ])
   })
