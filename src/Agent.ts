@@ -23,7 +23,7 @@ import * as Driver from "./Driver.ts"
 import { CheckpointError, EvalError, isLambdaError, type LambdaError, type ReplayDivergence, type ReplayError, RunPaused } from "./Errors.ts"
 import * as Evaluator from "./Evaluator.ts"
 import { isExit } from "./internal/exits.ts"
-import { type NativeTools, nativeInput, nativeTools } from "./internal/nativeTools.ts"
+import { InputProblem, type NativeTools, nativeInput, nativeTools } from "./internal/nativeTools.ts"
 import * as Oracle from "./Oracle.ts"
 import * as LanguageModel from "./LanguageModel.ts"
 import * as MemoryStore from "./MemoryStore.ts"
@@ -518,8 +518,12 @@ const rememberReplayed = (services: Services, request: Oracle.Request, answer: V
 const onTheWire = (transcript: ReadonlyArray<LanguageModel.ChatMessage>, native: NativeTools): Array<LanguageModel.ChatMessage> =>
   transcript.map((m) => (m.toolCalls === undefined ? m : { ...m, toolCalls: m.toolCalls.map((c) => ({ ...c, name: native.wireOf(c.name) })) }))
 
-/** An answer's tool calls, as a trace shows them: `name(arguments)`, one a line. */
-const callsText = (calls: ReadonlyArray<LanguageModel.ToolCall>): string => calls.map((c) => `${c.name}(${c.arguments})`).join("\n")
+/** An answer's text and tool calls, as a trace shows them: the text, then each call as `name(arguments)`, one a line. */
+const answerText = (text: string, calls: ReadonlyArray<LanguageModel.ToolCall>): string => {
+  let out = text
+  for (let i = 0; i < calls.length; i++) out += `${out === "" ? "" : "\n"}${calls[i]!.name}(${calls[i]!.arguments})`
+  return out
+}
 
 const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.RunState): Effect.Effect<Value.Value, AgentError> => {
   const term = request.term
@@ -578,7 +582,7 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
         kind: "llm",
         name,
         input: Trace.preview(user),
-        output: Trace.preview(calls === undefined || calls.length === 0 ? response.text : [response.text, callsText(calls)].filter((t) => t !== "").join("\n")),
+        output: Trace.preview(calls === undefined ? response.text : answerText(response.text, calls)),
         durationMs: now() - started,
         tokens: { input: tokensIn, output: tokensOut },
         model: response.model ?? model.name
@@ -626,9 +630,8 @@ const answerTool = (services: Services, request: Oracle.ToolRequest, run: Driver
   }
   let input: unknown = request.args !== undefined ? request.args : Value.toJson(request.input)
   if (request.callId !== undefined) {
-    const adapted = nativeInput(tool, input)
-    if ("error" in adapted) return Effect.succeed(observe(`[TOOL_ERROR] ${tool.name}: ${adapted.error}`))
-    input = adapted.input
+    input = nativeInput(tool, input)
+    if (input instanceof InputProblem) return Effect.succeed(observe(`[TOOL_ERROR] ${tool.name}: ${input.message}`))
   }
   const invoked = Tools.invoke(definition, input)
   const done = isExit(invoked) ? (invoked as Exit.Exit<unknown, Tools.ToolError>) : undefined

@@ -316,8 +316,26 @@ const leafValue = (answer: unknown): Value.Value => {
  * Value.toJson(answer) // { pair: ["", [["call_1", "add", "{\"a\":1,\"b\":2}"]]] }
  * ```
  */
-export const toolCallAnswer = (text: string, calls: ReadonlyArray<LanguageModel.ToolCall>): Value.Value =>
-  new Value.Pair(text, Value.fromArray(calls.map((c) => Value.fromArray([c.id, c.name, c.arguments]))))
+export const toolCallAnswer = (text: string, calls: ReadonlyArray<LanguageModel.ToolCall>): Value.Value => new ToolCallPair(text, calls)
+
+/**
+ * A tool-call answer made in this process: the pair, keeping the calls it was made of, so the
+ * machine reads them back without decoding the list (a restored or replayed answer is a plain
+ * pair, decoded).
+ */
+class ToolCallPair extends Value.Pair {
+  constructor(
+    readonly text: string,
+    readonly calls: ReadonlyArray<LanguageModel.ToolCall>
+  ) {
+    let list = Value.nil
+    for (let i = calls.length - 1; i >= 0; i--) {
+      const c = calls[i]!
+      list = new Value.List(Value.fromArray([c.id, c.name, c.arguments]), list, list.length + 1)
+    }
+    super(text, list)
+  }
+}
 
 /**
  * The text and tool calls of a {@link toolCallAnswer}; `undefined` for any other value (a model
@@ -333,6 +351,7 @@ export const toolCallAnswer = (text: string, calls: ReadonlyArray<LanguageModel.
  * ```
  */
 export const readToolCallAnswer = (value: Value.Value): { readonly text: string; readonly calls: ReadonlyArray<LanguageModel.ToolCall> } | undefined => {
+  if (value instanceof ToolCallPair) return value
   if (!(value instanceof Value.Pair) || typeof value.fst !== "string" || !(value.snd instanceof Value.List)) return undefined
   const calls: Array<LanguageModel.ToolCall> = []
   for (const item of Value.toArray(value.snd)) {

@@ -89,17 +89,22 @@ const build = (names: ReadonlyArray<string>, tools: Tools.ToolsShape): NativeToo
 
 const wrappedTools = new WeakMap<Tools.ToolDefinition, boolean>()
 
+/** What is wrong with a native call's arguments, for the model. */
+export class InputProblem {
+  constructor(readonly message: string) {}
+}
+
 /**
  * A native call's arguments object as the tool's input: the `input` property for a tool offered
  * wrapped (a text tool, a non-object schema), else the object itself. A wrapped tool's arguments
- * without `input` are a message for the model.
+ * without `input` are an {@link InputProblem}.
  */
-export const nativeInput = (tool: Tools.ToolDefinition, args: unknown): { readonly input: unknown } | { readonly error: string } => {
+export const nativeInput = (tool: Tools.ToolDefinition, args: unknown): unknown => {
   let wrapped = wrappedTools.get(tool)
   if (wrapped === undefined) wrappedTools.set(tool, (wrapped = parametersOf(tool, tool.name).wrapped))
-  if (!wrapped) return { input: args }
+  if (!wrapped) return args
   const input = typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>).input : undefined
-  if (input === undefined) return { error: 'expected the arguments {"input": …}' }
-  if (tool.input === undefined && tool.parameters === undefined && typeof input !== "string") return { error: "input: expected a string" }
-  return { input }
+  if (input === undefined) return new InputProblem('expected the arguments {"input": …}')
+  if (tool.input === undefined && tool.parameters === undefined && typeof input !== "string") return new InputProblem("input: expected a string")
+  return input
 }
