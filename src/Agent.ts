@@ -411,6 +411,7 @@ const callModel = (
     let text = ""
     let usage: LanguageModel.Usage | undefined
     let answeredBy: string | undefined
+    let finishReason: string | undefined
     // tool calls arrive in pieces, by index: the id and name once, the arguments text in parts
     const calls: Array<{ id: string; name: string; arguments: string }> = []
     return model.stream(request).pipe(
@@ -428,6 +429,7 @@ const callModel = (
           } else {
             usage = chunk.usage
             answeredBy = chunk.model
+            finishReason = chunk.finishReason
           }
         })
       ),
@@ -437,7 +439,8 @@ const callModel = (
           text,
           ...(usage !== undefined ? { usage } : {}),
           ...(toolCalls.length > 0 ? { toolCalls } : {}),
-          ...(answeredBy !== undefined ? { model: answeredBy } : {})
+          ...(answeredBy !== undefined ? { model: answeredBy } : {}),
+          ...(finishReason !== undefined ? { finishReason } : {})
         }
       })
     )

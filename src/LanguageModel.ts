@@ -194,6 +194,11 @@ export interface ChatResponse {
   readonly model?: string
   /** Provider-specific session handle (for example a Claude Code session id) for session mode. */
   readonly sessionId?: string
+  /**
+   * Why the model stopped, in the provider's own words (`stop`, `tool_calls`, `length` for OpenAI;
+   * `end_turn`, `tool_use`, `max_tokens` for Anthropic; Ollama's `done_reason`).
+   */
+  readonly finishReason?: string
 }
 
 /**
@@ -210,7 +215,7 @@ export interface ChatResponse {
 export type ChatChunk =
   | { readonly _tag: "TextDelta"; readonly text: string }
   | { readonly _tag: "ToolCallDelta"; readonly index: number; readonly id?: string; readonly name?: string; readonly arguments: string }
-  | { readonly _tag: "Finish"; readonly usage?: Usage; readonly model?: string }
+  | { readonly _tag: "Finish"; readonly usage?: Usage; readonly model?: string; readonly finishReason?: string }
 
 /**
  * Why a provider call failed. Stable strings: match on them, not on messages.

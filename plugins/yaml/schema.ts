@@ -62,6 +62,7 @@ export const knownProviders = [
   "openai",
   "openai-compatible",
   "ollama",
+  "ollama-native",
   "deepseek",
   "moonshot",
   "zhipu",
@@ -92,7 +93,9 @@ const TypeSchema = z
 export const ModelSchema = z
   .strictObject({
     provider: name
-      .describe("Provider: anthropic, openai, openai-compatible, ollama, deepseek, moonshot, zhipu, dashscope, claude-code, scripted, custom.")
+      .describe(
+        "Provider: anthropic, openai, openai-compatible, ollama (its OpenAI-compatible /v1 endpoint), ollama-native (its native /api/chat), deepseek, moonshot, zhipu, dashscope, claude-code, scripted, custom."
+      )
       .meta({ examples: [...knownProviders] })
       .optional(),
     name: name.describe("Model name, for example gpt-4o-mini or claude-sonnet-4-20250514.").optional(),

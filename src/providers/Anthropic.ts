@@ -265,7 +265,8 @@ export const make = (options: Options = {}): LanguageModelShape => {
       text,
       ...(usage !== undefined ? { usage } : {}),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
-      ...(typeof message.model === "string" ? { model: message.model } : {})
+      ...(typeof message.model === "string" ? { model: message.model } : {}),
+      ...(typeof message.stop_reason === "string" ? { finishReason: message.stop_reason } : {})
     }
   }
 
@@ -288,6 +289,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
     let outputTokens = 0
     let sawUsage = false
     let model: string | undefined
+    let stopReason: string | undefined
     // content block index -> tool call ordinal, so tool calls are numbered 0, 1, … as in the OpenAI shape
     const toolIndex = new Map<number, number>()
     return {
@@ -336,6 +338,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
             break
           }
           case "message_delta": {
+            if (typeof event.delta?.stop_reason === "string") stopReason = event.delta.stop_reason
             const usage = event.usage
             if (usage !== undefined && usage !== null) {
               sawUsage = true
@@ -368,7 +371,8 @@ export const make = (options: Options = {}): LanguageModelShape => {
         out.push({
           _tag: "Finish",
           ...(sawUsage ? { usage: { inputTokens, outputTokens } } : {}),
-          ...(model !== undefined ? { model } : {})
+          ...(model !== undefined ? { model } : {}),
+          ...(stopReason !== undefined ? { finishReason: stopReason } : {})
         })
       }
     }

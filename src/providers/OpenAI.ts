@@ -284,7 +284,8 @@ export const make = (options: Options = {}): LanguageModelShape => {
     if (typeof completion !== "object" || completion === null || !Array.isArray(completion.choices)) {
       throw Resilience.fail(caller, "BadResponse", "the response is not a chat completion")
     }
-    const message = completion.choices[0]?.message
+    const choice = completion.choices[0]
+    const message = choice?.message
     if (message === undefined) throw Resilience.fail(caller, "BadResponse", "the response has no choices")
     const toolCalls: Array<ToolCall> = []
     for (const call of message.tool_calls ?? []) {
@@ -296,7 +297,8 @@ export const make = (options: Options = {}): LanguageModelShape => {
       text: message.content ?? (typeof message.refusal === "string" ? message.refusal : ""),
       ...(usage !== undefined ? { usage } : {}),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
-      ...(typeof completion.model === "string" ? { model: completion.model } : {})
+      ...(typeof completion.model === "string" ? { model: completion.model } : {}),
+      ...(typeof choice?.finish_reason === "string" ? { finishReason: choice.finish_reason } : {})
     }
   }
 
@@ -312,7 +314,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
     })
 
   const decoder = (): Resilience.Decoder<ChatCompletionChunk> => {
-    let finished = false
+    let finished: string | undefined
     let usage: Usage | undefined
     let model: string | undefined
     return {
@@ -336,14 +338,15 @@ export const make = (options: Options = {}): LanguageModelShape => {
             arguments: call.function?.arguments ?? ""
           })
         }
-        if (choice.finish_reason !== null && choice.finish_reason !== undefined) finished = true
+        if (choice.finish_reason !== null && choice.finish_reason !== undefined) finished = choice.finish_reason
       },
       end: (out) => {
-        if (!finished) throw Resilience.fail(caller, "BadResponse", "the stream ended before the model finished")
+        if (finished === undefined) throw Resilience.fail(caller, "BadResponse", "the stream ended before the model finished")
         out.push({
           _tag: "Finish",
           ...(usage !== undefined ? { usage } : {}),
-          ...(model !== undefined ? { model } : {})
+          ...(model !== undefined ? { model } : {}),
+          finishReason: finished
         })
       }
     }
