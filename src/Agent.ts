@@ -558,7 +558,7 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
   if (request.repair !== undefined) messages.push(...request.repair)
   const chat: LanguageModel.ChatRequest =
     native !== undefined
-      ? { messages, ...prepared.options, tools: native.specs, toolChoice: "auto" }
+      ? { messages, ...prepared.options, tools: native.specs, toolChoice: request.toolChoice ?? "auto" }
       : output !== undefined
         ? { messages, ...prepared.options, responseFormat: output.format }
         : prepared.options === undefined

@@ -42,6 +42,8 @@ export interface LlmRequest {
    * (`LanguageModelShape.nativeTools`) and else asks for calls in the text. Absent: in the text.
    */
   readonly toolCalling?: "native" | "auto"
+  /** The tool choice sent with the tools (default `auto`): `none` asks for a final answer. */
+  readonly toolChoice?: LanguageModel.ToolChoice
   /**
    * For an `llm` term with an output schema: the answer must be one JSON value matching it (the
    * machine checks it when the answer comes back).
@@ -316,26 +318,34 @@ const leafValue = (answer: unknown): Value.Value => {
  * Value.toJson(answer) // { pair: ["", [["call_1", "add", "{\"a\":1,\"b\":2}"]]] }
  * ```
  */
-export const toolCallAnswer = (text: string, calls: ReadonlyArray<LanguageModel.ToolCall>): Value.Value => new ToolCallPair(text, calls)
+export const toolCallAnswer = (text: string, calls: ReadonlyArray<LanguageModel.ToolCall>): Value.Value =>
+  new (ToolCallPair ??= toolCallPairClass())(text, calls)
+
+/** A tool-call answer made in this process: a pair that keeps the text and calls it was made of. */
+type ToolCallPair = Value.Pair & { readonly text: string; readonly calls: ReadonlyArray<LanguageModel.ToolCall> }
 
 /**
- * A tool-call answer made in this process: the pair, keeping the calls it was made of, so the
- * machine reads them back without decoding the list (a restored or replayed answer is a plain
- * pair, decoded).
+ * The class of tool-call answers made in this process, so the machine reads their calls back
+ * without decoding the list (a restored or replayed answer is a plain pair, decoded). Made on
+ * first use: this module and `Value` import each other, so `Value.Pair` may not exist yet while
+ * this module loads.
  */
-class ToolCallPair extends Value.Pair {
-  constructor(
-    readonly text: string,
-    readonly calls: ReadonlyArray<LanguageModel.ToolCall>
-  ) {
-    let list = Value.nil
-    for (let i = calls.length - 1; i >= 0; i--) {
-      const c = calls[i]!
-      list = new Value.List(Value.fromArray([c.id, c.name, c.arguments]), list, list.length + 1)
+let ToolCallPair: (new (text: string, calls: ReadonlyArray<LanguageModel.ToolCall>) => ToolCallPair) | undefined
+
+const toolCallPairClass = () =>
+  class extends Value.Pair {
+    constructor(
+      readonly text: string,
+      readonly calls: ReadonlyArray<LanguageModel.ToolCall>
+    ) {
+      let list = Value.nil
+      for (let i = calls.length - 1; i >= 0; i--) {
+        const c = calls[i]!
+        list = new Value.List(Value.fromArray([c.id, c.name, c.arguments]), list, list.length + 1)
+      }
+      super(text, list)
     }
-    super(text, list)
   }
-}
 
 /**
  * The text and tool calls of a {@link toolCallAnswer}; `undefined` for any other value (a model
@@ -351,7 +361,7 @@ class ToolCallPair extends Value.Pair {
  * ```
  */
 export const readToolCallAnswer = (value: Value.Value): { readonly text: string; readonly calls: ReadonlyArray<LanguageModel.ToolCall> } | undefined => {
-  if (value instanceof ToolCallPair) return value
+  if (ToolCallPair !== undefined && value instanceof ToolCallPair) return value
   if (!(value instanceof Value.Pair) || typeof value.fst !== "string" || !(value.snd instanceof Value.List)) return undefined
   const calls: Array<LanguageModel.ToolCall> = []
   for (const item of Value.toArray(value.snd)) {

@@ -187,6 +187,7 @@ export const requestOf = (request: Oracle.Request): Term.Json => {
         input: Value.toText(request.input),
         ...(request.tools !== undefined ? { tools: [...request.tools] } : {}),
         ...(request.transcript !== undefined ? { transcript: request.transcript.map(messageJson) } : {}),
+        ...(request.toolChoice !== undefined ? { toolChoice: request.toolChoice } : {}),
         ...(request.output !== undefined ? { output: request.output as unknown as Term.Json } : {}),
         ...(request.repair !== undefined ? { repair: request.repair.map(messageJson) } : {})
       }

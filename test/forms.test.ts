@@ -36,7 +36,8 @@ const samples: { readonly [K in Term.Tag]: ReadonlyArray<Term.Of<K>> } = {
     Term.llm({
       system: "Extract.",
       output: { schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] }, name: "place", strict: true, retries: 1 }
-    })
+    }),
+    Term.llm({ system: "Compute.", tools: ["add", "search"], toolRounds: 2, maxToolCalls: 3 })
   ] as Array<Term.Of<"Llm">>,
   Tool: [Term.tool("search"), Term.tool("terminate")] as Array<Term.Of<"Tool">>,
   Compose: [Term.compose([think, Term.tool("t")])] as Array<Term.Of<"Compose">>,

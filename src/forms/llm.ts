@@ -14,7 +14,9 @@ import * as Value from "../Value.ts"
 import { agentCost, ONE_LLM, times } from "./analysis.ts"
 import type { AgentStep, Form } from "./Form.ts"
 import { isRecord, type Parser, type ParseNode } from "./parse.ts"
+import { applyWithTools, type Calling, defaultMaxToolCalls, defaultToolRounds, resumeWithTools } from "./llmTools.ts"
 import type { AgentMachine, OracleRequest } from "./step.ts"
+import { isTerminate } from "./tool.ts"
 
 /**
  * Settings of the model an `llm` term calls. Every field is optional: absent fields come from the
@@ -87,6 +89,15 @@ export interface Llm {
   readonly maxHistoryTokens?: number
   /** Answer with a JSON value matching a schema (the call is then stateless). */
   readonly output?: Output
+  /**
+   * Tools the model may call (natively where it can): the calls of an answer are made and the
+   * model is asked again with their results, at most `toolRounds` times (the call is then stateless).
+   */
+  readonly tools?: ReadonlyArray<string>
+  /** Rounds of tool calls (default 1); the model answers the last round without tools. */
+  readonly toolRounds?: number
+  /** Calls of one answer that are made (default 8); the others are answered with an error. */
+  readonly maxToolCalls?: number
 }
 
 /**
@@ -178,7 +189,7 @@ const parseOutput = (p: Parser, at: ParseNode, value: unknown): Output => {
 }
 
 const parseLlm = (p: Parser, node: ParseNode, key: string, value: unknown): Term.Term => {
-  const f = p.fields(node, key, value, ["system"], ["name", "model", "conversation", "maxHistoryTokens", "output"])
+  const f = p.fields(node, key, value, ["system"], ["name", "model", "conversation", "maxHistoryTokens", "output", "tools", "toolRounds", "maxToolCalls"])
   const at = p.child(node, f, key)
   const system = p.string(at, f.system, "system")
   const name = f.name === undefined ? undefined : p.string(at, f.name, "name")
@@ -192,6 +203,18 @@ const parseLlm = (p: Parser, node: ParseNode, key: string, value: unknown): Term
   const output = f.output === undefined ? undefined : parseOutput(p, at, f.output)
   // a structured answer is one call (repaired as needed) on the input alone: it keeps no conversation
   if (output !== undefined && conversation === true) p.fail(at, "false or nothing: an llm with output keeps no conversation", "conversation")
+  let tools: ReadonlyArray<string> | undefined
+  if (f.tools !== undefined) {
+    if (!Array.isArray(f.tools) || f.tools.some((t) => typeof t !== "string")) return p.fail(at, "an array of tool names", "tools")
+    tools = f.tools as ReadonlyArray<string>
+    if (output !== undefined) p.fail(at, "nothing beside output (compose an llm with output after this one)", "tools")
+    if (conversation === true) p.fail(at, "false or nothing: an llm with tools keeps no conversation", "conversation")
+  }
+  const toolRounds = f.toolRounds === undefined ? undefined : p.count(at, f.toolRounds, "toolRounds", 1)
+  const maxToolCalls = f.maxToolCalls === undefined ? undefined : p.count(at, f.maxToolCalls, "maxToolCalls", 1)
+  if (tools === undefined && (toolRounds !== undefined || maxToolCalls !== undefined)) {
+    p.fail(at, "tools beside toolRounds and maxToolCalls", toolRounds !== undefined ? "toolRounds" : "maxToolCalls")
+  }
   return {
     _tag: "Llm",
     system,
@@ -199,7 +222,10 @@ const parseLlm = (p: Parser, node: ParseNode, key: string, value: unknown): Term
     ...(model !== undefined ? { model } : {}),
     ...(conversation !== undefined ? { conversation } : {}),
     ...(maxHistoryTokens !== undefined ? { maxHistoryTokens } : {}),
-    ...(output !== undefined ? { output } : {})
+    ...(output !== undefined ? { output } : {}),
+    ...(tools !== undefined ? { tools } : {}),
+    ...(toolRounds !== undefined ? { toolRounds } : {}),
+    ...(maxToolCalls !== undefined ? { maxToolCalls } : {})
   }
 }
 
@@ -235,10 +261,12 @@ const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`
 const step: AgentStep<Llm> = {
   apply: (m, c, _fn, input) => {
     const term = c.term as Llm
+    if (term.tools !== undefined) return applyWithTools(m, c, input)
     if (term.output !== undefined) m.push(c, { input, attempts: 0, repair: [] } satisfies Answering)
     return request(m, term, input)
   },
-  resume: (m, c: Code, state: Answering, value) => {
+  resume: (m, c: Code, state: Answering | Calling, value) => {
+    if ("rounds" in state) return resumeWithTools(m, c, state, value)
     const term = c.term as Llm
     const output = term.output!
     const text = Value.toText(value)
@@ -273,17 +301,33 @@ export const llmForm: Form<Llm, "output"> = {
     if (t.conversation !== undefined) out.conversation = t.conversation
     if (t.maxHistoryTokens !== undefined) out.maxHistoryTokens = t.maxHistoryTokens
     if (t.output !== undefined) out.output = t.output as unknown as Term.Json
+    if (t.tools !== undefined) out.tools = t.tools
+    if (t.toolRounds !== undefined) out.toolRounds = t.toolRounds
+    if (t.maxToolCalls !== undefined) out.maxToolCalls = t.maxToolCalls
     return { llm: out }
   },
   pretty: (t, _, formal) => {
     const answer = `LLM${modelText(t.model)}("${clip(t.system.replace(/\s+/g, " ").trim(), 50)}")`
-    const head = t.output === undefined ? answer : `${answer} : JSON${t.output.name !== undefined ? `⟨${t.output.name}⟩` : ""}`
+    const withTools =
+      t.tools === undefined ? answer : `${answer}[${t.tools.join(", ")}]${t.toolRounds !== undefined && t.toolRounds !== 1 ? `×${t.toolRounds}` : ""}`
+    const head = t.output === undefined ? withTools : `${withTools} : JSON${t.output.name !== undefined ? `⟨${t.output.name}⟩` : ""}`
     return formal ? `(λx. ${head}(x))` : t.name !== undefined ? `${t.name}:${head}` : head
   },
   atomic: true,
-  capabilities: (_, into) => void (into.llm = true),
-  // an answer that does not match the output schema is asked for again, at most `retries` times
-  cost: (t, _, context) => agentCost(t.output === undefined ? ONE_LLM : times(context.attempts(t.output.retries ?? defaultOutputRetries), ONE_LLM)),
+  capabilities: (t, into) => {
+    into.llm = true
+    for (const name of t.tools ?? []) if (!isTerminate(name)) into.tools.add(name)
+  },
+  cost: (t, _, context) => {
+    if (t.tools !== undefined) {
+      // one call, then one more per round; each round makes at most maxToolCalls calls
+      const rounds = t.toolRounds ?? defaultToolRounds
+      const hostTools = t.tools.some((name) => !isTerminate(name))
+      return agentCost({ llmCalls: rounds + 1, toolCalls: hostTools ? rounds * (t.maxToolCalls ?? defaultMaxToolCalls) : 0 })
+    }
+    // an answer that does not match the output schema is asked for again, at most `retries` times
+    return agentCost(t.output === undefined ? ONE_LLM : times(context.attempts(t.output.retries ?? defaultOutputRetries), ONE_LLM))
+  },
   value: () => "function",
   compile: (t, kids) => code(Op.Agent, t, kids, step),
   events: ["output"],

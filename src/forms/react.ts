@@ -10,6 +10,7 @@
  */
 import { code, type Code, Op } from "../internal/code.ts"
 import { writeJson } from "../internal/json.ts"
+import { checkCall, InputProblem } from "../internal/nativeTools.ts"
 import { extractToolCall, extractWrittenToolCall, type ToolCallIntent } from "../internal/react.ts"
 import type * as LanguageModel from "../LanguageModel.ts"
 import * as Oracle from "../Oracle.ts"
@@ -174,8 +175,6 @@ const writtenCall = (m: AgentMachine, c: Code, state: State, thought: string, ca
   }
 }
 
-const clipped = (text: string) => (text.length <= 200 ? text : `${text.slice(0, 200)}…`)
-
 /** The answer a native `terminate` call gives: its `answer`, else its arguments, else the thought. */
 const terminateAnswer = (call: LanguageModel.ToolCall, thought: string): string => {
   let args: unknown
@@ -193,9 +192,6 @@ const terminateAnswer = (call: LanguageModel.ToolCall, thought: string): string 
 }
 
 const NO_CALLS: ReadonlyArray<number> = []
-
-/** Whether a call's arguments text is blank (no arguments: `{}`). */
-const isBlank = (text: string): boolean => text.length === 0 || (text.length < 64 && text.trim() === "")
 
 /**
  * The tool calls a model made natively: each is checked (a tool of the step, arguments that are
@@ -216,25 +212,15 @@ const nativeCalls = (m: AgentMachine, c: Code, state: State, text: string, calls
   const batch: Array<number> = []
   for (let i = 0; i < count; i++) {
     const call = calls[i]!
-    let problem: string | undefined
-    let args: unknown
-    if (!term.tools.includes(call.name)) problem = `unknown tool ${JSON.stringify(call.name)}; available: ${term.tools.join(", ")}`
-    else {
-      try {
-        args = isBlank(call.arguments) ? {} : JSON.parse(call.arguments)
-        if (!isRecord(args)) problem = `${call.name}: the arguments must be a JSON object, not ${clipped(call.arguments)}`
-      } catch (error) {
-        problem = `${call.name}: the arguments are not valid JSON (${error instanceof Error ? error.message : String(error)}): ${clipped(call.arguments)}`
-      }
-    }
-    if (problem !== undefined) {
-      results[i] = `[TOOL_ERROR] ${problem}`
+    const args = checkCall(call, term.tools)
+    if (args instanceof InputProblem) {
+      results[i] = `[TOOL_ERROR] ${args.message}`
       if (m.tracing) m.record({ step: m.steps, kind: "tool", name: call.name, input: preview(call.arguments), output: preview(results[i]!) })
       continue
     }
     const agent = agentIndex(term, call.name)
     if (agent >= 0) {
-      const task = (args as Record<string, unknown>).task
+      const task = args.task
       ;(step.agents ??= []).push([i, agent, typeof task === "string" ? task : writeJson(args)])
       continue
     }

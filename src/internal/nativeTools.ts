@@ -108,3 +108,29 @@ export const nativeInput = (tool: Tools.ToolDefinition, args: unknown): unknown 
   if (tool.input === undefined && tool.parameters === undefined && typeof input !== "string") return new InputProblem("input: expected a string")
   return input
 }
+
+const clipped = (text: string) => (text.length <= 200 ? text : `${text.slice(0, 200)}…`)
+
+/** Whether a call's arguments text is blank (no arguments: `{}`). */
+const isBlank = (text: string): boolean => text.length === 0 || (text.length < 64 && text.trim() === "")
+
+/**
+ * A native call's arguments, checked: the call names one of `tools`, and its arguments are a JSON
+ * object (blank arguments are `{}`). Otherwise an {@link InputProblem} telling the model what was
+ * wrong. Runs at every native call: no closures, no allocation on success besides the parse.
+ */
+export const checkCall = (call: LanguageModel.ToolCall, tools: ReadonlyArray<string>): Record<string, unknown> | InputProblem => {
+  if (!tools.includes(call.name)) return new InputProblem(`unknown tool ${JSON.stringify(call.name)}; available: ${tools.join(", ")}`)
+  let args: unknown
+  try {
+    args = isBlank(call.arguments) ? {} : JSON.parse(call.arguments)
+  } catch (error) {
+    return new InputProblem(
+      `${call.name}: the arguments are not valid JSON (${error instanceof Error ? error.message : String(error)}): ${clipped(call.arguments)}`
+    )
+  }
+  if (typeof args !== "object" || args === null || Array.isArray(args)) {
+    return new InputProblem(`${call.name}: the arguments must be a JSON object, not ${clipped(call.arguments)}`)
+  }
+  return args as Record<string, unknown>
+}
