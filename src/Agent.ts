@@ -52,18 +52,45 @@ import * as Value from "./Value.ts"
 export type AgentError = LambdaError | LanguageModel.ProviderError | MemoryStore.MemoryError | CheckpointError | RunPaused | ReplayDivergence | ReplayError
 
 /**
- * Something that happens during a run, as streamed by a runtime: a trace event, or a piece of
- * an LLM's answer as it arrives.
+ * Something that happens during a run, as streamed by a runtime: a trace event, a piece of an
+ * LLM's answer as it arrives, or a piece of a tool call the LLM is making natively
+ * ({@link ToolCallDelta}).
  *
  * @since 0.1.0
  * @category models
  * @example
  * ```ts
  * import type { Agent } from "lambdagent"
- * const show = (e: Agent.RunEvent) => (e.type === "token" ? e.text : `[${e.event.kind}]`)
+ * const show = (e: Agent.RunEvent) => (e.type === "token" ? e.text : e.type === "tool-call" ? e.arguments : `[${e.event.kind}]`)
  * ```
  */
-export type RunEvent = { readonly type: "trace"; readonly event: Trace.TraceEvent } | { readonly type: "token"; readonly name: string; readonly text: string }
+export type RunEvent =
+  | { readonly type: "trace"; readonly event: Trace.TraceEvent }
+  | { readonly type: "token"; readonly name: string; readonly text: string }
+  | ToolCallDelta
+
+/**
+ * A piece of a native tool call, as the model streams it: `name` is the `llm` term's, `index`
+ * numbers the calls of one answer from 0; the first piece of a call carries its `callId` and
+ * `tool` (the tool's name), and every piece a part of its `arguments` (JSON text: join the pieces
+ * of one index). A provider that sends a call whole sends it as one piece.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Agent } from "lambdagent"
+ * const d: Agent.ToolCallDelta = { type: "tool-call", name: "think", index: 0, callId: "call_1", tool: "add", arguments: '{"a":' }
+ * ```
+ */
+export interface ToolCallDelta {
+  readonly type: "tool-call"
+  readonly name: string
+  readonly index: number
+  readonly callId?: string
+  readonly tool?: string
+  readonly arguments: string
+}
 
 /**
  * One LLM term's conversation: the user and assistant turns after the system prompt.
@@ -398,12 +425,16 @@ const now = () => performance.now()
 
 const tracing = (run: Driver.RunState) => run.execution.traceLevel !== "off"
 
-/** The model's answer; streamed token by token to `onEvent` when the run has a listener. */
+/**
+ * The model's answer; streamed to `onEvent` when the run has a listener, token by token and tool
+ * call piece by piece (`toolName` gives a tool's name from the one it goes by on the wire).
+ */
 const callModel = (
   services: Services,
   model: LanguageModel.LanguageModelShape,
   request: LanguageModel.ChatRequest,
-  name: string
+  name: string,
+  toolName: ((wire: string) => string) | undefined
 ): Effect.Effect<LanguageModel.ChatResponse, LanguageModel.ProviderError> => {
   const onEvent = services.onEvent
   if (onEvent === undefined) return model.chat(request)
@@ -424,8 +455,17 @@ const callModel = (
             const call = (calls[chunk.index] ??= { id: "", name: "", arguments: "" })
             if (chunk.id !== undefined) call.id = chunk.id
             // a name comes once (OpenAI) or in pieces; a server repeating it whole does not double it
-            if (chunk.name !== undefined && chunk.name !== call.name) call.name += chunk.name
+            const named = chunk.name !== undefined && chunk.name !== call.name
+            if (named) call.name += chunk.name
             call.arguments += chunk.arguments
+            onEvent({
+              type: "tool-call",
+              name,
+              index: chunk.index,
+              ...(chunk.id !== undefined ? { callId: chunk.id } : {}),
+              ...(named ? { tool: toolName === undefined ? chunk.name! : toolName(chunk.name!) } : {}),
+              arguments: chunk.arguments
+            })
           } else {
             usage = chunk.usage
             answeredBy = chunk.model
@@ -566,7 +606,7 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
           : { messages, ...prepared.options }
   const name = term.name ?? "llm"
   const started = tracing(run) ? now() : 0
-  const called = callModel(services, model, chat, name)
+  const called = callModel(services, model, chat, name, native === undefined || native.sameNames ? undefined : native.nameOf)
   const spanned = services.sink.spans ? Spans.llm(called, { name, provider: model.name, request: chat, step: run.execution.steps }) : called
   return mapNow(spanned, (response): Value.Value => {
     const calls =

@@ -267,7 +267,10 @@ export interface MemoryView {
 export interface Runtime extends AsyncDisposable {
   /** Run a term (or its JSON) on an input. Rejects with the run's error, or the signal's reason when aborted. */
   readonly run: (term: Term.Term | Term.Json, input: unknown, options?: CallOptions) => Promise<RunOutput>
-  /** Run a term, yielding trace events and model tokens as they happen, then `{type: "result"}`. Breaking out cancels the run. */
+  /**
+   * Run a term, yielding trace events, model tokens and native tool-call pieces as they happen,
+   * then `{type: "result"}`. Breaking out cancels the run.
+   */
   readonly stream: (term: Term.Term | Term.Json, input: unknown, options?: CallOptions) => AsyncIterable<StreamEvent>
   /**
    * Resume a run from a checkpoint (decoded, or JSON to decode): the result is the one the run
