@@ -305,6 +305,8 @@ export interface CompiledAgent {
     readonly a2aServer?: A2AServerConfig
     /** The policy of an enabled `sandbox:` block, for every tool that runs a process (the term is unchanged). */
     readonly sandbox?: Sandbox.Policy
+    /** `runtime.otel`: where the spans of runs go (OTLP/HTTP). */
+    readonly otel?: { readonly url: string; readonly serviceName?: string; readonly headers?: Readonly<Record<string, string>> }
   }
   /** Providers named by the LLM calls, in first-use order. */
   readonly providers: ReadonlyArray<string>
@@ -555,6 +557,13 @@ const channelIssues = (file: AgentFile, add: (rule: string, path: FieldPath, mes
 // ---------------------------------------------------------------------------------------------
 
 const MODEL_HISTORY_CAP = 80_000
+
+/** `runtime.otel` as the runtime's setting (the fields it wrote). */
+const otelOf = (otel: NonNullable<NonNullable<AgentFile["runtime"]>["otel"]>): NonNullable<CompiledAgent["runtime"]["otel"]> => ({
+  url: otel.url,
+  ...(otel.serviceName !== undefined ? { serviceName: otel.serviceName } : {}),
+  ...(otel.headers !== undefined ? { headers: otel.headers } : {})
+})
 
 /** An `output:` block as the `llm` term's output (the fields it wrote). */
 const termOutput = (output: OutputConfig): Term.Output => ({
@@ -1362,7 +1371,8 @@ export const compileConfig = (config: unknown, options: CompileOptions = {}): Co
       ...(file.checkpoint !== undefined ? { checkpoint: file.checkpoint } : {}),
       ...(file.cli?.server !== undefined ? { cliServer: file.cli.server } : {}),
       ...(file.a2a?.server !== undefined ? { a2aServer: file.a2a.server } : {}),
-      ...(sandbox !== undefined ? { sandbox } : {})
+      ...(sandbox !== undefined ? { sandbox } : {}),
+      ...(runtime?.otel !== undefined ? { otel: otelOf(runtime.otel) } : {})
     },
     providers,
     overrides,

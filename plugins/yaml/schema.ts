@@ -713,9 +713,20 @@ const RuntimeSchema = z
     maxDepth: positive.describe("Deepest the evaluator's continuation stack may grow (non-tail recursion), in frames.").optional(),
     maxEvalDepth: positive.describe("Deepest eval may nest.").optional(),
     maxMemoryMb: positive.describe("Largest value (string, list) a run may build, in MiB.").optional(),
-    maxInputBytes: positive.describe("Largest input or term text a run accepts, in bytes.").optional()
+    maxInputBytes: positive.describe("Largest input or term text a run accepts, in bytes.").optional(),
+    otel: z
+      .strictObject({
+        url: z.url({ protocol: /^https?$/ }).describe("The OTLP/HTTP endpoint: a base URL (http://collector:4318; /v1/traces is added) or a full traces URL."),
+        serviceName: name.describe("The service.name of the spans (default lambdagent).").optional(),
+        headers: z
+          .record(z.string(), z.string())
+          .describe("HTTP headers sent with every export (an API key header: prefer OTEL_EXPORTER_OTLP_HEADERS, kept out of the file).")
+          .optional()
+      })
+      .describe("Export the spans of every run over OTLP/HTTP (OpenTelemetry); --otel and the OTEL_EXPORTER_OTLP_* variables win over it.")
+      .optional()
   })
-  .meta({ id: "Runtime", title: "Runtime budget" })
+  .meta({ id: "Runtime", title: "Runtime budget and tracing" })
 
 /**
  * A whole agent file: an agent (with `type` required) plus the top-level-only blocks that
