@@ -5,22 +5,12 @@
  */
 import { describe, expect, it } from "vitest"
 import * as z from "zod"
-import { createRuntime, type LanguageModel, Scripted, Term, Tools } from "lambdagent"
+import { createRuntime, type LanguageModel, Term, Tools } from "lambdagent"
+import { recording } from "./fixtures/recordingModel.ts"
 
 const add = Tools.define({ name: "add", description: "Add two numbers.", input: z.object({ a: z.number(), b: z.number() }), run: ({ a, b }) => a + b })
 const call = (id: string, name: string, args: string): LanguageModel.ToolCall => ({ id, name, arguments: args })
 const calls = (...toolCalls: Array<LanguageModel.ToolCall>): LanguageModel.ChatResponse => ({ text: "", toolCalls })
-
-/** A scripted model that keeps every request it was sent. */
-const recording = (replies: ReadonlyArray<LanguageModel.ChatResponse | string>, options: Scripted.Options = {}) => {
-  const requests: Array<LanguageModel.ChatRequest> = []
-  let i = 0
-  const model = Scripted.respond((request) => {
-    requests.push(request)
-    return replies[i++] ?? "no more replies"
-  }, options)
-  return { model, requests }
-}
 
 const calculator = (options: Partial<Term.LlmOptions> = {}) => Term.llm({ system: "Compute with the tools.", tools: ["add"], ...options })
 

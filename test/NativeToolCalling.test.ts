@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import * as z from "zod"
 import { type Agent, type Checkpoint, createRuntime, type LanguageModel, Oracle, Replay, Scripted, Term, Tools, Value } from "lambdagent"
+import { recording } from "./fixtures/recordingModel.ts"
 
 const add = Tools.define({
   name: "add",
@@ -17,17 +18,6 @@ const calls = (...toolCalls: Array<LanguageModel.ToolCall>): LanguageModel.ChatR
 
 const agent = (toolCalling: Term.ToolCalling, tools: ReadonlyArray<string> = ["add", "upper", "terminate"]) =>
   Term.react({ think: Term.llm({ system: "Use the tools." }), tools, maxSteps: 5, toolCalling })
-
-/** A scripted model that keeps every request it was sent. */
-const recording = (replies: ReadonlyArray<LanguageModel.ChatResponse | string>, options: Scripted.Options = {}) => {
-  const requests: Array<LanguageModel.ChatRequest> = []
-  let i = 0
-  const model = Scripted.respond((request) => {
-    requests.push(request)
-    return replies[i++] ?? "no more replies"
-  }, options)
-  return { model, requests }
-}
 
 describe("native tool calling (react.toolCalling)", () => {
   it("sends the tools as definitions, runs the call and answers it with its id", async () => {

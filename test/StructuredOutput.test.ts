@@ -6,21 +6,11 @@
  */
 import { describe, expect, expectTypeOf, it } from "vitest"
 import * as z from "zod"
-import { Analysis, createRuntime, Errors, type LanguageModel, Replay, Scripted, Term } from "lambdagent"
+import { Analysis, createRuntime, Errors, Replay, Scripted, Term } from "lambdagent"
+import { recording } from "./fixtures/recordingModel.ts"
 
 const Person = z.object({ name: z.string(), age: z.number().int() })
 const extract = (options: Partial<Term.Output> = {}) => Term.llm({ system: "Extract the person.", output: { name: "person", schema: Person, ...options } })
-
-/** A scripted model that keeps every request it was sent. */
-const recording = (replies: ReadonlyArray<string>, options: Scripted.Options = {}) => {
-  const requests: Array<LanguageModel.ChatRequest> = []
-  let i = 0
-  const model = Scripted.respond((request) => {
-    requests.push(request)
-    return replies[i++] ?? "no more replies"
-  }, options)
-  return { model, requests }
-}
 
 describe("an llm term with an output schema", () => {
   it("answers the JSON value, with the schema as the request's response format", async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import * as z from "zod"
 import { Anthropic, createRuntime, OpenAI, type Runtime, Term, Tools } from "lambdagent"
 import { fromConfig } from "lambdagent/yaml"
+import { withEnv } from "../fixtures/env.ts"
 import { fast } from "./helpers.ts"
 import { message, startAnthropicServer, textEvents, toolUsesEvents } from "./servers/anthropic.ts"
 import type { TestServer } from "./servers/harness.ts"
@@ -37,22 +38,13 @@ mcp:
   localTools: [add, shout, terminate]
 `
 
-const saved = { openai: process.env.OPENAI_API_KEY, anthropic: process.env.ANTHROPIC_API_KEY }
+withEnv({ OPENAI_API_KEY: "sk-test-native", ANTHROPIC_API_KEY: "sk-ant-test-native" })
 let openai: TestServer
 let anthropic: TestServer
 beforeAll(async () => {
-  process.env.OPENAI_API_KEY = "sk-test-native"
-  process.env.ANTHROPIC_API_KEY = "sk-ant-test-native"
   ;[openai, anthropic] = await Promise.all([startOpenAIServer(), startAnthropicServer()])
 })
 afterAll(async () => {
-  for (const [name, value] of [
-    ["OPENAI_API_KEY", saved.openai],
-    ["ANTHROPIC_API_KEY", saved.anthropic]
-  ] as const) {
-    if (value === undefined) delete process.env[name]
-    else process.env[name] = value
-  }
   await Promise.all([openai.close(), anthropic.close()])
 })
 beforeEach(() => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import * as z from "zod"
 import { Anthropic, createRuntime, OpenAI, type Runtime, Term } from "lambdagent"
 import { fromConfig } from "lambdagent/yaml"
+import { withEnv } from "../fixtures/env.ts"
 import { fast } from "./helpers.ts"
 import { message, startAnthropicServer, toolUseEvents } from "./servers/anthropic.ts"
 import type { TestServer } from "./servers/harness.ts"
@@ -145,20 +146,7 @@ output:
     required: [name, age]
     additionalProperties: false
 `
-  const saved = { openai: process.env.OPENAI_API_KEY, anthropic: process.env.ANTHROPIC_API_KEY }
-  beforeAll(() => {
-    process.env.OPENAI_API_KEY = "sk-test-yaml"
-    process.env.ANTHROPIC_API_KEY = "sk-ant-test-yaml"
-  })
-  afterAll(() => {
-    for (const [name, value] of [
-      ["OPENAI_API_KEY", saved.openai],
-      ["ANTHROPIC_API_KEY", saved.anthropic]
-    ] as const) {
-      if (value === undefined) delete process.env[name]
-      else process.env[name] = value
-    }
-  })
+  withEnv({ OPENAI_API_KEY: "sk-test-yaml", ANTHROPIC_API_KEY: "sk-ant-test-yaml" })
 
   it("answers the value over OpenAI, and `get` takes it apart", async () => {
     openai.enqueue({ kind: "json", body: completion({ text: '{"name":"Ada","age":36}' }) })
