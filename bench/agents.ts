@@ -3,7 +3,8 @@
  * written as plain TypeScript in the same run:
  * - cold: the first 10 runs of a fresh process (a child process per figure);
  * - warm: after at least 3 seconds of the same runs in this process;
- * - the ReAct loop with native tool calls (the model answers with a call) beside text extraction;
+ * - the ReAct loop with native tool calls (the model answers with a call) beside text extraction,
+ *   the two sampled in turn;
  * - how the cost per step changes with the loop's length (5 to 320 steps);
  * - a 3-stage chain per stage; `par` of 10 branches on a 100 ms model;
  * - resident memory of a process after its 20-step runs, beside plain TypeScript's and `node -e 0`'s;
@@ -80,6 +81,37 @@ const warm = async (f: () => unknown, warmMs = 3000, samples = 15): Promise<numb
   return median(times)
 }
 
+/**
+ * Median µs of one call of each of two workloads, warmed and sampled in turn, so that a machine
+ * whose load changes during the run weighs on both alike (text and native tool calling).
+ */
+const warmBoth = async (f: () => unknown, g: () => unknown, warmMs = 3000, samples = 21): Promise<readonly [number, number]> => {
+  const until = performance.now() + warmMs
+  while (performance.now() < until) {
+    await f()
+    await g()
+  }
+  let reps = 1
+  for (;;) {
+    const started = performance.now()
+    for (let i = 0; i < reps; i++) await f()
+    if (performance.now() - started >= 20) break
+    reps *= 2
+  }
+  const sample = async (h: () => unknown) => {
+    const started = performance.now()
+    for (let i = 0; i < reps; i++) await h()
+    return ((performance.now() - started) / reps) * 1000
+  }
+  const fs: Array<number> = []
+  const gs: Array<number> = []
+  for (let s = 0; s < samples; s++) {
+    fs.push(await sample(f))
+    gs.push(await sample(g))
+  }
+  return [median(fs), median(gs)]
+}
+
 export async function run(): Promise<void> {
   const STEPS = 20
   // cold: the first 10 runs of fresh processes (three processes, the median of their means)
@@ -92,13 +124,16 @@ export async function run(): Promise<void> {
   const runtime = createRuntime({ model: Scripted.fixed(callText), tools: [add], trace: "agent", budgets })
   const react = (steps: number) => Term.react({ think: Term.llm({ system: "Use tools." }), tools: ["add"], maxSteps: steps })
   const react20 = react(STEPS)
-  const warmLambda = await warm(() => runtime.run(react20, "start"))
-  const warmPlain = await warm(() => plainReact(STEPS), 1000)
-  // the same loop with the calls made natively: the model answers with a tool call, not a text to read one from
+  // the same loop with the calls made natively: the model answers with a tool call, not a text to
+  // read one from; text and native are sampled in turn, so the load of the machine weighs on both
   const nativeReply = { text: "", toolCalls: [{ id: "call_1", name: "add", arguments: '{"a":1,"b":2}' }] }
   const nativeRuntime = createRuntime({ model: Scripted.respond(() => nativeReply), tools: [add], trace: "agent", budgets })
   const nativeReact20 = Term.react({ think: Term.llm({ system: "Use tools." }), tools: ["add"], maxSteps: STEPS, toolCalling: "native" })
-  const warmNative = await warm(() => nativeRuntime.run(nativeReact20, "start"))
+  const [warmLambda, warmNative] = await warmBoth(
+    () => runtime.run(react20, "start"),
+    () => nativeRuntime.run(nativeReact20, "start")
+  )
+  const warmPlain = await warm(() => plainReact(STEPS), 1000)
 
   const chainRuntime = createRuntime({ model: Scripted.echo(), trace: "agent" })
   const chain = Term.compose(["extract", "analyze", "draft"].map((system) => Term.llm({ system, conversation: false })))
@@ -119,7 +154,7 @@ export async function run(): Promise<void> {
         `${fmt(warmLambda / warmPlain, 1)}×`
       ],
       [
-        `ReAct, ${STEPS} steps, native tool calls`,
+        `ReAct, ${STEPS} steps, native tool calls (${fmt(warmNative / warmLambda, 2)}× text)`,
         "",
         fmt(perStep(warmNative, STEPS), 2),
         "",

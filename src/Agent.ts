@@ -23,13 +23,14 @@ import * as Driver from "./Driver.ts"
 import { CheckpointError, EvalError, isLambdaError, type LambdaError, type ReplayDivergence, type ReplayError, RunPaused } from "./Errors.ts"
 import * as Evaluator from "./Evaluator.ts"
 import { isExit } from "./internal/exits.ts"
-import { type NativeTools, nativeInput, nativeTools } from "./internal/nativeTools.ts"
+import { InputProblem, type NativeTools, nativeInput, nativeTools } from "./internal/nativeTools.ts"
 import * as Oracle from "./Oracle.ts"
 import * as LanguageModel from "./LanguageModel.ts"
 import * as MemoryStore from "./MemoryStore.ts"
 import * as Providers from "./providers/resolve.ts"
 import * as Replay from "./Replay.ts"
 import * as Spans from "./internal/spans.ts"
+import * as Structured from "./internal/structured.ts"
 import * as Term from "./Term.ts"
 import * as Tools from "./Tools.ts"
 import * as Trace from "./Trace.ts"
@@ -51,18 +52,45 @@ import * as Value from "./Value.ts"
 export type AgentError = LambdaError | LanguageModel.ProviderError | MemoryStore.MemoryError | CheckpointError | RunPaused | ReplayDivergence | ReplayError
 
 /**
- * Something that happens during a run, as streamed by a runtime: a trace event, or a piece of
- * an LLM's answer as it arrives.
+ * Something that happens during a run, as streamed by a runtime: a trace event, a piece of an
+ * LLM's answer as it arrives, or a piece of a tool call the LLM is making natively
+ * ({@link ToolCallDelta}).
  *
  * @since 0.1.0
  * @category models
  * @example
  * ```ts
  * import type { Agent } from "lambdagent"
- * const show = (e: Agent.RunEvent) => (e.type === "token" ? e.text : `[${e.event.kind}]`)
+ * const show = (e: Agent.RunEvent) => (e.type === "token" ? e.text : e.type === "tool-call" ? e.arguments : `[${e.event.kind}]`)
  * ```
  */
-export type RunEvent = { readonly type: "trace"; readonly event: Trace.TraceEvent } | { readonly type: "token"; readonly name: string; readonly text: string }
+export type RunEvent =
+  | { readonly type: "trace"; readonly event: Trace.TraceEvent }
+  | { readonly type: "token"; readonly name: string; readonly text: string }
+  | ToolCallDelta
+
+/**
+ * A piece of a native tool call, as the model streams it: `name` is the `llm` term's, `index`
+ * numbers the calls of one answer from 0; the first piece of a call carries its `callId` and
+ * `tool` (the tool's name), and every piece a part of its `arguments` (JSON text: join the pieces
+ * of one index). A provider that sends a call whole sends it as one piece.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Agent } from "lambdagent"
+ * const d: Agent.ToolCallDelta = { type: "tool-call", name: "think", index: 0, callId: "call_1", tool: "add", arguments: '{"a":' }
+ * ```
+ */
+export interface ToolCallDelta {
+  readonly type: "tool-call"
+  readonly name: string
+  readonly index: number
+  readonly callId?: string
+  readonly tool?: string
+  readonly arguments: string
+}
 
 /**
  * One LLM term's conversation: the user and assistant turns after the system prompt.
@@ -401,12 +429,16 @@ const now = () => performance.now()
 
 const tracing = (run: Driver.RunState) => run.execution.traceLevel !== "off"
 
-/** The model's answer; streamed token by token to `onEvent` when the run has a listener. */
+/**
+ * The model's answer; streamed to `onEvent` when the run has a listener, token by token and tool
+ * call piece by piece (`toolName` gives a tool's name from the one it goes by on the wire).
+ */
 const callModel = (
   services: Services,
   model: LanguageModel.LanguageModelShape,
   request: LanguageModel.ChatRequest,
-  name: string
+  name: string,
+  toolName: ((wire: string) => string) | undefined
 ): Effect.Effect<LanguageModel.ChatResponse, LanguageModel.ProviderError> => {
   const onEvent = services.onEvent
   if (onEvent === undefined) return model.chat(request)
@@ -414,6 +446,7 @@ const callModel = (
     let text = ""
     let usage: LanguageModel.Usage | undefined
     let answeredBy: string | undefined
+    let finishReason: string | undefined
     // tool calls arrive in pieces, by index: the id and name once, the arguments text in parts
     const calls: Array<{ id: string; name: string; arguments: string }> = []
     return model.stream(request).pipe(
@@ -426,11 +459,21 @@ const callModel = (
             const call = (calls[chunk.index] ??= { id: "", name: "", arguments: "" })
             if (chunk.id !== undefined) call.id = chunk.id
             // a name comes once (OpenAI) or in pieces; a server repeating it whole does not double it
-            if (chunk.name !== undefined && chunk.name !== call.name) call.name += chunk.name
+            const named = chunk.name !== undefined && chunk.name !== call.name
+            if (named) call.name += chunk.name
             call.arguments += chunk.arguments
+            onEvent({
+              type: "tool-call",
+              name,
+              index: chunk.index,
+              ...(chunk.id !== undefined ? { callId: chunk.id } : {}),
+              ...(named ? { tool: toolName === undefined ? chunk.name! : toolName(chunk.name!) } : {}),
+              arguments: chunk.arguments
+            })
           } else {
             usage = chunk.usage
             answeredBy = chunk.model
+            finishReason = chunk.finishReason
           }
         })
       ),
@@ -440,7 +483,8 @@ const callModel = (
           text,
           ...(usage !== undefined ? { usage } : {}),
           ...(toolCalls.length > 0 ? { toolCalls } : {}),
-          ...(answeredBy !== undefined ? { model: answeredBy } : {})
+          ...(answeredBy !== undefined ? { model: answeredBy } : {}),
+          ...(finishReason !== undefined ? { finishReason } : {})
         }
       })
     )
@@ -459,6 +503,8 @@ interface Prepared {
   readonly options: Omit<LanguageModel.ChatRequest, "messages"> | undefined
   /** The system prompt with the tool docs of the last tool names and registry it was asked for. */
   withTools?: { readonly names: ReadonlyArray<string>; readonly tools: Tools.ToolsShape; readonly system: string }
+  /** For an output schema: the response format, and the system prompt asking for it in words. */
+  withOutput?: { readonly format: LanguageModel.ResponseFormat; readonly system: string }
 }
 
 const preparedTerms = new WeakMap<Term.Of<"Llm">, Prepared>()
@@ -488,9 +534,25 @@ const systemWithTools = (term: Term.Of<"Llm">, prepared: Prepared, names: Readon
   return system
 }
 
-/** The conversation an LLM request continues, when its term keeps one (not a ReAct step). */
+const outputOf = (prepared: Prepared, term: Term.Of<"Llm">, output: Term.Output): NonNullable<Prepared["withOutput"]> => {
+  if (prepared.withOutput === undefined) {
+    const format: LanguageModel.ResponseFormat = {
+      name: output.name ?? "output",
+      ...(output.description !== undefined ? { description: output.description } : {}),
+      schema: output.schema,
+      strict: output.strict ?? Structured.isStrictCompatible(output.schema)
+    }
+    prepared.withOutput = { format, system: `${term.system}\n\n${Structured.instructions(output.schema)}` }
+  }
+  return prepared.withOutput
+}
+
+/**
+ * The conversation an LLM request continues, when its term keeps one: not a ReAct step, and not
+ * a structured answer (one call on the input, repaired as needed).
+ */
 const historyOf = (services: Services, request: Oracle.LlmRequest): History | undefined =>
-  request.term.conversation !== false && request.tools === undefined ? services.conversations.get(request.term) : undefined
+  request.term.conversation !== false && request.tools === undefined && request.term.output === undefined ? services.conversations.get(request.term) : undefined
 
 /** A replayed LLM answer joins its term's conversation, as a live one does. */
 const rememberReplayed = (services: Services, request: Oracle.Request, answer: Value.Value): void => {
@@ -503,8 +565,12 @@ const rememberReplayed = (services: Services, request: Oracle.Request, answer: V
 const onTheWire = (transcript: ReadonlyArray<LanguageModel.ChatMessage>, native: NativeTools): Array<LanguageModel.ChatMessage> =>
   transcript.map((m) => (m.toolCalls === undefined ? m : { ...m, toolCalls: m.toolCalls.map((c) => ({ ...c, name: native.wireOf(c.name) })) }))
 
-/** An answer's tool calls, as a trace shows them: `name(arguments)`, one a line. */
-const callsText = (calls: ReadonlyArray<LanguageModel.ToolCall>): string => calls.map((c) => `${c.name}(${c.arguments})`).join("\n")
+/** An answer's text and tool calls, as a trace shows them: the text, then each call as `name(arguments)`, one a line. */
+const answerText = (text: string, calls: ReadonlyArray<LanguageModel.ToolCall>): string => {
+  let out = text
+  for (let i = 0; i < calls.length; i++) out += `${out === "" ? "" : "\n"}${calls[i]!.name}(${calls[i]!.arguments})`
+  return out
+}
 
 const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.RunState): Effect.Effect<Value.Value, AgentError> => {
   const term = request.term
@@ -523,19 +589,28 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
     request.tools !== undefined && request.toolCalling !== undefined && model.nativeTools === true ? nativeTools(request.tools, services.tools) : undefined
   const history = historyOf(services, request)
   const prepared = preparedOf(term)
-  const system = request.tools === undefined || native !== undefined ? term.system : systemWithTools(term, prepared, request.tools, services.tools)
+  const output = request.output === undefined ? undefined : outputOf(prepared, term, request.output)
+  const system =
+    request.tools !== undefined && native === undefined
+      ? systemWithTools(term, prepared, request.tools, services.tools)
+      : output !== undefined && model.structuredOutput !== true
+        ? output.system
+        : term.system
   const user = Value.toText(request.input)
   const transcript = request.transcript !== undefined && native !== undefined && !native.sameNames ? onTheWire(request.transcript, native) : request.transcript
   const messages = transcript !== undefined ? [{ role: "system" as const, content: system }, ...transcript] : messagesOf(system, history, user)
+  if (request.repair !== undefined) messages.push(...request.repair)
   const chat: LanguageModel.ChatRequest =
     native !== undefined
-      ? { messages, ...prepared.options, tools: native.specs, toolChoice: "auto" }
-      : prepared.options === undefined
-        ? { messages }
-        : { messages, ...prepared.options }
+      ? { messages, ...prepared.options, tools: native.specs, toolChoice: request.toolChoice ?? "auto" }
+      : output !== undefined
+        ? { messages, ...prepared.options, responseFormat: output.format }
+        : prepared.options === undefined
+          ? { messages }
+          : { messages, ...prepared.options }
   const name = term.name ?? "llm"
   const started = tracing(run) ? now() : 0
-  const called = callModel(services, model, chat, name)
+  const called = callModel(services, model, chat, name, native === undefined || native.sameNames ? undefined : native.nameOf)
   const spanned = services.sink.spans ? Spans.llm(called, { name, provider: model.name, request: chat, step: run.execution.steps }) : called
   return mapNow(spanned, (response): Value.Value => {
     const calls =
@@ -554,7 +629,7 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
         kind: "llm",
         name,
         input: Trace.preview(user),
-        output: Trace.preview(calls === undefined || calls.length === 0 ? response.text : [response.text, callsText(calls)].filter((t) => t !== "").join("\n")),
+        output: Trace.preview(calls === undefined ? response.text : answerText(response.text, calls)),
         durationMs: now() - started,
         tokens: { input: tokensIn, output: tokensOut },
         model: response.model ?? model.name
@@ -602,9 +677,8 @@ const answerTool = (services: Services, request: Oracle.ToolRequest, run: Driver
   }
   let input: unknown = request.args !== undefined ? request.args : Value.toJson(request.input)
   if (request.callId !== undefined) {
-    const adapted = nativeInput(tool, input)
-    if ("error" in adapted) return Effect.succeed(observe(`[TOOL_ERROR] ${tool.name}: ${adapted.error}`))
-    input = adapted.input
+    input = nativeInput(tool, input)
+    if (input instanceof InputProblem) return Effect.succeed(observe(`[TOOL_ERROR] ${tool.name}: ${input.message}`))
   }
   const invoked = Tools.invoke(definition, input)
   const done = isExit(invoked) ? (invoked as Exit.Exit<unknown, Tools.ToolError>) : undefined

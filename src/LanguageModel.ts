@@ -100,6 +100,50 @@ export interface ChatRequest {
    * choice (`auto` when absent lets the provider decide, as it does by default).
    */
   readonly toolChoice?: ToolChoice
+  /**
+   * Ask for an answer that is one JSON value matching a schema: sent as the provider's structured
+   * output (OpenAI `response_format`, a forced tool call for Anthropic, Ollama's `format`) by a
+   * model with {@link LanguageModelShape.structuredOutput}; other models ignore it.
+   */
+  readonly responseFormat?: ResponseFormat
+}
+
+/**
+ * A JSON Schema, as data: tool parameters, structured output.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { LanguageModel } from "lambdagent"
+ * const schema: LanguageModel.JsonSchema = { type: "array", items: { type: "string" } }
+ * ```
+ */
+export type JsonSchema = Readonly<Record<string, unknown>>
+
+/**
+ * A JSON answer matching `schema` (a JSON Schema): what a request's `responseFormat` asks for.
+ * `name` and `description` tell the model what the value is (OpenAI's `json_schema.name`, the
+ * forced tool's name for Anthropic); `strict` asks for the provider's strict schema adherence
+ * where it has one.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { LanguageModel } from "lambdagent"
+ * const format: LanguageModel.ResponseFormat = {
+ *   name: "person",
+ *   schema: { type: "object", properties: { name: { type: "string" } }, required: ["name"], additionalProperties: false },
+ *   strict: true
+ * }
+ * ```
+ */
+export interface ResponseFormat {
+  readonly name: string
+  readonly description?: string
+  readonly schema: JsonSchema
+  readonly strict?: boolean
 }
 
 /**
@@ -150,6 +194,11 @@ export interface ChatResponse {
   readonly model?: string
   /** Provider-specific session handle (for example a Claude Code session id) for session mode. */
   readonly sessionId?: string
+  /**
+   * Why the model stopped, in the provider's own words (`stop`, `tool_calls`, `length` for OpenAI;
+   * `end_turn`, `tool_use`, `max_tokens` for Anthropic; Ollama's `done_reason`).
+   */
+  readonly finishReason?: string
 }
 
 /**
@@ -166,7 +215,7 @@ export interface ChatResponse {
 export type ChatChunk =
   | { readonly _tag: "TextDelta"; readonly text: string }
   | { readonly _tag: "ToolCallDelta"; readonly index: number; readonly id?: string; readonly name?: string; readonly arguments: string }
-  | { readonly _tag: "Finish"; readonly usage?: Usage; readonly model?: string }
+  | { readonly _tag: "Finish"; readonly usage?: Usage; readonly model?: string; readonly finishReason?: string }
 
 /**
  * Why a provider call failed. Stable strings: match on them, not on messages.
@@ -248,6 +297,12 @@ export interface LanguageModelShape {
    * `toolCalls`. Absent means no: an agent then asks for tool calls in the text.
    */
   readonly nativeTools?: boolean
+  /**
+   * Whether the model reads the request's `responseFormat` and answers with JSON matching its
+   * schema through the provider's own means. Absent means no: the schema is then put in the
+   * system prompt. Either way the answer is validated against the schema.
+   */
+  readonly structuredOutput?: boolean
 }
 
 /**

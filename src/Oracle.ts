@@ -42,6 +42,18 @@ export interface LlmRequest {
    * (`LanguageModelShape.nativeTools`) and else asks for calls in the text. Absent: in the text.
    */
   readonly toolCalling?: "native" | "auto"
+  /** The tool choice sent with the tools (default `auto`): `none` asks for a final answer. */
+  readonly toolChoice?: LanguageModel.ToolChoice
+  /**
+   * For an `llm` term with an output schema: the answer must be one JSON value matching it (the
+   * machine checks it when the answer comes back).
+   */
+  readonly output?: Term.Output
+  /**
+   * The answers to this input that did not match the output schema, each followed by what was
+   * wrong with it: turns sent after the input, to have the model repair its answer.
+   */
+  readonly repair?: ReadonlyArray<LanguageModel.ChatMessage>
 }
 
 /**
@@ -307,7 +319,33 @@ const leafValue = (answer: unknown): Value.Value => {
  * ```
  */
 export const toolCallAnswer = (text: string, calls: ReadonlyArray<LanguageModel.ToolCall>): Value.Value =>
-  new Value.Pair(text, Value.fromArray(calls.map((c) => Value.fromArray([c.id, c.name, c.arguments]))))
+  new (ToolCallPair ??= toolCallPairClass())(text, calls)
+
+/** A tool-call answer made in this process: a pair that keeps the text and calls it was made of. */
+type ToolCallPair = Value.Pair & { readonly text: string; readonly calls: ReadonlyArray<LanguageModel.ToolCall> }
+
+/**
+ * The class of tool-call answers made in this process, so the machine reads their calls back
+ * without decoding the list (a restored or replayed answer is a plain pair, decoded). Made on
+ * first use: this module and `Value` import each other, so `Value.Pair` may not exist yet while
+ * this module loads.
+ */
+let ToolCallPair: (new (text: string, calls: ReadonlyArray<LanguageModel.ToolCall>) => ToolCallPair) | undefined
+
+const toolCallPairClass = () =>
+  class extends Value.Pair {
+    constructor(
+      readonly text: string,
+      readonly calls: ReadonlyArray<LanguageModel.ToolCall>
+    ) {
+      let list = Value.nil
+      for (let i = calls.length - 1; i >= 0; i--) {
+        const c = calls[i]!
+        list = new Value.List(Value.fromArray([c.id, c.name, c.arguments]), list, list.length + 1)
+      }
+      super(text, list)
+    }
+  }
 
 /**
  * The text and tool calls of a {@link toolCallAnswer}; `undefined` for any other value (a model
@@ -323,6 +361,7 @@ export const toolCallAnswer = (text: string, calls: ReadonlyArray<LanguageModel.
  * ```
  */
 export const readToolCallAnswer = (value: Value.Value): { readonly text: string; readonly calls: ReadonlyArray<LanguageModel.ToolCall> } | undefined => {
+  if (ToolCallPair !== undefined && value instanceof ToolCallPair) return value
   if (!(value instanceof Value.Pair) || typeof value.fst !== "string" || !(value.snd instanceof Value.List)) return undefined
   const calls: Array<LanguageModel.ToolCall> = []
   for (const item of Value.toArray(value.snd)) {

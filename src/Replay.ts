@@ -162,7 +162,8 @@ const messageJson = (m: LanguageModel.ChatMessage): Term.Json => ({
 /**
  * A request as JSON: what a replay compares to tell whether a run asks what the recorded one
  * asked. An LLM call is its name, system prompt, model settings (not the transport's `baseUrl`
- * and `timeout`), input text, and for a ReAct step its tools and transcript; a tool call its
+ * and `timeout`), input text, for a ReAct step its tools and transcript, and for a structured
+ * answer its output schema and the turns asking for a repair; a tool call its
  * name and input; a memory access its scope, size, input (and a write's output).
  *
  * @since 0.2.0
@@ -186,7 +187,10 @@ export const requestOf = (request: Oracle.Request): Term.Json => {
         ...(Object.keys(model).length > 0 ? { model: model as Term.Json } : {}),
         input: Value.toText(request.input),
         ...(request.tools !== undefined ? { tools: [...request.tools] } : {}),
-        ...(request.transcript !== undefined ? { transcript: request.transcript.map(messageJson) } : {})
+        ...(request.transcript !== undefined ? { transcript: request.transcript.map(messageJson) } : {}),
+        ...(request.toolChoice !== undefined ? { toolChoice: request.toolChoice } : {}),
+        ...(request.output !== undefined ? { output: request.output as unknown as Term.Json } : {}),
+        ...(request.repair !== undefined ? { repair: request.repair.map(messageJson) } : {})
       }
     }
     case "tool":

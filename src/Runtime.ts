@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import type * as Scope from "effect/Scope"
+import * as z from "zod"
 import * as Agent from "./Agent.ts"
 import * as Checkpoint from "./Checkpoint.ts"
 import { CheckpointError, EvalError } from "./Errors.ts"
@@ -22,11 +23,12 @@ import * as MemoryStore from "./MemoryStore.ts"
 import type * as Plugin from "./Plugin.ts"
 import * as Providers from "./providers/resolve.ts"
 import * as Telemetry from "./Telemetry.ts"
-import type * as Term from "./Term.ts"
+import * as Structured from "./internal/structured.ts"
+import * as Term from "./Term.ts"
 import * as Tools from "./Tools.ts"
 import type * as Trace from "./Trace.ts"
 import * as TraceSink from "./TraceSink.ts"
-import type * as Value from "./Value.ts"
+import * as Value from "./Value.ts"
 
 /**
  * What a runtime is made of. Everything is optional: without a model the runtime answers with
@@ -163,6 +165,68 @@ export type RunOutput = Agent.RunResult
 export type StreamEvent = Agent.RunEvent | { readonly type: "result"; readonly output: RunOutput }
 
 /**
+ * What {@link Runtime.generateObject} asks for: a JSON value matching `schema` (a zod schema, or a
+ * JSON Schema), from `prompt`. `system` is the instruction (default: answer with the requested
+ * value); `model` names a model other than the runtime's default (`{provider, name, temperature, …}`);
+ * `name`, `description`, `strict` and `retries` are those of the `llm` term's output (see `Term.Output`).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import * as z from "zod"
+ * import type { Runtime } from "lambdagent"
+ * const o: Runtime.GenerateObjectOptions<z.ZodObject<{ city: z.ZodString }>> = {
+ *   schema: z.object({ city: z.string() }),
+ *   prompt: "Where is the Louvre?"
+ * }
+ * ```
+ */
+export interface GenerateObjectOptions<S extends z.ZodType | LanguageModel.JsonSchema>
+  extends Omit<CallOptions, "normalizeInput" | "ask" | "answer" | "replay"> {
+  readonly schema: S
+  readonly prompt: string
+  readonly system?: string
+  readonly model?: Term.ModelSettings
+  readonly name?: string
+  readonly description?: string
+  readonly strict?: boolean
+  readonly retries?: number
+}
+
+/**
+ * What {@link Runtime.generateObject} resolves with: the value, typed by the zod schema it was
+ * asked for (`unknown` for a JSON Schema), the run's trace and counters (`stats.llmCalls` counts
+ * the repairs).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Runtime } from "lambdagent"
+ * const show = (r: Runtime.GeneratedObject<{ city: string }>) => `${r.object.city} (${r.stats.llmCalls} calls)`
+ * ```
+ */
+export interface GeneratedObject<T> {
+  readonly object: T
+  readonly trace: ReadonlyArray<Trace.TraceEvent>
+  readonly stats: Agent.Stats
+}
+
+/**
+ * The system prompt of {@link Runtime.generateObject} when its options give none.
+ *
+ * @since 0.2.0
+ * @category constants
+ * @example
+ * ```ts
+ * import { Runtime } from "lambdagent"
+ * console.log(Runtime.defaultObjectSystem) // "Answer with the requested JSON value."
+ * ```
+ */
+export const defaultObjectSystem = "Answer with the requested JSON value."
+
+/**
  * One memory namespace of a runtime's store, read and cleared from Promise code.
  *
  * @since 0.1.0
@@ -203,7 +267,10 @@ export interface MemoryView {
 export interface Runtime extends AsyncDisposable {
   /** Run a term (or its JSON) on an input. Rejects with the run's error, or the signal's reason when aborted. */
   readonly run: (term: Term.Term | Term.Json, input: unknown, options?: CallOptions) => Promise<RunOutput>
-  /** Run a term, yielding trace events and model tokens as they happen, then `{type: "result"}`. Breaking out cancels the run. */
+  /**
+   * Run a term, yielding trace events, model tokens and native tool-call pieces as they happen,
+   * then `{type: "result"}`. Breaking out cancels the run.
+   */
   readonly stream: (term: Term.Term | Term.Json, input: unknown, options?: CallOptions) => AsyncIterable<StreamEvent>
   /**
    * Resume a run from a checkpoint (decoded, or JSON to decode): the result is the one the run
@@ -211,6 +278,17 @@ export interface Runtime extends AsyncDisposable {
    * and trace level are the checkpoint's. Rejects with a `CheckpointError` for a bad checkpoint.
    */
   readonly resume: (checkpoint: Checkpoint.Checkpoint | unknown, options?: Omit<CallOptions, "budget" | "trace" | "normalizeInput">) => Promise<RunOutput>
+  /**
+   * Ask the model for a JSON value matching a schema, as an `llm` term with an output schema does
+   * (the provider's structured output where it has one; an answer that does not match is sent
+   * back to be repaired, at most `retries` times). With a zod schema the object is typed by it and
+   * parsed by it at the end (so its transforms apply). Rejects with an `EvalError` of kind
+   * `ValidationError` naming what did not match when no attempt did.
+   */
+  readonly generateObject: {
+    <S extends z.ZodType>(options: GenerateObjectOptions<S>): Promise<GeneratedObject<z.output<S>>>
+    (options: GenerateObjectOptions<LanguageModel.JsonSchema>): Promise<GeneratedObject<unknown>>
+  }
   /** Forget the conversation histories of a session (all sessions without an argument). */
   readonly resetConversation: (session?: string) => void
   /** The tools this runtime offers. */
@@ -467,6 +545,44 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
     }
   }
 
+  async function generateObject(options: GenerateObjectOptions<z.ZodType | LanguageModel.JsonSchema>): Promise<GeneratedObject<unknown>> {
+    const site = callSite(generateObject)
+    const { schema, prompt, system, model, name, description, strict, retries, record, ...call } = options
+    const term = Term.llm({
+      system: system ?? defaultObjectSystem,
+      ...(model !== undefined ? { model } : {}),
+      output: {
+        schema,
+        ...(name !== undefined ? { name } : {}),
+        ...(description !== undefined ? { description } : {}),
+        ...(strict !== undefined ? { strict } : {}),
+        ...(retries !== undefined ? { retries } : {})
+      }
+    })
+    // the object is read from the answer the schema check accepted: the last LLM answer
+    let answer = ""
+    const output = await runWith(
+      { term, input: prompt },
+      {
+        ...call,
+        record: (entry) => {
+          if (entry.kind === "llm" && typeof entry.answer === "string") answer = entry.answer
+          record?.(entry)
+        }
+      },
+      site
+    )
+    const read = Structured.readJson(answer)
+    const json = "json" in read ? read.json : Value.toJson(output.value)
+    if (!(schema instanceof z.ZodType)) return { object: json, trace: output.trace, stats: output.stats }
+    const parsed = schema.safeParse(json)
+    if (!parsed.success) {
+      const message = `the answer does not pass the schema's own checks: ${Structured.issuesText(parsed.error).replace(/\n/g, "; ")}`
+      throw pointAt(new EvalError({ kind: "ValidationError", message, steps: output.stats.steps }), site)
+    }
+    return { object: parsed.data, trace: output.trace, stats: output.stats }
+  }
+
   const close = () => runtime.dispose()
   function run(term: Term.Term | Term.Json, input: unknown, call: CallOptions = {}) {
     return runWith({ term, input }, call, callSite(run))
@@ -478,6 +594,7 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
     run,
     resume,
     stream,
+    generateObject: generateObject as Runtime["generateObject"],
     resetConversation: (session) => {
       if (session === undefined) sessions.clear()
       else sessions.delete(session)

@@ -52,6 +52,7 @@ export type BinaryOp =
   | "contains"
   | "startsWith"
   | "endsWith"
+  | "get"
 
 /**
  * Unary operators, spelled `{"<op>": t}`.
@@ -80,7 +81,7 @@ export type UnaryOp = "not" | "head" | "tail" | "isEmpty" | "length" | "fst" | "
  */
 export type Literal = number | bigint | string | boolean | null
 
-export type { ModelSettings } from "./forms/llm.ts"
+export type { LlmOptions, ModelSettings, Output } from "./forms/llm.ts"
 export type { ToolCalling } from "./forms/react.ts"
 export type { Merge } from "./forms/par.ts"
 export type { Fallback } from "./forms/guard.ts"
@@ -166,7 +167,8 @@ export { conditional as if } from "./forms/conditional.ts"
 export { cons, fold, list, nil } from "./forms/lists.ts"
 export { pair } from "./forms/pair.ts"
 export { codeOf, continueWith as continue, evaluate as eval, quote, self } from "./forms/meta.ts"
-export { llm } from "./forms/llm.ts"
+export { defaultOutputRetries, llm } from "./forms/llm.ts"
+export { defaultMaxToolCalls, defaultToolRounds } from "./forms/llmTools.ts"
 export { tool } from "./forms/tool.ts"
 export { compose } from "./forms/compose.ts"
 export { loop } from "./forms/loop.ts"
@@ -329,6 +331,17 @@ export const startsWith = binaryBuilder("startsWith")
  * ```
  */
 export const endsWith = binaryBuilder("endsWith")
+/**
+ * A field of a JSON object (a JSON object text, as a structured `llm` answers one, or a list of
+ * `(key, value)` pairs) by its name, or an element of a list (or a JSON array text) by its index
+ * from 0; `null` when there is none. @since 0.2.0 @category constructors
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.get(Term.lit('{"city":"Paris"}'), Term.lit("city")) // evaluates to "Paris"
+ * ```
+ */
+export const get = binaryBuilder("get")
 
 /**
  * Boolean negation. @since 0.1.0 @category constructors

@@ -48,6 +48,7 @@ export type EventKind =
   | "ask"
   | "send"
   | "receive"
+  | "output"
 
 /**
  * One recorded event. `step` is the evaluator's step counter when it happened; `input`/`output`

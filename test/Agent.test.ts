@@ -301,7 +301,9 @@ describe("budgets, errors, cancellation, streaming", () => {
     const runtime = createRuntime({ model: Scripted.fixed("hello streaming world") })
     const events: Array<string> = []
     for await (const e of runtime.stream(T.compose([T.llm({ system: "a" }), T.tool("terminate")]), "x")) {
-      events.push(e.type === "token" ? `token:${e.text}` : e.type === "trace" ? `trace:${e.event.kind}` : `result:${e.output.value}`)
+      events.push(
+        e.type === "token" ? `token:${e.text}` : e.type === "trace" ? `trace:${e.event.kind}` : e.type === "result" ? `result:${e.output.value}` : e.type
+      )
     }
     expect(events).toEqual(["token:hello ", "token:streaming ", "token:world", "trace:llm", "result:hello streaming world"])
     await runtime.close()

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import * as z from "zod"
-import { Checkpoint, createRuntime, type LanguageModel, Oracle, Replay, Scripted, Term, Tools, Value } from "lambdagent"
+import { type Agent, Checkpoint, createRuntime, type LanguageModel, Oracle, Replay, Scripted, Term, Tools, Value } from "lambdagent"
+import { recording } from "./fixtures/recordingModel.ts"
 
 const add = Tools.define({
   name: "add",
@@ -16,17 +17,6 @@ const calls = (...toolCalls: Array<LanguageModel.ToolCall>): LanguageModel.ChatR
 
 const agent = (toolCalling: Term.ToolCalling, tools: ReadonlyArray<string> = ["add", "upper", "terminate"]) =>
   Term.react({ think: Term.llm({ system: "Use the tools." }), tools, maxSteps: 5, toolCalling })
-
-/** A scripted model that keeps every request it was sent. */
-const recording = (replies: ReadonlyArray<LanguageModel.ChatResponse | string>, options: Scripted.Options = {}) => {
-  const requests: Array<LanguageModel.ChatRequest> = []
-  let i = 0
-  const model = Scripted.respond((request) => {
-    requests.push(request)
-    return replies[i++] ?? "no more replies"
-  }, options)
-  return { model, requests }
-}
 
 describe("native tool calling (react.toolCalling)", () => {
   it("sends the tools as definitions, runs the call and answers it with its id", async () => {
@@ -167,6 +157,19 @@ describe("native tool calling (react.toolCalling)", () => {
       { role: "tool", toolCallId: "x1", content: "42" },
       { role: "tool", toolCallId: "x2", content: "2" }
     ])
+  })
+
+  it("streams each call as tool-call events, under the tool's own name", async () => {
+    const lookup = Tools.define({ name: "docs/lookup", description: "Look up.", run: (s: string) => `found ${s}` })
+    const { model } = recording([calls(call("c1", "docs_lookup", '{"input":"x"}'), call("c2", "add", '{"a":1,"b":1}')), "done"])
+    const runtime = createRuntime({ model, tools: [add, lookup] })
+    const events: Array<Agent.RunEvent> = []
+    for await (const event of runtime.stream(agent("native", ["docs/lookup", "add", "terminate"]), "go")) if (event.type === "tool-call") events.push(event)
+    expect(events).toEqual([
+      { type: "tool-call", name: "llm", index: 0, callId: "c1", tool: "docs/lookup", arguments: '{"input":"x"}' },
+      { type: "tool-call", name: "llm", index: 1, callId: "c2", tool: "add", arguments: '{"a":1,"b":1}' }
+    ])
+    await runtime.close()
   })
 
   it("parses and prints toolCalling, and refuses another mode", () => {

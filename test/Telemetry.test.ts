@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
 import * as z from "zod"
-import { createRuntime, type LanguageModel, Scripted, Telemetry, Term, Tools, type TraceSink } from "lambdagent"
+import { createRuntime, type LanguageModel, OpenAI, Scripted, Telemetry, Term, Tools, type TraceSink } from "lambdagent"
 import { childrenOf, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "./fixtures/otlpReceiver.ts"
+import { completion, startOpenAIServer } from "./providers/servers/openai.ts"
 
 const add = Tools.define({
   name: "add",
@@ -42,6 +43,23 @@ const closedPort = async (): Promise<string> => {
 }
 
 describe("createRuntime({ otel })", () => {
+  it("reports the provider's own finish reason, read from its response", async () => {
+    const server = await startOpenAIServer()
+    try {
+      server.enqueue({ kind: "json", body: completion({ text: "cut sh", finishReason: "length" }) })
+      const runtime = createRuntime({
+        model: OpenAI.make({ baseUrl: `${server.url}/v1`, apiKey: "sk-test", model: "gpt-test", maxRetries: 0 }),
+        otel: { url: receiver.url }
+      })
+      await runtime.run(Term.llm({ system: "Be long." }), "x")
+      await runtime.close()
+      const [chat] = receiver.spans.filter((s) => s.name.startsWith("chat "))
+      expect(chat!.attributes["gen_ai.response.finish_reasons"]).toEqual(["length"])
+    } finally {
+      await server.close()
+    }
+  })
+
   it("exports a run's span tree over OTLP/HTTP, flushed when the runtime closes", async () => {
     const runtime = createRuntime({ model, tools: [add], otel: { url: receiver.url, serviceName: "otel-test", serviceVersion: "9.9.9" } })
     const out = await runtime.run(agent, "2+3?")

@@ -13,6 +13,7 @@ import * as replay from "../examples/replay.ts"
 import * as router from "../examples/router.ts"
 import * as simple from "../examples/simple.ts"
 import * as storePlugin from "../examples/store-plugin.ts"
+import * as structured from "../examples/structured.ts"
 
 describe("examples run offline", () => {
   it("simple", async () => {
@@ -56,6 +57,14 @@ describe("examples run offline", () => {
   })
   it("react with a host tool", async () => {
     expect(await reactTool.main()).toEqual({ answer: "The answer is 42.", toolCalls: 1 })
+  })
+  it("structured output", async () => {
+    expect(await structured.main()).toEqual({
+      born: 1815,
+      calls: 2,
+      problem: "$.born: missing (expected number)",
+      person: { name: "Alan Turing", born: 1912 }
+    })
   })
   it("guard", async () => {
     expect(await guard.main()).toEqual({ result: '{"city":"Paris"}', attempts: 2 })

@@ -16,7 +16,9 @@ const samples: { readonly [K in Term.Tag]: ReadonlyArray<Term.Of<K>> } = {
   Var: [x] as Array<Term.Of<"Var">>,
   Lam: [Term.lam("x", Term.mul(x, x))] as Array<Term.Of<"Lam">>,
   App: [Term.app(Term.lam("x", x), Term.lit(1))] as Array<Term.Of<"App">>,
-  Binary: [Term.add(Term.lit(1), x), Term.and(Term.lit(true), Term.lit(false)), Term.endsWith(x, Term.lit("."))] as Array<Term.Of<"Binary">>,
+  Binary: [Term.add(Term.lit(1), x), Term.and(Term.lit(true), Term.lit(false)), Term.endsWith(x, Term.lit(".")), Term.get(x, Term.lit("city"))] as Array<
+    Term.Of<"Binary">
+  >,
   Unary: [Term.not(Term.lit(true)), Term.fst(x), Term.isJson(x)] as Array<Term.Of<"Unary">>,
   If: [Term.if(Term.lit(true), Term.lit(1), x)] as Array<Term.Of<"If">>,
   Nil: [Term.nil] as Array<Term.Of<"Nil">>,
@@ -30,7 +32,12 @@ const samples: { readonly [K in Term.Tag]: ReadonlyArray<Term.Of<K>> } = {
   Continue: [Term.continue(Term.sub(x, Term.lit(1)))] as Array<Term.Of<"Continue">>,
   Llm: [
     think,
-    Term.llm({ system: "s", name: "n", model: { provider: "openai", name: "m", temperature: 0 }, conversation: false, maxHistoryTokens: 10 })
+    Term.llm({ system: "s", name: "n", model: { provider: "openai", name: "m", temperature: 0 }, conversation: false, maxHistoryTokens: 10 }),
+    Term.llm({
+      system: "Extract.",
+      output: { schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] }, name: "place", strict: true, retries: 1 }
+    }),
+    Term.llm({ system: "Compute.", tools: ["add", "search"], toolRounds: 2, maxToolCalls: 3 })
   ] as Array<Term.Of<"Llm">>,
   Tool: [Term.tool("search"), Term.tool("terminate")] as Array<Term.Of<"Tool">>,
   Compose: [Term.compose([think, Term.tool("t")])] as Array<Term.Of<"Compose">>,

@@ -1,6 +1,6 @@
 /**
  * `lambdagent mcp [--http PORT] [--host H] [--token T] [--allow-host H] [--allow-origin O] [--store STORE]
- * [--allow CAP --model SPEC --tool NAME=CMD | --config FILE]`: the tool-evolving lambda server. STORE is a JSON file, `:memory:`, a Redis URL or `sqlite:PATH`
+ * [--allow CAP --model SPEC --tool NAME=CMD | --config FILE] [--otel URL]`: the tool-evolving lambda server. STORE is a JSON file, `:memory:`, a Redis URL or `sqlite:PATH`
  * (see `stores.ts`).
  */
 import { HostGuard } from "lambdagent"
@@ -8,6 +8,7 @@ import type { Registration } from "./shell.ts"
 import { bearerToken, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
 import { CAPABILITY_HELP, grantedCapabilities, readServerConfig } from "./mcpCapabilities.ts"
 import { integer, port, usageError } from "./options.ts"
+import { OTEL_FLAGS, otelOptions } from "./otel.ts"
 import { openRegistryStore } from "./stores.ts"
 
 interface McpOptions {
@@ -22,6 +23,7 @@ interface McpOptions {
   readonly model?: string
   readonly tool: Array<string>
   readonly config?: string
+  readonly otel?: string
 }
 
 /** `--allow-host` and `--allow-origin` as the HTTP servers' host policy, checked now (a usage error). */
@@ -83,6 +85,7 @@ export const registerMcp: Registration = (program, run) => {
     .option("--model <spec>", "with --allow llm: the model that answers evolved tools' LLM calls (provider:name)")
     .option("--tool <NAME=CMD>", "with --allow tool:NAME: a shell command as a host tool; {} stands for the input (repeatable)", collect, [])
     .option("--config <file>", "a YAML or JSON file with allow, model and tools (the flags add to it and win)")
+    .option(OTEL_FLAGS, "with --allow llm or tool: export the spans of evolved tools' LLM and tool calls over OTLP/HTTP (http://host:4318)")
     .action(async (options: McpOptions) =>
       run(
         async () => {
@@ -90,11 +93,18 @@ export const registerMcp: Registration = (program, run) => {
           const security = await httpSecurity(options, "--http")
           const file = options.config === undefined ? undefined : await readServerConfig(options.config)
           const model = options.model ?? file?.model
-          const granted = grantedCapabilities({
-            allow: [...(file?.allow ?? []), ...options.allow],
-            ...(model !== undefined ? { model } : {}),
-            tools: [...(file?.tools ?? []), ...options.tool]
-          })
+          const granted = grantedCapabilities(
+            {
+              allow: [...(file?.allow ?? []), ...options.allow],
+              ...(model !== undefined ? { model } : {}),
+              tools: [...(file?.tools ?? []), ...options.tool]
+            },
+            otelOptions(options.otel)
+          )
+          // pure evaluation makes no calls, and reductions get no span: there would be nothing to export
+          if (options.otel !== undefined && granted.runtime === undefined) {
+            throw usageError("--otel exports the spans of evolved tools' LLM and tool calls: add --allow llm or --allow tool:NAME")
+          }
           const mcp = await import("lambdagent/mcp")
           const store = options.store === undefined ? undefined : await openRegistryStore(options.store)
           onInterrupt(() => {})

@@ -77,7 +77,8 @@ export const policyOf = (words: ReadonlyArray<string>): AgentPolicy => {
  * at the first call.
  */
 export const grantedCapabilities = (
-  config: McpServerConfig
+  config: McpServerConfig,
+  otel?: Runtime.RuntimeOptions["otel"]
 ): { readonly allow: AgentPolicy; readonly answerOracle?: AnswerOracle; readonly runtime?: Runtime.Runtime } => {
   const allow = policyOf(config.allow)
   if (allow.llm !== true && allow.tools === undefined) {
@@ -98,7 +99,7 @@ export const grantedCapabilities = (
   } catch (error) {
     throw usageError(`--model ${config.model}: ${(error as Error).message}`)
   }
-  const runtime = createRuntime({ ...(model !== undefined ? { model, resolveModel: () => model } : {}), tools })
+  const runtime = createRuntime({ ...(model !== undefined ? { model, resolveModel: () => model } : {}), tools, ...(otel !== undefined ? { otel } : {}) })
   const answerOracle: AnswerOracle = async (request, context) => {
     const options = { signal: context.signal }
     switch (request.kind) {

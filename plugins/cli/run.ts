@@ -74,7 +74,6 @@ export const runCommand = async (config: string, positional: string | undefined,
   const options = withEnvironment(flags)
   const { maxSteps, temperature, timeout, toolTimeout } = options
   const sandbox = parseSandboxFlag(options.sandbox)
-  const otel = otelOptions(options.otel)
   const extraEnv = parseEnv(options.env)
   const env = Object.keys(extraEnv).length > 0 ? { ...process.env, ...extraEnv } : undefined
   if (env !== undefined) Object.assign(process.env, extraEnv)
@@ -90,6 +89,7 @@ export const runCommand = async (config: string, positional: string | undefined,
     ...(maxSteps !== undefined ? { maxSteps } : {}),
     tools: extraTools
   })
+  const otel = otelOptions(options.otel, process.env, agent.compiled?.runtime.otel)
   const input = await readRunInput(positional, options)
   const plan = checkpointPlan(agent, options.checkpoint)
   // an unwritable checkpoint store fails here, before the first oracle call

@@ -43,8 +43,8 @@ export const serveCommand = async (config: string, options: ServeOptions, host: 
   const policy = options.mcp === true ? {} : await hostPolicy(options)
   const extraTools = [...shellTools(options.tool), ...pluginTools(host)]
   const sandbox = parseSandboxFlag(options.sandbox)
-  const otel = otelOptions(options.otel)
   const agent = await loadAgent(config, { tools: extraTools })
+  const otel = otelOptions(options.otel, process.env, agent.compiled?.runtime.otel)
   const { close, notices, runtime } = await buildRuntime(agent, {
     ...(options.model !== undefined ? { model: options.model } : {}),
     extraTools,

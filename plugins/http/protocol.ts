@@ -7,7 +7,7 @@
  * @module
  */
 import * as Schema from "effect/Schema"
-import { Errors, type Trace } from "lambdagent"
+import { type Agent, Errors, type Trace } from "lambdagent"
 
 /**
  * A run request, as sent in the body of `POST /run` and `POST /stream` or as a WebSocket message.
@@ -66,6 +66,7 @@ export interface ErrorBody {
 export type SocketMessage =
   | { readonly type: "trace"; readonly id: string | number; readonly event: Trace.TraceEvent }
   | { readonly type: "token"; readonly id: string | number; readonly name: string; readonly text: string }
+  | (Agent.ToolCallDelta & { readonly id: string | number })
   | {
       readonly type: "result"
       readonly id: string | number

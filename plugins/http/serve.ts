@@ -382,6 +382,11 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
           case "token":
             await sse.send("token", toJsonText({ name: event.name, text: event.text }))
             break
+          case "tool-call": {
+            const { type: _, ...delta } = event
+            await sse.send("tool-call", toJsonText(delta))
+            break
+          }
           case "result":
             await sse.send("result", toJsonText(runBody(event.output)))
             break

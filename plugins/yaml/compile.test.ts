@@ -76,6 +76,54 @@ describe("type: simple", () => {
   })
 })
 
+describe("output", () => {
+  const schema = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false }
+
+  it("gives a simple agent's llm the output schema, and no conversation", () => {
+    const term = termOf({
+      type: "simple",
+      systemPrompt: "Where is it?",
+      model: { provider: "openai", maxHistoryTokens: 500 },
+      output: { schema, name: "place", retries: 1, strict: true }
+    })
+    expect(json(term)).toEqual({
+      llm: { system: "Where is it?", name: "agent", model: { provider: "openai" }, output: { schema, name: "place", strict: true, retries: 1 } }
+    })
+    // the compiled term reads back as it was written
+    expect(Term.parse(Term.encode(term))).toEqual(term)
+    expect(Term.bounds(term).llmCalls).toBe(2)
+  })
+
+  it("puts any other agent's answer in the schema's shape with one more LLM call", () => {
+    const term = termOf({
+      type: "react",
+      name: "finder",
+      systemPrompt: "Find it.",
+      react: { maxSteps: 3 },
+      mcp: { localTools: ["search", "terminate"] },
+      output: { schema }
+    }) as Term.Of<"Compose">
+    expect(term._tag).toBe("Compose")
+    expect(term.stages.map((s) => s._tag)).toEqual(["React", "Llm"])
+    const format = term.stages[1] as Term.Of<"Llm">
+    expect(format.name).toBe("finder.output")
+    expect(format.output).toEqual({ schema })
+    expect(format.conversation).toBeUndefined()
+    // three thoughts, and the formatting call with its two repairs
+    expect(Term.bounds(term).llmCalls).toBe(3 + 3)
+  })
+
+  it("gives a chain's LLM step its output schema", () => {
+    const term = termOf({ type: "chain", chain: { steps: [{ prompt: "A." }, { prompt: "B.", output: { schema } }] } }) as Term.Of<"Compose">
+    expect((term.stages[0] as Term.Of<"Llm">).output).toBeUndefined()
+    expect((term.stages[1] as Term.Of<"Llm">).output).toEqual({ schema })
+  })
+
+  it("refuses a schema that cannot be checked (L050)", () => {
+    expect(semanticRules(() => termOf({ type: "simple", systemPrompt: "Hi", output: { schema: { type: "wat" } } }))).toEqual(["L050"])
+  })
+})
+
 describe("type: react", () => {
   const react = {
     type: "react",

@@ -39,6 +39,7 @@ import type {
   ModelConfig,
   SharedMemoryConfig,
   SkillConfig,
+  OutputConfig,
   StepConfig,
   SubAgentConfig
 } from "./schema.ts"
@@ -304,6 +305,8 @@ export interface CompiledAgent {
     readonly a2aServer?: A2AServerConfig
     /** The policy of an enabled `sandbox:` block, for every tool that runs a process (the term is unchanged). */
     readonly sandbox?: Sandbox.Policy
+    /** `runtime.otel`: where the spans of runs go (OTLP/HTTP). */
+    readonly otel?: { readonly url: string; readonly serviceName?: string; readonly headers?: Readonly<Record<string, string>> }
   }
   /** Providers named by the LLM calls, in first-use order. */
   readonly providers: ReadonlyArray<string>
@@ -374,7 +377,7 @@ const describeDeclaration = (d: Declaration) =>
 
 /**
  * The problems that make a file impossible to compile even though its shape is right; each names
- * its lint rule (L001, L003, L005, L006, L023, L034, L035, L036). Lint reports the same problems
+ * its lint rule (L001, L003, L005, L006, L023, L034, L035, L036, L046, L047, L050). Lint reports the same problems
  * as errors.
  *
  * @since 0.1.0
@@ -478,6 +481,7 @@ export const semanticIssues = (
   }
   sandboxIssues(file, add)
   channelIssues(file, add)
+  outputIssues(file, add)
   const shared = file.sharedMemory
   if (
     shared !== undefined &&
@@ -508,6 +512,23 @@ export const semanticIssues = (
   return out
 }
 
+/** L050: an `output:` schema the runtime cannot check answers against. */
+const outputIssues = (file: AgentFile, add: (rule: string, path: FieldPath, message: string, expected: string, actual: string) => void): void => {
+  const check = (output: OutputConfig | undefined, at: FieldPath) => {
+    if (output === undefined) return
+    try {
+      Term.parse({ llm: { system: "", output: termOutput(output) } })
+    } catch (error) {
+      const expected = typeof error === "object" && error !== null && "expected" in error ? String(error.expected) : String(error)
+      add("L050", [...at, "output", "schema"], `output.schema cannot be checked: expected ${expected}`, "a JSON Schema", "an unreadable schema")
+    }
+  }
+  for (const { agent, path } of agentsOf(file)) {
+    check(agent.output, path)
+    agent.chain?.steps.forEach((step, i) => check(step.output, [...path, "chain", "steps", i]))
+  }
+}
+
 /** L046: a send or receive naming a channel `channels:` does not declare; L047: a name declared twice. */
 const channelIssues = (file: AgentFile, add: (rule: string, path: FieldPath, message: string, expected: string, actual: string) => void): void => {
   const declared = new Map<string, number>()
@@ -536,6 +557,25 @@ const channelIssues = (file: AgentFile, add: (rule: string, path: FieldPath, mes
 // ---------------------------------------------------------------------------------------------
 
 const MODEL_HISTORY_CAP = 80_000
+
+/** `runtime.otel` as the runtime's setting (the fields it wrote). */
+const otelOf = (otel: NonNullable<NonNullable<AgentFile["runtime"]>["otel"]>): NonNullable<CompiledAgent["runtime"]["otel"]> => ({
+  url: otel.url,
+  ...(otel.serviceName !== undefined ? { serviceName: otel.serviceName } : {}),
+  ...(otel.headers !== undefined ? { headers: otel.headers } : {})
+})
+
+/** An `output:` block as the `llm` term's output (the fields it wrote). */
+const termOutput = (output: OutputConfig): Term.Output => ({
+  schema: output.schema,
+  ...(output.name !== undefined ? { name: output.name } : {}),
+  ...(output.description !== undefined ? { description: output.description } : {}),
+  ...(output.strict !== undefined ? { strict: output.strict } : {}),
+  ...(output.retries !== undefined ? { retries: output.retries } : {})
+})
+
+/** The system prompt of the LLM call that gives a non-simple agent's answer the shape of its `output:`. */
+const OUTPUT_PROMPT = "Give the result below as the JSON value the output schema asks for. Keep its content; change only its form."
 
 const mergeModel = (parent: ModelConfig | undefined, child: ModelConfig | undefined): ModelConfig | undefined => {
   if (child === undefined) return parent
@@ -738,7 +778,7 @@ class Compiler {
     return { kind: "local", declared: listedLocally, usedAt: [] }
   }
 
-  private llm(system: string, name: string, model: ModelConfig | undefined, path: FieldPath, conversationDefault?: boolean): Term.Term {
+  private llm(system: string, name: string, model: ModelConfig | undefined, path: FieldPath, conversationDefault?: boolean, output?: OutputConfig): Term.Term {
     const settings: Record<string, unknown> = {}
     const override = this.modelOverride
     const provider = override?.provider ?? model?.provider
@@ -755,9 +795,10 @@ class Compiler {
     ]
     for (const [k, v] of entries) if (v !== undefined) settings[k] = v
     if (provider !== undefined && !this.providers.includes(provider)) this.providers.push(provider)
-    const conversation = model?.conversation ?? conversationDefault
+    // a structured answer keeps no conversation (lint reports a conversation: true beside it)
+    const conversation = output !== undefined ? undefined : (model?.conversation ?? conversationDefault)
     const maxHistoryTokens =
-      conversation === false
+      conversation === false || output !== undefined
         ? undefined
         : (model?.maxHistoryTokens ?? (model?.contextWindow !== undefined ? Math.min(Math.floor(model.contextWindow / 2), MODEL_HISTORY_CAP) : undefined))
     const term = Term.llm({
@@ -765,7 +806,8 @@ class Compiler {
       name,
       ...(Object.keys(settings).length > 0 ? { model: settings as Term.ModelSettings } : {}),
       ...(conversation !== undefined ? { conversation } : {}),
-      ...(maxHistoryTokens !== undefined && maxHistoryTokens >= 1 ? { maxHistoryTokens } : {})
+      ...(maxHistoryTokens !== undefined && maxHistoryTokens >= 1 ? { maxHistoryTokens } : {}),
+      ...(output !== undefined ? { output: termOutput(output) } : {})
     })
     return this.mark(term, path)
   }
@@ -852,7 +894,7 @@ class Compiler {
     let core: Term.Term
     switch (type) {
       case "simple":
-        core = this.llm(agent.systemPrompt ?? "", name, model, path, conversationDefault)
+        core = this.llm(agent.systemPrompt ?? "", name, model, path, conversationDefault, agent.output)
         break
       case "react": {
         const tools = this.reactTools(agent, path, isRoot, agenticRag ? rag : undefined)
@@ -896,6 +938,11 @@ class Compiler {
       case "skill":
         core = this.skillAgent(agent, path, model, name)
         break
+    }
+    if (agent.output !== undefined && type !== "simple") {
+      // any other agent's answer is put in the schema's shape by one more LLM call
+      const format = this.llm(OUTPUT_PROMPT, `${name}.output`, model, [...path, "output"], false, agent.output)
+      core = this.mark(Term.compose(core._tag === "Compose" ? [...core.stages, format] : [core, format]), [...path, "output"])
     }
     const shared = this.shared
     if (shared?.inject && (type === "simple" || type === "react" || type === "chain")) {
@@ -957,7 +1004,7 @@ class Compiler {
         ? this.tool(step.tool, [...at, "tool"], agent, agent.mcp?.localTools?.includes(step.tool) ?? false)
         : step.ask !== undefined
           ? this.mark(Term.ask(step.ask), [...at, "ask"])
-          : this.llm(step.prompt ?? "", name, mergeModel(model, step.model), at)
+          : this.llm(step.prompt ?? "", name, mergeModel(model, step.model), at, undefined, step.output)
     const parser = step.outputParser
     if (parser !== undefined && parser !== "text") {
       core = this.mark(Term.compose([core, this.tool(parserToolNames[parser], [...at, "outputParser"], agent, true)]), at)
@@ -1324,7 +1371,8 @@ export const compileConfig = (config: unknown, options: CompileOptions = {}): Co
       ...(file.checkpoint !== undefined ? { checkpoint: file.checkpoint } : {}),
       ...(file.cli?.server !== undefined ? { cliServer: file.cli.server } : {}),
       ...(file.a2a?.server !== undefined ? { a2aServer: file.a2a.server } : {}),
-      ...(sandbox !== undefined ? { sandbox } : {})
+      ...(sandbox !== undefined ? { sandbox } : {}),
+      ...(runtime?.otel !== undefined ? { otel: otelOf(runtime.otel) } : {})
     },
     providers,
     overrides,

@@ -254,10 +254,19 @@ const cases: Readonly<Record<string, Cases>> = {
       { yaml: REACT.replace("react: {maxSteps: 10}", "react: {maxSteps: 10, earlyStop: done}"), field: "react.earlyStop" },
       { yaml: `${SIMPLE}sharedMemory: {strategy: redis, path: team.db}\n`, field: "sharedMemory.path" },
       { yaml: `${SIMPLE}sharedMemory: {enabled: false, appendOnly: true}\n`, field: "sharedMemory" },
-      { yaml: `${SIMPLE}sandbox: {enabled: false, policy: strict}\n`, field: "sandbox" }
+      { yaml: `${SIMPLE}sandbox: {enabled: false, policy: strict}\n`, field: "sandbox" },
+      {
+        yaml: `type: chain\n${MODEL}\nchain:\n  steps:\n    - {tool: search, output: {schema: {type: object}}}\nmcp: {localTools: [search]}\n`,
+        field: "chain.steps[0].output"
+      },
+      {
+        yaml: "type: simple\nsystemPrompt: Extract.\nmodel: {provider: openai, conversation: true}\noutput: {schema: {type: object}}\n",
+        field: "model.conversation"
+      }
     ],
     quiet: [
       { yaml: CHAIN },
+      { yaml: `${SIMPLE}output: {schema: {type: object}}\n` },
       { yaml: REACT },
       { yaml: SIMPLE },
       { yaml: `${SIMPLE}sharedMemory: {strategy: sqlite, path: team.db}\n` },
@@ -435,6 +444,13 @@ const cases: Readonly<Record<string, Cases>> = {
   L049: {
     fires: [{ yaml: `${PIPE("channels: [{name: c}, {name: silent}]")}    - {systemPrompt: D., receive: silent}\n`, field: "channels[1]" }],
     quiet: [{ yaml: PIPE("channels: [{name: c}]") }]
+  },
+  L050: {
+    fires: [
+      { yaml: `${SIMPLE}output: {schema: {type: wat}}\n`, field: "output.schema" },
+      { yaml: CHAIN.replace("{name: b, prompt: B.}", "{name: b, prompt: B., output: {schema: {type: [1]}}}"), field: "chain.steps[1].output.schema" }
+    ],
+    quiet: [{ yaml: `${SIMPLE}output: {schema: {type: object, properties: {city: {type: string}}}}\n` }, { yaml: SIMPLE }]
   }
 }
 

@@ -397,7 +397,20 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
   }
   agent.chain?.steps.forEach((s, i) => {
     if (s.tool !== undefined && s.model !== undefined) f.add("L030", at("chain", "steps", i, "model"), "a tool step's model has no effect")
+    if ((s.tool !== undefined || s.ask !== undefined) && s.output !== undefined) {
+      f.add(
+        "L030",
+        at("chain", "steps", i, "output"),
+        `${s.tool !== undefined ? "a tool" : "an ask"} step's output has no effect (only an LLM step answers JSON)`
+      )
+    }
+    if (s.output !== undefined && s.model?.conversation === true) {
+      f.add("L030", at("chain", "steps", i, "model", "conversation"), "conversation has no effect beside output: a structured answer keeps no conversation")
+    }
   })
+  if (agent.output !== undefined && type === "simple" && agent.model?.conversation === true) {
+    f.add("L030", at("model", "conversation"), "conversation has no effect beside output: a structured answer keeps no conversation")
+  }
   if (agent.mcp?.policy?.mode === "disable") {
     const disabled = [...Object.values(agent.mcp.onlineTool ?? {}).flat(), ...(agent.mcp.localTools ?? []).filter((t) => !isTerminateName(t))]
     if (disabled.length > 0)

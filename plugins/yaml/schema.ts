@@ -62,6 +62,7 @@ export const knownProviders = [
   "openai",
   "openai-compatible",
   "ollama",
+  "ollama-native",
   "deepseek",
   "moonshot",
   "zhipu",
@@ -92,7 +93,9 @@ const TypeSchema = z
 export const ModelSchema = z
   .strictObject({
     provider: name
-      .describe("Provider: anthropic, openai, openai-compatible, ollama, deepseek, moonshot, zhipu, dashscope, claude-code, scripted, custom.")
+      .describe(
+        "Provider: anthropic, openai, openai-compatible, ollama (its OpenAI-compatible /v1 endpoint), ollama-native (its native /api/chat), deepseek, moonshot, zhipu, dashscope, claude-code, scripted, custom."
+      )
       .meta({ examples: [...knownProviders] })
       .optional(),
     name: name.describe("Model name, for example gpt-4o-mini or claude-sonnet-4-20250514.").optional(),
@@ -164,6 +167,42 @@ export const GuardSchema = z
  */
 export type GuardConfig = z.output<typeof GuardSchema>
 
+/**
+ * `output:` — structured output: the agent's answer is one JSON value matching a JSON Schema.
+ *
+ * @since 0.2.0
+ * @category schemas
+ * @example
+ * ```ts
+ * import { OutputSchema } from "lambdagent/yaml"
+ * OutputSchema.parse({ name: "city", schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } })
+ * ```
+ */
+export const OutputSchema = z
+  .strictObject({
+    schema: z
+      .record(z.string(), z.unknown())
+      .describe("The JSON Schema the answer must match; sent as the provider's structured output (else in the prompt), and checked."),
+    name: name.describe("What the value is, for the model (default output).").optional(),
+    description: text.describe("What the value means, for the model.").optional(),
+    strict: z.boolean().describe("Ask for the provider's strict schema adherence (default: when the schema allows it).").optional(),
+    retries: count.describe("How many times an answer that does not match is sent back to be repaired (default 2).").optional()
+  })
+  .meta({ id: "Output", title: "Structured output" })
+
+/**
+ * The parsed `output:` block.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { OutputConfig } from "lambdagent/yaml"
+ * const o: OutputConfig = { schema: { type: "array", items: { type: "string" } }, retries: 1 }
+ * ```
+ */
+export type OutputConfig = z.output<typeof OutputSchema>
+
 const ReactSchema = z
   .strictObject({
     maxSteps: count.describe("Most think/act rounds (default 10); the bound of the loop Y_n.").optional(),
@@ -192,6 +231,7 @@ const StepSchema = z
       )
       .optional(),
     model: ModelSchema.describe("The step's model settings, merged over the agent's field by field.").optional(),
+    output: OutputSchema.describe("For an LLM step: its answer is one JSON value matching output.schema.").optional(),
     outputParser: z
       .enum(["text", "json", "number", "boolean"])
       .describe("Parse the output: text (as is), json (canonical JSON text), number (an integer), boolean.")
@@ -330,6 +370,9 @@ const agentFields = {
   chain: ChainSchema.describe("For type chain: the steps.").optional(),
   mcp: McpSchema.describe("The tools a react agent may call, and those chain tool steps use.").optional(),
   memory: MemorySchema.describe("Memory(agent, Γ ∪ store): recent exchanges are read into each call; outermost.").optional(),
+  output: OutputSchema.describe(
+    "Structured output: the answer is one JSON value matching output.schema (a simple agent's LLM answers it; any other agent's answer is given to one more LLM call that does)."
+  ).optional(),
   guard: GuardSchema.describe("{x : T | P(x)}: validate the agent's output, retry, then fall back; around the core.").optional(),
   rag: RagSchema.describe("Retrieval: a rag_retrieve tool (agentic react) or context retrieved before every call.").optional(),
   receive: name
@@ -670,9 +713,20 @@ const RuntimeSchema = z
     maxDepth: positive.describe("Deepest the evaluator's continuation stack may grow (non-tail recursion), in frames.").optional(),
     maxEvalDepth: positive.describe("Deepest eval may nest.").optional(),
     maxMemoryMb: positive.describe("Largest value (string, list) a run may build, in MiB.").optional(),
-    maxInputBytes: positive.describe("Largest input or term text a run accepts, in bytes.").optional()
+    maxInputBytes: positive.describe("Largest input or term text a run accepts, in bytes.").optional(),
+    otel: z
+      .strictObject({
+        url: z.url({ protocol: /^https?$/ }).describe("The OTLP/HTTP endpoint: a base URL (http://collector:4318; /v1/traces is added) or a full traces URL."),
+        serviceName: name.describe("The service.name of the spans (default lambdagent).").optional(),
+        headers: z
+          .record(z.string(), z.string())
+          .describe("HTTP headers sent with every export (an API key header: prefer OTEL_EXPORTER_OTLP_HEADERS, kept out of the file).")
+          .optional()
+      })
+      .describe("Export the spans of every run over OTLP/HTTP (OpenTelemetry); --otel and the OTEL_EXPORTER_OTLP_* variables win over it.")
+      .optional()
   })
-  .meta({ id: "Runtime", title: "Runtime budget" })
+  .meta({ id: "Runtime", title: "Runtime budget and tracing" })
 
 /**
  * A whole agent file: an agent (with `type` required) plus the top-level-only blocks that

@@ -38,7 +38,8 @@ const BINARY: { readonly [op in Term.BinaryOp]: readonly [BinOp, string] } = {
   concat: [BinOp.Concat, "++"],
   contains: [BinOp.Contains, "∋"],
   startsWith: [BinOp.StartsWith, "startsWith"],
-  endsWith: [BinOp.EndsWith, "endsWith"]
+  endsWith: [BinOp.EndsWith, "endsWith"],
+  get: [BinOp.Get, "get"]
 }
 
 const UNARY: { readonly [op in Term.UnaryOp]: UnOp } = {
@@ -108,8 +109,9 @@ export const binaryForm: Form<Binary> = {
   encode: (t, [l, r]) => ({ [t.op]: [l!, r!] }),
   pretty: (t, [l, r], formal, operand) => (formal ? `(${t.op} ${l} ${r})` : `${operand(0)} ${BINARY[t.op][1]} ${operand(1)}`),
   atomic: false,
-  cost: dataCost,
-  value: () => "data",
+  // `get` takes a value out of a list, which may hold a function
+  cost: (t, kids, context) => (t.op === "get" ? unknownCost(t, kids, context) : dataCost(t, kids)),
+  value: (t) => (t.op === "get" ? "unknown" : "data"),
   compile: (t, kids) => simplify(code(Op.Binary, t, kids, BINARY[t.op][0])),
   events: []
 }

@@ -10,6 +10,7 @@
  */
 import { code, type Code, Op } from "../internal/code.ts"
 import { writeJson } from "../internal/json.ts"
+import { checkCall, InputProblem } from "../internal/nativeTools.ts"
 import { extractToolCall, extractWrittenToolCall, type ToolCallIntent } from "../internal/react.ts"
 import type * as LanguageModel from "../LanguageModel.ts"
 import * as Oracle from "../Oracle.ts"
@@ -104,7 +105,7 @@ interface NativeStep {
   /** The calls the pending tool request makes (by index), until it is answered. */
   batch: ReadonlyArray<number>
   /** Agent calls still to make: the call's index, the agent's index, the task. */
-  readonly agents: Array<readonly [call: number, agent: number, task: string]>
+  agents: Array<readonly [call: number, agent: number, task: string]> | undefined
   /** The call the running agent answers, or -1. */
   agentAt: number
 }
@@ -174,8 +175,6 @@ const writtenCall = (m: AgentMachine, c: Code, state: State, thought: string, ca
   }
 }
 
-const clipped = (text: string) => (text.length <= 200 ? text : `${text.slice(0, 200)}…`)
-
 /** The answer a native `terminate` call gives: its `answer`, else its arguments, else the thought. */
 const terminateAnswer = (call: LanguageModel.ToolCall, thought: string): string => {
   let args: unknown
@@ -192,47 +191,55 @@ const terminateAnswer = (call: LanguageModel.ToolCall, thought: string): string 
   return typeof args === "string" ? args : writeJson(args)
 }
 
+const NO_CALLS: ReadonlyArray<number> = []
+
 /**
  * The tool calls a model made natively: each is checked (a tool of the step, arguments that are
  * a JSON object) and an invalid one answered at once with what was wrong; the host tools' calls
- * are made together, then the agents' one by one.
+ * are made together, then the agents' one by one. Plain loops and no closures: this runs at
+ * every native step.
  */
 const nativeCalls = (m: AgentMachine, c: Code, state: State, text: string, calls: ReadonlyArray<LanguageModel.ToolCall>): OracleRequest | undefined => {
   const term = c.term as React
   state.thought = text
-  if (calls.length === 0) return writtenCall(m, c, state, text, extractWrittenToolCall(text))
-  const end = calls.find((call) => isTerminate(call.name))
-  if (end !== undefined) return void final(m, text, terminateAnswer(end, text))
-  const step: NativeStep = { calls, results: calls.map(() => ""), batch: [], agents: [], agentAt: -1 }
+  const count = calls.length
+  if (count === 0) return writtenCall(m, c, state, text, extractWrittenToolCall(text))
+  for (let i = 0; i < count; i++) if (isTerminate(calls[i]!.name)) return void final(m, text, terminateAnswer(calls[i]!, text))
+  const results: Array<string> = []
+  for (let i = 0; i < count; i++) results.push("")
+  const step: NativeStep = { calls, results, batch: NO_CALLS, agents: undefined, agentAt: -1 }
   const requests: Array<Oracle.ToolRequest> = []
   const batch: Array<number> = []
-  calls.forEach((call, i) => {
-    const invalid = (message: string) => {
-      step.results[i] = `[TOOL_ERROR] ${message}`
-      if (m.tracing) m.record({ step: m.steps, kind: "tool", name: call.name, input: preview(call.arguments), output: preview(step.results[i]!) })
+  for (let i = 0; i < count; i++) {
+    const call = calls[i]!
+    const args = checkCall(call, term.tools)
+    if (args instanceof InputProblem) {
+      results[i] = `[TOOL_ERROR] ${args.message}`
+      if (m.tracing) m.record({ step: m.steps, kind: "tool", name: call.name, input: preview(call.arguments), output: preview(results[i]!) })
+      continue
     }
-    if (!term.tools.includes(call.name)) return invalid(`unknown tool ${JSON.stringify(call.name)}; available: ${term.tools.join(", ")}`)
-    let args: unknown
-    try {
-      args = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments)
-    } catch (error) {
-      return invalid(`${call.name}: the arguments are not valid JSON (${error instanceof Error ? error.message : String(error)}): ${clipped(call.arguments)}`)
-    }
-    if (!isRecord(args)) return invalid(`${call.name}: the arguments must be a JSON object, not ${clipped(call.arguments)}`)
     const agent = agentIndex(term, call.name)
-    if (agent >= 0) return void step.agents.push([i, agent, typeof args.task === "string" ? args.task : writeJson(args)])
+    if (agent >= 0) {
+      const task = args.task
+      ;(step.agents ??= []).push([i, agent, typeof task === "string" ? task : writeJson(args)])
+      continue
+    }
     batch.push(i)
-    requests.push({
-      kind: "tool",
-      id: m.nextRequestId(),
-      name: call.name,
-      input: call.arguments,
-      args,
-      callId: call.id,
-      ...(term.toolTimeout !== undefined ? { timeoutMs: term.toolTimeout * 1000 } : {}),
-      observe: true
-    })
-  })
+    requests.push(
+      term.toolTimeout === undefined
+        ? { kind: "tool", id: m.nextRequestId(), name: call.name, input: call.arguments, args, callId: call.id, observe: true }
+        : {
+            kind: "tool",
+            id: m.nextRequestId(),
+            name: call.name,
+            input: call.arguments,
+            args,
+            callId: call.id,
+            timeoutMs: term.toolTimeout * 1000,
+            observe: true
+          }
+    )
+  }
   step.batch = batch
   state.native = step
   state.observing = true
@@ -244,14 +251,22 @@ const nativeCalls = (m: AgentMachine, c: Code, state: State, text: string, calls
 /** Make the next agent call of the step, or, all calls answered, observe their results. */
 const nextNative = (m: AgentMachine, c: Code, state: State): OracleRequest | undefined => {
   const step = state.native!
-  const next = step.agents.shift()
+  const next = step.agents?.shift()
   if (next === undefined) {
     state.native = undefined
-    const turn: Array<LanguageModel.ChatMessage> = [
-      { role: "assistant", content: state.thought, toolCalls: step.calls },
-      ...step.calls.map((call, i): LanguageModel.ChatMessage => ({ role: "tool", toolCallId: call.id, content: step.results[i]! }))
-    ]
-    return observed(m, c, state, turn, step.calls.map((call) => call.name).join(", "), step.results.join("\n"))
+    const calls = step.calls
+    const results = step.results
+    // the assistant's turn with its calls, then each call's result under its id
+    const turn: Array<LanguageModel.ChatMessage> = [{ role: "assistant", content: state.thought, toolCalls: calls }]
+    let names = ""
+    let observation = ""
+    for (let i = 0; i < calls.length; i++) {
+      const call = calls[i]!
+      turn.push({ role: "tool", toolCallId: call.id, content: results[i]! })
+      names = i === 0 ? call.name : `${names}, ${call.name}`
+      observation = i === 0 ? results[i]! : `${observation}\n${results[i]!}`
+    }
+    return observed(m, c, state, turn, names, observation)
   }
   const [at, agent, task] = next
   step.agentAt = at
@@ -313,9 +328,15 @@ const step: AgentStep<React> = {
         native.results[native.agentAt] = Value.toText(value)
         native.agentAt = -1
       } else {
-        const answers = native.batch.length === 1 ? [value] : value instanceof Value.List ? Value.toArray(value) : []
-        native.batch.forEach((at, i) => (native.results[at] = answers[i] === undefined ? "" : Value.toText(answers[i]!)))
-        native.batch = []
+        const batch = native.batch
+        if (batch.length === 1) native.results[batch[0]!] = Value.toText(value)
+        else {
+          let answers = value instanceof Value.List ? value : Value.nil
+          for (let i = 0; i < batch.length; i++, answers = answers.length > 0 ? answers.tail : answers) {
+            native.results[batch[i]!] = answers.length > 0 ? Value.toText(answers.head) : ""
+          }
+        }
+        native.batch = NO_CALLS
       }
       return nextNative(m, c, state)
     }

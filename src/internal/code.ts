@@ -46,7 +46,8 @@ export const enum BinOp {
   Concat,
   Contains,
   StartsWith,
-  EndsWith
+  EndsWith,
+  Get
 }
 
 export const enum UnOp {

@@ -2,9 +2,9 @@
  * Native tool calling: the tool definitions a model is sent for a ReAct step's tool names, the
  * names they go by on the wire, and a call's arguments object as the tool's input.
  */
-import * as z from "zod"
 import type * as LanguageModel from "../LanguageModel.ts"
 import type * as Tools from "../Tools.ts"
+import { zodToJsonSchema } from "./structured.ts"
 
 type JsonSchema = Readonly<Record<string, unknown>>
 
@@ -40,7 +40,7 @@ const parametersOf = (tool: Tools.ToolDefinition | undefined, name: string): { r
   }
   if (tool.parameters !== undefined) return { schema: tool.parameters, wrapped: !isObjectSchema(tool.parameters) }
   if (tool.input === undefined) return { schema: textOf("The tool's input text"), wrapped: true }
-  const { $schema: _, ...schema } = z.toJSONSchema(tool.input, { unrepresentable: "any" }) as Record<string, unknown>
+  const schema = zodToJsonSchema(tool.input)
   if (isObjectSchema(schema)) return { schema, wrapped: false }
   return { schema: { type: "object", properties: { input: schema }, required: ["input"] }, wrapped: true }
 }
@@ -89,17 +89,48 @@ const build = (names: ReadonlyArray<string>, tools: Tools.ToolsShape): NativeToo
 
 const wrappedTools = new WeakMap<Tools.ToolDefinition, boolean>()
 
+/** What is wrong with a native call's arguments, for the model. */
+export class InputProblem {
+  constructor(readonly message: string) {}
+}
+
 /**
  * A native call's arguments object as the tool's input: the `input` property for a tool offered
  * wrapped (a text tool, a non-object schema), else the object itself. A wrapped tool's arguments
- * without `input` are a message for the model.
+ * without `input` are an {@link InputProblem}.
  */
-export const nativeInput = (tool: Tools.ToolDefinition, args: unknown): { readonly input: unknown } | { readonly error: string } => {
+export const nativeInput = (tool: Tools.ToolDefinition, args: unknown): unknown => {
   let wrapped = wrappedTools.get(tool)
   if (wrapped === undefined) wrappedTools.set(tool, (wrapped = parametersOf(tool, tool.name).wrapped))
-  if (!wrapped) return { input: args }
+  if (!wrapped) return args
   const input = typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>).input : undefined
-  if (input === undefined) return { error: 'expected the arguments {"input": …}' }
-  if (tool.input === undefined && tool.parameters === undefined && typeof input !== "string") return { error: "input: expected a string" }
-  return { input }
+  if (input === undefined) return new InputProblem('expected the arguments {"input": …}')
+  if (tool.input === undefined && tool.parameters === undefined && typeof input !== "string") return new InputProblem("input: expected a string")
+  return input
+}
+
+const clipped = (text: string) => (text.length <= 200 ? text : `${text.slice(0, 200)}…`)
+
+/** Whether a call's arguments text is blank (no arguments: `{}`). */
+const isBlank = (text: string): boolean => text.length === 0 || (text.length < 64 && text.trim() === "")
+
+/**
+ * A native call's arguments, checked: the call names one of `tools`, and its arguments are a JSON
+ * object (blank arguments are `{}`). Otherwise an {@link InputProblem} telling the model what was
+ * wrong. Runs at every native call: no closures, no allocation on success besides the parse.
+ */
+export const checkCall = (call: LanguageModel.ToolCall, tools: ReadonlyArray<string>): Record<string, unknown> | InputProblem => {
+  if (!tools.includes(call.name)) return new InputProblem(`unknown tool ${JSON.stringify(call.name)}; available: ${tools.join(", ")}`)
+  let args: unknown
+  try {
+    args = isBlank(call.arguments) ? {} : JSON.parse(call.arguments)
+  } catch (error) {
+    return new InputProblem(
+      `${call.name}: the arguments are not valid JSON (${error instanceof Error ? error.message : String(error)}): ${clipped(call.arguments)}`
+    )
+  }
+  if (typeof args !== "object" || args === null || Array.isArray(args)) {
+    return new InputProblem(`${call.name}: the arguments must be a JSON object, not ${clipped(call.arguments)}`)
+  }
+  return args as Record<string, unknown>
 }

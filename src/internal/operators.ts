@@ -5,6 +5,7 @@
  * the memory budget.
  */
 import type { EvalErrorKind } from "../Errors.ts"
+import { toValue } from "../Oracle.ts"
 import * as Value from "../Value.ts"
 import { BinOp, UnOp } from "./code.ts"
 import * as Int from "./int.ts"
@@ -150,9 +151,68 @@ export const binary = (op: BinOp, a: Value.Value, b: Value.Value, m: Meter): Val
         return op === BinOp.StartsWith ? a.startsWith(b) : a.endsWith(b)
       }
       throw typeError(`${op === BinOp.StartsWith ? "startsWith" : "endsWith"} expects two strings, got ${Value.typeName(a)} and ${Value.typeName(b)}`)
+    case BinOp.Get:
+      return get(a, b, m)
     default:
       return compare(op, a, b, m)
   }
+}
+
+/** The last JSON text `get` parsed: fields of one structured answer are usually read one after another. */
+let lastText: string | undefined
+let lastParsed: unknown
+
+const parsedJson = (text: string, m: Meter): unknown => {
+  if (text !== lastText) {
+    scan(m, text.length)
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch {
+      throw typeError("get expects a list or the JSON text of an object or array, got a string that is not JSON")
+    }
+    lastText = text
+    lastParsed = json
+  }
+  return lastParsed
+}
+
+const isIndex = (k: Value.Value): k is number => typeof k === "number" && k >= 0
+
+/**
+ * A field of a JSON object or an element of a JSON array, as a value by the oracle answers' rule
+ * (`null` when there is none): of a JSON text by a key or an index, of a list by an index, of a
+ * list of `(key, value)` pairs by a key.
+ */
+const get = (a: Value.Value, k: Value.Value, m: Meter): Value.Value => {
+  if (typeof k !== "string" && !isIndex(k)) throw typeError(`get expects a key (a string) or an index (an integer ≥ 0), got ${Value.typeName(k)}`)
+  if (typeof a === "string") {
+    const json = parsedJson(a, m)
+    if (Array.isArray(json)) return isIndex(k) && k < json.length ? toValue(json[k]) : null
+    if (typeof json === "object" && json !== null) return typeof k === "string" && Object.hasOwn(json, k) ? toValue((json as Record<string, unknown>)[k]) : null
+    throw typeError("get expects a list or the JSON text of an object or array, got the JSON text of a " + (json === null ? "null" : typeof json))
+  }
+  if (a instanceof Value.List) {
+    if (isIndex(k)) {
+      if (k >= a.length) return null
+      m.touch(k >> 1)
+      let l = a
+      for (let i = 0; i < k; i++) l = l.tail
+      return l.head
+    }
+    let l = a
+    for (let i = 0; l.length > 0; l = l.tail, i++) {
+      const entry = l.head
+      if (!(entry instanceof Value.Pair)) throw typeError(`get with a key expects a list of (key, value) pairs, got a ${Value.typeName(entry)} at index ${i}`)
+      if (entry.fst === k) {
+        m.touch(i >> 1)
+        return entry.snd
+      }
+    }
+    m.touch(a.length >> 1)
+    return null
+  }
+  throw typeError(`get expects a list or the JSON text of an object or array, got ${Value.typeName(a)}`)
 }
 
 const list = (v: Value.Value, op: string): Value.List => {

@@ -64,13 +64,6 @@ export interface LlmInfo {
   readonly step: number
 }
 
-/**
- * Why the model stopped, as far as its answer shows: providers do not report their own reason
- * through `ChatResponse`, so an answer with tool calls stopped for them, any other for `stop`.
- */
-const finishReasons = (response: LanguageModel.ChatResponse): ReadonlyArray<string> =>
-  response.toolCalls !== undefined && response.toolCalls.length > 0 ? ["tool_calls"] : ["stop"]
-
 /** The span of one LLM call: `chat <model>`, a client span with the `gen_ai.*` request and usage attributes. */
 export const llm = <E, R>(effect: Effect.Effect<LanguageModel.ChatResponse, E, R>, info: LlmInfo): Effect.Effect<LanguageModel.ChatResponse, E, R> => {
   const request = info.request
@@ -92,7 +85,8 @@ export const llm = <E, R>(effect: Effect.Effect<LanguageModel.ChatResponse, E, R
       Effect.annotateCurrentSpan({
         "gen_ai.usage.input_tokens": response.usage?.inputTokens ?? 0,
         "gen_ai.usage.output_tokens": response.usage?.outputTokens ?? 0,
-        "gen_ai.response.finish_reasons": finishReasons(response),
+        // the provider's own reason, read from its response; none is invented for a model that gives none
+        ...(response.finishReason !== undefined ? { "gen_ai.response.finish_reasons": [response.finishReason] } : {}),
         ...(response.model !== undefined ? { "gen_ai.response.model": response.model } : {}),
         ...(response.toolCalls !== undefined && response.toolCalls.length > 0 ? { "lambdagent.llm.tool_calls": response.toolCalls.length } : {})
       })

@@ -29,6 +29,7 @@ import {
   LanguageModel,
   type LanguageModelShape,
   type ProviderError,
+  type ResponseFormat,
   type ToolCall,
   type Usage
 } from "../LanguageModel.ts"
@@ -96,6 +97,30 @@ const parseArguments = (text: string): unknown => {
     return { input: text }
   }
 }
+
+/**
+ * How a request's `responseFormat` goes to the Messages API, which has no response format: as a
+ * tool whose input is the answer, the tool the model must call when it has no others. A schema
+ * that is not an object is wrapped as the `value` property (tool inputs are objects).
+ */
+interface OutputTool {
+  readonly name: string
+  readonly wrapped: boolean
+  readonly tool: { readonly name: string; readonly description: string; readonly input_schema: { readonly type: "object" } & Record<string, unknown> }
+}
+
+const outputTool = (format: ResponseFormat): OutputTool => {
+  const name = format.name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "output"
+  const wrapped = format.schema.type !== "object"
+  const input_schema = wrapped
+    ? { type: "object" as const, properties: { value: format.schema }, required: ["value"] }
+    : { ...format.schema, type: "object" as const }
+  return { name, wrapped, tool: { name, description: format.description ?? "Give your answer as this tool's input.", input_schema } }
+}
+
+/** The answer an output tool's input holds, as JSON text. */
+const outputText = (output: OutputTool, input: unknown): string =>
+  JSON.stringify(output.wrapped && typeof input === "object" && input !== null ? ((input as { value?: unknown }).value ?? null) : (input ?? {}))
 
 /** Split system messages off and fold consecutive tool results into one user turn. */
 const toParams = (messages: ReadonlyArray<ChatMessage>): { readonly system: string; readonly messages: Array<MessageParam> } => {
@@ -191,7 +216,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
           })
         })
 
-  const body = (request: ChatRequest): MessageCreateParamsBase => {
+  const body = (request: ChatRequest, output: OutputTool | undefined): MessageCreateParamsBase => {
     const converted = toParams(request.messages)
     const params: MessageCreateParamsBase = {
       model: request.model ?? options.model ?? defaultModel,
@@ -208,21 +233,30 @@ export const make = (options: Options = {}): LanguageModelShape => {
       }))
       if (request.toolChoice !== undefined) params.tool_choice = { type: request.toolChoice === "required" ? "any" : request.toolChoice }
     }
+    if (output !== undefined) {
+      const others = params.tools ?? []
+      params.tools = [...others, output.tool]
+      // with no other tool, the answer must be the output tool's call
+      if (others.length === 0) params.tool_choice = { type: "tool", name: output.name }
+    }
     return params
   }
 
-  const fromMessage = (message: Message): ChatResponse => {
+  const fromMessage = (message: Message, output: OutputTool | undefined): ChatResponse => {
     if (typeof message !== "object" || message === null || !Array.isArray(message.content)) {
       throw Resilience.fail(caller, "BadResponse", "the response is not a message")
     }
     let text = ""
+    let answer: string | undefined
     const toolCalls: Array<ToolCall> = []
     for (const block of message.content) {
       if (block.type === "text") text += block.text
       else if (block.type === "tool_use") {
-        toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) })
+        if (output !== undefined && block.name === output.name) answer = outputText(output, block.input)
+        else toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) })
       }
     }
+    if (answer !== undefined) text = answer
     const usage: Usage | undefined =
       message.usage === undefined || message.usage === null
         ? undefined
@@ -231,25 +265,31 @@ export const make = (options: Options = {}): LanguageModelShape => {
       text,
       ...(usage !== undefined ? { usage } : {}),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
-      ...(typeof message.model === "string" ? { model: message.model } : {})
+      ...(typeof message.model === "string" ? { model: message.model } : {}),
+      ...(typeof message.stop_reason === "string" ? { finishReason: message.stop_reason } : {})
     }
   }
 
   const chat = (request: ChatRequest): Effect.Effect<ChatResponse, ProviderError> =>
     Effect.suspend(() => {
       if (client === undefined) return Effect.fail(missingKey!())
-      const params = body(request)
+      const output = request.responseFormat === undefined ? undefined : outputTool(request.responseFormat)
+      const params = body(request, output)
       return Resilience.request(caller, async (signal) =>
-        fromMessage(await (await client()).messages.create(params as MessageCreateParamsNonStreaming, { signal }))
+        fromMessage(await (await client()).messages.create(params as MessageCreateParamsNonStreaming, { signal }), output)
       )
     })
 
-  const decoder = (): Resilience.Decoder<RawMessageStreamEvent> => {
+  const decoder = (output: OutputTool | undefined): Resilience.Decoder<RawMessageStreamEvent> => {
     let stopped = false
+    // the content block of the output tool's call, whose input streams as the answer's text
+    let outputBlock = -1
+    let wrappedAnswer = ""
     let inputTokens = 0
     let outputTokens = 0
     let sawUsage = false
     let model: string | undefined
+    let stopReason: string | undefined
     // content block index -> tool call ordinal, so tool calls are numbered 0, 1, … as in the OpenAI shape
     const toolIndex = new Map<number, number>()
     return {
@@ -270,7 +310,9 @@ export const make = (options: Options = {}): LanguageModelShape => {
           }
           case "content_block_start": {
             const block = event.content_block
-            if (block.type === "tool_use") {
+            if (block.type === "tool_use" && output !== undefined && block.name === output.name) {
+              outputBlock = event.index
+            } else if (block.type === "tool_use") {
               const ordinal = toolIndex.size
               toolIndex.set(event.index, ordinal)
               out.push({ _tag: "ToolCallDelta", index: ordinal, id: block.id, name: block.name, arguments: "" })
@@ -283,6 +325,10 @@ export const make = (options: Options = {}): LanguageModelShape => {
             const delta = event.delta
             if (delta.type === "text_delta") {
               if (delta.text !== "") out.push({ _tag: "TextDelta", text: delta.text })
+            } else if (delta.type === "input_json_delta" && event.index === outputBlock) {
+              // a wrapped answer is unwrapped once complete; an object streams as it comes
+              if (output!.wrapped) wrappedAnswer += delta.partial_json
+              else if (delta.partial_json !== "") out.push({ _tag: "TextDelta", text: delta.partial_json })
             } else if (delta.type === "input_json_delta") {
               const ordinal = toolIndex.get(event.index)
               if (ordinal !== undefined && delta.partial_json !== "") {
@@ -292,6 +338,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
             break
           }
           case "message_delta": {
+            if (typeof event.delta?.stop_reason === "string") stopReason = event.delta.stop_reason
             const usage = event.usage
             if (usage !== undefined && usage !== null) {
               sawUsage = true
@@ -300,6 +347,18 @@ export const make = (options: Options = {}): LanguageModelShape => {
             }
             break
           }
+          case "content_block_stop":
+            if (event.index === outputBlock && output!.wrapped) {
+              let input: unknown
+              try {
+                input = JSON.parse(wrappedAnswer)
+              } catch {
+                // not JSON: the answer as it came, for the schema check to report
+                input = undefined
+              }
+              out.push({ _tag: "TextDelta", text: input === undefined ? wrappedAnswer : outputText(output!, input) })
+            }
+            break
           case "message_stop":
             stopped = true
             break
@@ -312,7 +371,8 @@ export const make = (options: Options = {}): LanguageModelShape => {
         out.push({
           _tag: "Finish",
           ...(sawUsage ? { usage: { inputTokens, outputTokens } } : {}),
-          ...(model !== undefined ? { model } : {})
+          ...(model !== undefined ? { model } : {}),
+          ...(stopReason !== undefined ? { finishReason: stopReason } : {})
         })
       }
     }
@@ -321,11 +381,16 @@ export const make = (options: Options = {}): LanguageModelShape => {
   const stream = (request: ChatRequest): Stream.Stream<ChatChunk, ProviderError> =>
     Stream.suspend(() => {
       if (client === undefined) return Stream.fail(missingKey!())
-      const params = body(request)
-      return Resilience.stream(caller, async (signal) => (await client()).messages.create({ ...params, stream: true }, { signal }), decoder)
+      const output = request.responseFormat === undefined ? undefined : outputTool(request.responseFormat)
+      const params = body(request, output)
+      return Resilience.stream(
+        caller,
+        async (signal) => (await client()).messages.create({ ...params, stream: true }, { signal }),
+        () => decoder(output)
+      )
     })
 
-  return { name, chat, stream, nativeTools: true }
+  return { name, chat, stream, nativeTools: true, structuredOutput: true }
 }
 
 /**

@@ -161,7 +161,8 @@ const usageOf = (u: unknown): Usage | undefined => {
  * A missing binary fails each call with `ProviderError` reason `Unavailable` naming the binary;
  * a non-zero exit or an `is_error` result fails with a reason read from the CLI's message
  * (`Auth`, `RateLimited`, otherwise `Server`); output that is not the expected JSON is `BadResponse`.
- * Request `tools` are ignored: Claude Code runs its own tools.
+ * Request `tools` are ignored: Claude Code runs its own tools. A request's `responseFormat` goes
+ * to `--json-schema`, and the answer is the CLI's `structured_output`.
  *
  * @since 0.1.0
  * @category constructors
@@ -215,6 +216,8 @@ export const make = (options: Options = {}): ClaudeCodeModel => {
     const model = request.model ?? options.model
     if (model !== undefined) args.push("--model", model)
     if (resumeId !== undefined) args.push("--resume", resumeId)
+    // the CLI validates its final answer against the schema and prints it as `structured_output`
+    if (request.responseFormat !== undefined) args.push("--json-schema", JSON.stringify(request.responseFormat.schema))
     if (options.args !== undefined) args.push(...options.args)
     return args
   }
@@ -292,8 +295,9 @@ export const make = (options: Options = {}): ClaudeCodeModel => {
     const usage = usageOf(output["usage"])
     const sessionId = typeof output["session_id"] === "string" ? output["session_id"] : undefined
     const model = isObject(output["modelUsage"]) ? Object.keys(output["modelUsage"])[0] : undefined
+    const structured = output["structured_output"]
     return {
-      text: output["result"],
+      text: structured !== undefined && structured !== null ? JSON.stringify(structured) : output["result"],
       ...(usage !== undefined ? { usage } : {}),
       ...(model !== undefined ? { model } : {}),
       ...(sessionId !== undefined ? { sessionId } : {})
@@ -326,7 +330,7 @@ export const make = (options: Options = {}): ClaudeCodeModel => {
       return Stream.fromArray(chunks)
     })
 
-  return { name, chat, stream, sessionId: () => session }
+  return { name, chat, stream, structuredOutput: true, sessionId: () => session }
 }
 
 /**

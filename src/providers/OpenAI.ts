@@ -32,6 +32,7 @@ import {
   type ToolCall,
   type Usage
 } from "../LanguageModel.ts"
+import { instructions } from "../internal/structured.ts"
 import * as Resilience from "./internal/resilience.ts"
 
 /**
@@ -63,7 +64,25 @@ export interface Preset {
   /** Absent: the endpoint needs no key (a local server). */
   readonly apiKeyEnv?: string
   readonly defaultModel: string
+  /** How the endpoint is asked for a JSON answer (default `json_schema`); see {@link JsonMode}. */
+  readonly jsonMode?: JsonMode
 }
+
+/**
+ * How an endpoint is asked for a JSON answer matching a schema: `json_schema` sends the schema as
+ * `response_format: {type: "json_schema", json_schema: {name, schema, strict}}`; `json_object`
+ * (for servers that only know JSON mode) sends `response_format: {type: "json_object"}` and the
+ * schema in a system message.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { OpenAI } from "lambdagent"
+ * const mode: OpenAI.JsonMode = "json_object"
+ * ```
+ */
+export type JsonMode = "json_schema" | "json_object"
 
 /**
  * The built-in presets.
@@ -79,13 +98,14 @@ export interface Preset {
 export const presets: { readonly [K in PresetName]: Preset } = {
   openai: { baseUrl: "https://api.openai.com/v1", apiKeyEnv: "OPENAI_API_KEY", defaultModel: "gpt-4o-mini" },
   ollama: { baseUrl: "http://localhost:11434/v1", defaultModel: "llama3.2" },
-  deepseek: { baseUrl: "https://api.deepseek.com/v1", apiKeyEnv: "DEEPSEEK_API_KEY", defaultModel: "deepseek-chat" },
-  moonshot: { baseUrl: "https://api.moonshot.cn/v1", apiKeyEnv: "MOONSHOT_API_KEY", defaultModel: "moonshot-v1-8k" },
-  zhipu: { baseUrl: "https://open.bigmodel.cn/api/paas/v4", apiKeyEnv: "ZHIPU_API_KEY", defaultModel: "glm-4-flash" },
+  deepseek: { baseUrl: "https://api.deepseek.com/v1", apiKeyEnv: "DEEPSEEK_API_KEY", defaultModel: "deepseek-chat", jsonMode: "json_object" },
+  moonshot: { baseUrl: "https://api.moonshot.cn/v1", apiKeyEnv: "MOONSHOT_API_KEY", defaultModel: "moonshot-v1-8k", jsonMode: "json_object" },
+  zhipu: { baseUrl: "https://open.bigmodel.cn/api/paas/v4", apiKeyEnv: "ZHIPU_API_KEY", defaultModel: "glm-4-flash", jsonMode: "json_object" },
   dashscope: {
     baseUrl: "https://dashscope.aliyuncs.com/compatible-mode/v1",
     apiKeyEnv: "DASHSCOPE_API_KEY",
-    defaultModel: "qwen-plus"
+    defaultModel: "qwen-plus",
+    jsonMode: "json_object"
   }
 }
 
@@ -117,7 +137,12 @@ export interface Options extends Resilience.ResilienceOptions {
   readonly headers?: Readonly<Record<string, string>>
   /** Environment to read keys from; default `process.env`. */
   readonly env?: Readonly<Record<string, string | undefined>>
+  /** How the endpoint is asked for a JSON answer; default: the preset's, else `json_schema`. */
+  readonly jsonMode?: JsonMode
 }
+
+/** A `json_schema` name: letters, digits, `_` and `-`, at most 64. */
+const schemaName = (name: string): string => name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "output"
 
 const toMessage = (message: ChatMessage): ChatCompletionMessageParam => {
   switch (message.role) {
@@ -177,6 +202,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
   const name = options.name ?? presetName ?? "openai-compatible"
   const baseURL = options.baseUrl ?? preset?.baseUrl ?? presets.openai.baseUrl
   const defaultModel = options.model ?? preset?.defaultModel
+  const jsonMode = options.jsonMode ?? preset?.jsonMode ?? "json_schema"
   let errors: Resilience.SdkErrors | undefined
   const caller: Resilience.Caller = {
     get errors() {
@@ -212,7 +238,26 @@ export const make = (options: Options = {}): LanguageModelShape => {
         })
 
   const body = (request: ChatRequest, model: string): ChatCompletionCreateParamsBase => {
-    const params: ChatCompletionCreateParamsBase = { model, messages: request.messages.map(toMessage) }
+    const format = request.responseFormat
+    const messages = request.messages.map(toMessage)
+    const params: ChatCompletionCreateParamsBase = { model, messages }
+    if (format !== undefined) {
+      if (jsonMode === "json_object") {
+        // JSON mode constrains the answer to JSON only: the schema goes in words
+        messages.unshift({ role: "system", content: instructions(format.schema) })
+        params.response_format = { type: "json_object" }
+      } else {
+        params.response_format = {
+          type: "json_schema",
+          json_schema: {
+            name: schemaName(format.name),
+            ...(format.description !== undefined ? { description: format.description } : {}),
+            schema: { ...format.schema },
+            strict: format.strict ?? false
+          }
+        }
+      }
+    }
     if (request.temperature !== undefined) params.temperature = request.temperature
     if (request.topP !== undefined) params.top_p = request.topP
     if (request.maxTokens !== undefined) {
@@ -239,7 +284,8 @@ export const make = (options: Options = {}): LanguageModelShape => {
     if (typeof completion !== "object" || completion === null || !Array.isArray(completion.choices)) {
       throw Resilience.fail(caller, "BadResponse", "the response is not a chat completion")
     }
-    const message = completion.choices[0]?.message
+    const choice = completion.choices[0]
+    const message = choice?.message
     if (message === undefined) throw Resilience.fail(caller, "BadResponse", "the response has no choices")
     const toolCalls: Array<ToolCall> = []
     for (const call of message.tool_calls ?? []) {
@@ -247,10 +293,12 @@ export const make = (options: Options = {}): LanguageModelShape => {
     }
     const usage = toUsage(completion.usage)
     return {
-      text: message.content ?? "",
+      // a model that declines a structured answer says why in `refusal`
+      text: message.content ?? (typeof message.refusal === "string" ? message.refusal : ""),
       ...(usage !== undefined ? { usage } : {}),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
-      ...(typeof completion.model === "string" ? { model: completion.model } : {})
+      ...(typeof completion.model === "string" ? { model: completion.model } : {}),
+      ...(typeof choice?.finish_reason === "string" ? { finishReason: choice.finish_reason } : {})
     }
   }
 
@@ -266,7 +314,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
     })
 
   const decoder = (): Resilience.Decoder<ChatCompletionChunk> => {
-    let finished = false
+    let finished: string | undefined
     let usage: Usage | undefined
     let model: string | undefined
     return {
@@ -290,14 +338,15 @@ export const make = (options: Options = {}): LanguageModelShape => {
             arguments: call.function?.arguments ?? ""
           })
         }
-        if (choice.finish_reason !== null && choice.finish_reason !== undefined) finished = true
+        if (choice.finish_reason !== null && choice.finish_reason !== undefined) finished = choice.finish_reason
       },
       end: (out) => {
-        if (!finished) throw Resilience.fail(caller, "BadResponse", "the stream ended before the model finished")
+        if (finished === undefined) throw Resilience.fail(caller, "BadResponse", "the stream ended before the model finished")
         out.push({
           _tag: "Finish",
           ...(usage !== undefined ? { usage } : {}),
-          ...(model !== undefined ? { model } : {})
+          ...(model !== undefined ? { model } : {}),
+          finishReason: finished
         })
       }
     }
@@ -318,7 +367,7 @@ export const make = (options: Options = {}): LanguageModelShape => {
       )
     })
 
-  return { name, chat, stream, nativeTools: true }
+  return { name, chat, stream, nativeTools: true, structuredOutput: true }
 }
 
 /**

@@ -9,7 +9,8 @@
  * `ProviderError` reason `Unavailable` — an agent that asks more often than its script expects is a
  * bug worth seeing; pass `exhausted: "repeat-last"` to keep answering with the last reply instead.
  *
- * Usage is estimated as characters / 4, rounded up. Streaming splits the reply into word chunks
+ * Usage is estimated as characters / 4, rounded up; the finish reason is `tool_calls` for a reply
+ * with tool calls and `stop` for any other, unless the reply gives its own. Streaming splits the reply into word chunks
  * (each word with its trailing whitespace), so the concatenated text equals the `chat` text.
  * With `latencyMs: 0` (the default) a call is a plain synchronous computation wrapped in
  * `Effect.succeed`: no timers, no fibers, nothing allocated besides the response.
@@ -91,6 +92,12 @@ export interface Options {
    * `toolCalling: auto` then sends it the tools, and replies with `toolCalls` are its calls.
    */
   readonly nativeTools?: boolean
+  /**
+   * Whether the model says it answers a request's `responseFormat` by itself (default true): an
+   * `llm` term with an output schema then sends it no schema instructions in the system prompt,
+   * and its replies are checked against the schema as they are.
+   */
+  readonly structuredOutput?: boolean
 }
 
 /**
@@ -230,9 +237,15 @@ export const make = (script: Rule | ReadonlyArray<Reply> | ((request: ChatReques
         break
     }
     if (typeof reply === "string") {
-      return { text: reply, usage: { inputTokens: inputTokens(request.messages), outputTokens: estimateTokens(reply) }, model }
+      return { text: reply, usage: { inputTokens: inputTokens(request.messages), outputTokens: estimateTokens(reply) }, model, finishReason: "stop" }
     }
-    return reply.usage !== undefined ? reply : { ...reply, usage: { inputTokens: inputTokens(request.messages), outputTokens: estimateTokens(reply.text) } }
+    return reply.usage !== undefined && reply.finishReason !== undefined
+      ? reply
+      : {
+          ...reply,
+          usage: reply.usage ?? { inputTokens: inputTokens(request.messages), outputTokens: estimateTokens(reply.text) },
+          finishReason: reply.finishReason ?? (reply.toolCalls !== undefined && reply.toolCalls.length > 0 ? "tool_calls" : "stop")
+        }
   }
 
   const chat = (request: ChatRequest): Effect.Effect<ChatResponse, ProviderError> => {
@@ -255,13 +268,14 @@ export const make = (script: Rule | ReadonlyArray<Reply> | ((request: ChatReques
       chunks.push({
         _tag: "Finish",
         ...(result.usage !== undefined ? { usage: result.usage } : {}),
-        ...(result.model !== undefined ? { model: result.model } : {})
+        ...(result.model !== undefined ? { model: result.model } : {}),
+        ...(result.finishReason !== undefined ? { finishReason: result.finishReason } : {})
       })
       const body = Stream.fromArray(chunks)
       return latencyMs === 0 ? body : Stream.concat(Stream.fromEffectDrain(Effect.sleep(latencyMs)), body)
     })
 
-  return { name, chat, stream, nativeTools: options.nativeTools ?? true }
+  return { name, chat, stream, nativeTools: options.nativeTools ?? true, structuredOutput: options.structuredOutput ?? true }
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * Pick a language model from a spec string, as the CLI's `--model` does:
- * `<provider>[:<model>]`, for example `openai:gpt-4o-mini`, `ollama:llama3`,
+ * `<provider>[:<model>]`, for example `openai:gpt-4o-mini`, `ollama:llama3` (or `ollama-native:llama3`
+ * for Ollama's native API),
  * `anthropic:claude-sonnet-5-5`, `claude-code`, `scripted:echo`.
  *
  * @since 0.1.0
@@ -9,6 +10,7 @@
 import type { LanguageModelShape } from "../LanguageModel.ts"
 import * as Anthropic from "./Anthropic.ts"
 import * as ClaudeCode from "./ClaudeCode.ts"
+import * as Ollama from "./Ollama.ts"
 import type { ResilienceOptions } from "./internal/resilience.ts"
 import { SpecError } from "./internal/spec.ts"
 import * as OpenAI from "./OpenAI.ts"
@@ -54,6 +56,7 @@ export { SpecError } from "./internal/spec.ts"
 export const providerNames: ReadonlyArray<string> = [
   "openai",
   "ollama",
+  "ollama-native",
   "deepseek",
   "moonshot",
   "zhipu",
@@ -157,6 +160,12 @@ export const fromSpec = (spec: string, options: Options = {}): LanguageModelShap
       return OpenAI.make(common)
     case "anthropic":
       return Anthropic.make(common)
+    case "ollama-native":
+      return Ollama.make({
+        ...resilience,
+        ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
+        ...(model !== undefined && model !== "" ? { model } : {})
+      })
     case "claude-code":
       return ClaudeCode.make({
         ...resilience,

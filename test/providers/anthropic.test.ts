@@ -36,7 +36,7 @@ describe("Anthropic provider", () => {
         stop: ["END"]
       })
     )
-    expect(response).toEqual({ text: "echo: hello", usage: { inputTokens: 11, outputTokens: 4 }, model: "claude-test" })
+    expect(response).toEqual({ text: "echo: hello", usage: { inputTokens: 11, outputTokens: 4 }, model: "claude-test", finishReason: "end_turn" })
     expect(server.requests).toHaveLength(1)
     const request = server.requests[0]!
     expect(request.url).toBe("/v1/messages")
@@ -64,7 +64,7 @@ describe("Anthropic provider", () => {
       { _tag: "TextDelta", text: "Hel" },
       { _tag: "TextDelta", text: "lo" },
       { _tag: "TextDelta", text: " world" },
-      { _tag: "Finish", usage: { inputTokens: 21, outputTokens: 6 }, model: "claude-test" }
+      { _tag: "Finish", usage: { inputTokens: 21, outputTokens: 6 }, model: "claude-test", finishReason: "end_turn" }
     ])
     expect(server.requests[0]!.body.stream).toBe(true)
   })
@@ -113,7 +113,7 @@ describe("Anthropic provider", () => {
     expect(deltas[0]).toEqual({ _tag: "ToolCallDelta", index: 0, id: "toolu_9", name: "search", arguments: "" })
     expect(deltas.every((d) => d._tag === "ToolCallDelta" && d.index === 0)).toBe(true)
     expect(deltas.map((d) => (d._tag === "ToolCallDelta" ? d.arguments : "")).join("")).toBe('{"q":"effect"}')
-    expect(chunks[chunks.length - 1]).toEqual({ _tag: "Finish", usage: { inputTokens: 20, outputTokens: 15 }, model: "claude-test" })
+    expect(chunks[chunks.length - 1]).toEqual({ _tag: "Finish", usage: { inputTokens: 20, outputTokens: 15 }, model: "claude-test", finishReason: "tool_use" })
   })
 
   it("401 → Auth, not retried, and the key never appears in the error", async () => {

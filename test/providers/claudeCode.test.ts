@@ -43,6 +43,12 @@ switch (prompt) {
     ]))
     break
   default:
+    if (get("--json-schema") !== undefined) {
+      // a structured answer: the result text is empty, the value is structured_output
+      const schema = JSON.parse(get("--json-schema"))
+      process.stdout.write(JSON.stringify({ type: "result", subtype: "success", is_error: false, result: "", session_id: "sess-new", usage, structured_output: { prompt, keys: Object.keys(schema.properties ?? {}) } }))
+      break
+    }
     process.stdout.write(JSON.stringify({
       type: "result",
       subtype: "success",
@@ -188,6 +194,16 @@ describe("Claude Code provider", () => {
     resetLog()
     const model = ClaudeCode.make({ bin, env: env(), resume: "sess-old" })
     expect((await run(model.chat(ask("hi")))).text).toBe("resumed sess-old: hi")
+  })
+
+  it("a response format goes to --json-schema, and the answer is structured_output", async () => {
+    resetLog()
+    const model = ClaudeCode.make({ bin, env: env() })
+    const schema = { type: "object", properties: { prompt: { type: "string" }, keys: { type: "array" } }, required: ["prompt"] }
+    const response = await run(model.chat({ ...ask("Extract."), responseFormat: { name: "extraction", schema } }))
+    expect(response.text).toBe('{"prompt":"Extract.","keys":["prompt","keys"]}')
+    expect(calls()[0]).toEqual(["-p", "Extract.", "--output-format", "json", "--json-schema", JSON.stringify(schema)])
+    expect(model.structuredOutput).toBe(true)
   })
 
   it("reads the verbose array output form", async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import * as z from "zod"
 import { Anthropic, createRuntime, OpenAI, type Runtime, Term, Tools } from "lambdagent"
 import { fromConfig } from "lambdagent/yaml"
+import { withEnv } from "../fixtures/env.ts"
 import { fast } from "./helpers.ts"
 import { message, startAnthropicServer, textEvents, toolUsesEvents } from "./servers/anthropic.ts"
 import type { TestServer } from "./servers/harness.ts"
@@ -37,22 +38,13 @@ mcp:
   localTools: [add, shout, terminate]
 `
 
-const saved = { openai: process.env.OPENAI_API_KEY, anthropic: process.env.ANTHROPIC_API_KEY }
+withEnv({ OPENAI_API_KEY: "sk-test-native", ANTHROPIC_API_KEY: "sk-ant-test-native" })
 let openai: TestServer
 let anthropic: TestServer
 beforeAll(async () => {
-  process.env.OPENAI_API_KEY = "sk-test-native"
-  process.env.ANTHROPIC_API_KEY = "sk-ant-test-native"
   ;[openai, anthropic] = await Promise.all([startOpenAIServer(), startAnthropicServer()])
 })
 afterAll(async () => {
-  for (const [name, value] of [
-    ["OPENAI_API_KEY", saved.openai],
-    ["ANTHROPIC_API_KEY", saved.anthropic]
-  ] as const) {
-    if (value === undefined) delete process.env[name]
-    else process.env[name] = value
-  }
   await Promise.all([openai.close(), anthropic.close()])
 })
 beforeEach(() => {
@@ -201,5 +193,40 @@ describe("native tool calling over the Anthropic wire format", () => {
     )
     expect(failure?._tag).toBe("ProviderError")
     expect(["BadResponse", "Network"]).toContain(failure?.reason)
+  })
+})
+
+describe("a plain llm with tools over the providers' wire formats", () => {
+  const calculator = Term.llm({ system: "Compute with the tools.", tools: ["add", "shout"] })
+
+  it("OpenAI: tools with tool_choice auto, the calls made, then tool_choice none with the results", async () => {
+    openai.enqueue(
+      { kind: "json", body: completion({ text: null, toolCalls: firstTurn.slice(0, 2) }) },
+      { kind: "json", body: completion({ text: "42, DONE" }) }
+    )
+    const model = OpenAI.make({ baseUrl: `${openai.url}/v1`, apiKey: "sk-test", model: "gpt-test", ...fast })
+    const output = await createRuntime({ model, tools }).run(calculator, "40+2, and shout done")
+    expect(output.value).toBe("42, DONE")
+    const [first, second] = openai.requests.map((r) => r.body)
+    expect(first.tool_choice).toBe("auto")
+    expect(first.tools.map((t: any) => t.function.name)).toEqual(["add", "shout"])
+    expect(second.tool_choice).toBe("none")
+    expect(second.messages.slice(3).map((m: any) => [m.role, m.tool_call_id, m.content])).toEqual([
+      ["tool", "call_add", "42"],
+      ["tool", "call_shout", "DONE"]
+    ])
+  })
+
+  it("Anthropic: tool_use blocks made, tool_result blocks sent back with tool_choice none", async () => {
+    anthropic.enqueue(
+      { kind: "json", body: message({ text: "Working.", toolUses: [{ id: "toolu_1", name: "add", input: { a: 40, b: 2 } }] }) },
+      { kind: "json", body: message({ text: "42" }) }
+    )
+    const model = Anthropic.make({ baseUrl: anthropic.url, apiKey: "sk-ant-test", ...fast })
+    const output = await createRuntime({ model, tools }).run(calculator, "40+2?")
+    expect(output.value).toBe("42")
+    const second = anthropic.requests[1]!.body
+    expect(second.tool_choice).toEqual({ type: "none" })
+    expect(second.messages.at(-1)).toEqual({ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "42" }] })
   })
 })

@@ -37,7 +37,7 @@ describe("OpenAI provider", () => {
         stop: ["\n\n"]
       })
     )
-    expect(response).toEqual({ text: "echo: hello", usage: { inputTokens: 5, outputTokens: 3 }, model: "gpt-test" })
+    expect(response).toEqual({ text: "echo: hello", usage: { inputTokens: 5, outputTokens: 3 }, model: "gpt-test", finishReason: "stop" })
     expect(server.requests).toHaveLength(1)
     const request = server.requests[0]!
     expect(request.method).toBe("POST")
@@ -73,7 +73,7 @@ describe("OpenAI provider", () => {
       { _tag: "TextDelta", text: "Hel" },
       { _tag: "TextDelta", text: "lo" },
       { _tag: "TextDelta", text: " world" },
-      { _tag: "Finish", usage: { inputTokens: 12, outputTokens: 4 }, model: "gpt-test" }
+      { _tag: "Finish", usage: { inputTokens: 12, outputTokens: 4 }, model: "gpt-test", finishReason: "stop" }
     ])
     expect(server.requests[0]!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } })
   })
@@ -116,7 +116,7 @@ describe("OpenAI provider", () => {
     const deltas = chunks.filter((c) => c._tag === "ToolCallDelta")
     expect(deltas[0]).toEqual({ _tag: "ToolCallDelta", index: 0, id: "call_9", name: "search", arguments: "" })
     expect(deltas.map((d) => (d._tag === "ToolCallDelta" ? d.arguments : "")).join("")).toBe('{"q":"effect"}')
-    expect(chunks[chunks.length - 1]).toEqual({ _tag: "Finish", usage: { inputTokens: 7, outputTokens: 9 }, model: "gpt-test" })
+    expect(chunks[chunks.length - 1]).toEqual({ _tag: "Finish", usage: { inputTokens: 7, outputTokens: 9 }, model: "gpt-test", finishReason: "tool_calls" })
   })
 
   it("401 → Auth, not retried, and the key never appears in the error", async () => {

@@ -127,7 +127,7 @@ describe("Scripted model", () => {
       const chunks = yield* Stream.runCollect(model.stream(ask("x")))
       assert.deepStrictEqual(chunks, [
         { _tag: "ToolCallDelta", index: 0, id: "c1", name: "search", arguments: "{}" },
-        { _tag: "Finish", usage: { inputTokens: 1, outputTokens: 2 } }
+        { _tag: "Finish", usage: { inputTokens: 1, outputTokens: 2 }, finishReason: "tool_calls" }
       ])
     })
   )
@@ -168,7 +168,7 @@ describe("Scripted model", () => {
         { _tag: "TextDelta", text: "Hello " },
         { _tag: "TextDelta", text: "big  " },
         { _tag: "TextDelta", text: "world " },
-        { _tag: "Finish", usage: { inputTokens: 1, outputTokens: 5 }, model: "scripted" }
+        { _tag: "Finish", usage: { inputTokens: 1, outputTokens: 5 }, model: "scripted", finishReason: "stop" }
       ])
       assert.deepStrictEqual(Scripted.words("  lead"), ["  ", "lead"])
       assert.deepStrictEqual(Scripted.words(""), [])

@@ -44,9 +44,12 @@ export interface Served {
 }
 
 /** Start `lambdagent serve …` and wait for the line that names its URL. */
-export const startServe = (args: ReadonlyArray<string>): Promise<Served> => {
+export const startServe = (args: ReadonlyArray<string>, env?: Readonly<Record<string, string>>): Promise<Served> => {
   if (!existsSync(cliPath)) throw new Error("dist/cli/main.js is missing: run `npm run build` first")
-  const child = spawn(process.execPath, [cliPath, "serve", ...args], { stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [cliPath, "serve", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    ...(env !== undefined ? { env: { ...process.env, ...env } } : {})
+  })
   const exited = new Promise<number | null>((resolve) => child.on("close", resolve))
   let out = ""
   return new Promise((resolve, reject) => {

@@ -5,6 +5,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { describe, expect, it } from "vitest"
+import { startOtlpReceiver } from "../../../test/fixtures/otlpReceiver.ts"
+import { waitFor } from "../../../test/fixtures/waitFor.ts"
 import { cliPath, runCli } from "./helpers.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "lambdagent-mcp-caps-"))
@@ -36,6 +38,24 @@ describe("lambdagent mcp: capabilities of evolved tools", () => {
     expect((await evolveAndRun(flags, ask, "hello")).text).toBe('"hello"')
     // granting one tool does not grant the model
     expect((await evolveAndRun(["--allow", "tool:echo", "--tool", "echo=echo {}"], ask, "x")).evolved).toMatchObject({ kind: "CapabilityDenied" })
+  })
+
+  it("--otel exports the spans of evolved tools' LLM calls; without a grant it is a usage error", async () => {
+    const receiver = await startOtlpReceiver()
+    try {
+      const flags = ["--allow", "llm", "--model", "scripted:echo", "--otel", receiver.url]
+      expect((await evolveAndRun(flags, ask, "traced")).text).toBe('"traced"')
+      // the server flushes its spans when the client closes it
+      await waitFor(() => receiver.spans.some((s) => s.name === "chat scripted"), "the LLM call's span")
+      const chat = receiver.spans.find((s) => s.name === "chat scripted")!
+      expect(chat.attributes).toMatchObject({ "gen_ai.operation.name": "chat", "gen_ai.system": "scripted" })
+      expect(receiver.spans.find((s) => s.spanId === chat.parentSpanId)?.name).toBe("lambdagent.run")
+    } finally {
+      await receiver.close()
+    }
+    const r = await runCli(["mcp", "--store", ":memory:", "--otel", "http://127.0.0.1:4318"], { stdin: "" })
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain("--otel exports the spans of evolved tools' LLM and tool calls: add --allow llm or --allow tool:NAME")
   })
 
   it("--config FILE grants the same from a file", async () => {

@@ -134,6 +134,34 @@ describe("lambdagent run --otel", () => {
     expect(receiver.headers["x-tenant"]).toBe("acme")
   })
 
+  it("an agent file's runtime.otel turns it on; --otel wins over it", async () => {
+    const file = write(
+      "traced.yml",
+      `type: simple\nsystemPrompt: Repeat.\nruntime:\n  otel: {url: "${receiver.url}", serviceName: from-the-file, headers: {x-team: agents}}\n`
+    )
+    const r = await runCli(["run", file, "hello", "--model", "scripted:echo", "--quiet"])
+    expect([r.code, r.stdout]).toEqual([0, "hello\n"])
+    const [run] = roots(receiver.spans)
+    expect(run!.resource["service.name"]).toBe("from-the-file")
+    expect(receiver.headers["x-team"]).toBe("agents")
+    const other = await startOtlpReceiver()
+    try {
+      const flagged = await runCli(["run", file, "again", "--model", "scripted:echo", "--quiet", "--otel", other.url])
+      expect(flagged.code).toBe(0)
+      expect(roots(other.spans).map((s) => s.resource["service.name"])).toEqual(["from-the-file"])
+      expect(roots(receiver.spans)).toHaveLength(1)
+    } finally {
+      await other.close()
+    }
+  })
+
+  it("a runtime.otel URL that is not http(s) is a schema error (exit 2)", async () => {
+    const file = write("bad-otel.yml", "type: simple\nsystemPrompt: Repeat.\nruntime:\n  otel: {url: ftp://collector}\n")
+    const r = await runCli(["run", file, "x", "--model", "scripted:echo"])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain("runtime.otel.url")
+  })
+
   it("a bad --otel URL is a usage error (exit 2), before anything runs", async () => {
     const r = await runCli(["run", agentFile, "x", "--otel", "localhost:4318"])
     expect(r.code).toBe(2)

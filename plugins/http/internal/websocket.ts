@@ -158,6 +158,9 @@ export class SocketConnection {
           case "token":
             this.send({ type: "token", id, name: event.name, text: event.text })
             break
+          case "tool-call":
+            this.send({ ...event, id })
+            break
           case "result":
             this.send({ type: "result", id, result: event.output.result, trace: event.output.trace, stats: event.output.stats })
             break

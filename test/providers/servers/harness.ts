@@ -23,6 +23,11 @@ export type Behaviour =
    * "destroy" cuts the socket after the frames, "hang" keeps the response open forever.
    */
   | { readonly kind: "sse"; readonly frames: ReadonlyArray<string>; readonly end?: "close" | "destroy" | "hang"; readonly frameDelayMs?: number }
+  /**
+   * An NDJSON body (`application/x-ndjson`, one JSON object a line, as Ollama streams). `end`:
+   * "close" ends the response normally (default), "destroy" cuts the socket after the lines.
+   */
+  | { readonly kind: "ndjson"; readonly lines: ReadonlyArray<unknown>; readonly end?: "close" | "destroy" }
   /** A JSON body announced with a larger Content-Length, then the socket is destroyed. */
   | { readonly kind: "truncated"; readonly body: string }
   /** Never answer. */
@@ -156,6 +161,13 @@ export class TestServer {
         const end = behaviour.end ?? "close"
         if (end === "close") res.end()
         else if (end === "destroy") setTimeout(() => res.socket?.destroy(), 20)
+        return
+      }
+      case "ndjson": {
+        res.writeHead(200, { "content-type": "application/x-ndjson" })
+        for (const line of behaviour.lines) res.write(`${JSON.stringify(line)}\n`)
+        if (behaviour.end === "destroy") setTimeout(() => res.socket?.destroy(), 20)
+        else res.end()
         return
       }
       case "hang":

@@ -22,6 +22,7 @@ export const completion = (options: {
   readonly toolCalls?: ReadonlyArray<ToolCallSpec>
   readonly usage?: Usage
   readonly model?: string
+  readonly finishReason?: string
 }): unknown => ({
   id: "chatcmpl-test",
   object: "chat.completion",
@@ -44,7 +45,7 @@ export const completion = (options: {
           : {})
       },
       logprobs: null,
-      finish_reason: options.toolCalls !== undefined ? "tool_calls" : "stop"
+      finish_reason: options.finishReason ?? (options.toolCalls !== undefined ? "tool_calls" : "stop")
     }
   ],
   usage: {
