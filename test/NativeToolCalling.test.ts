@@ -69,6 +69,32 @@ describe("native tool calling (react.toolCalling)", () => {
     expect(result.stats.toolCalls).toBe(3)
   })
 
+  it("makes at most maxToolCalls calls of one answer, answers the rest with an error, and bounds count them", async () => {
+    const five = calls(...[1, 2, 3, 4, 5].map((n) => call(`c${n}`, "add", `{"a":${n},"b":0}`)))
+    const { model, requests } = recording([five, five, "done"])
+    const capped = Term.react({
+      think: Term.llm({ system: "Use the tools." }),
+      tools: ["add", "terminate"],
+      maxSteps: 3,
+      toolCalling: "native",
+      maxToolCalls: 2
+    })
+    const result = await createRuntime({ model, tools: [add] }).run(capped, "go")
+    expect(result.stats.toolCalls).toBe(4)
+    expect(requests[1]!.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual([
+      "1",
+      "2",
+      ...[3, 4, 5].map(() => "[TOOL_ERROR] too many calls in one answer: at most 2 are made")
+    ])
+    expect(Term.bounds(capped).toolCalls).toBe(6)
+    expect(Term.bounds(Term.react({ think: Term.llm({ system: "s" }), tools: ["add", "terminate"], maxSteps: 3, toolCalling: "auto" })).toolCalls).toBe(
+      3 * Term.defaultMaxToolCalls
+    )
+    // a call written in the text is one call a step
+    expect(Term.bounds(Term.react({ think: Term.llm({ system: "s" }), tools: ["add", "terminate"], maxSteps: 3 })).toolCalls).toBe(3)
+    expect(Term.parse(Term.encode(capped))).toEqual(capped)
+  })
+
   it("answers a malformed arguments string, a wrong shape and an invented tool with what was wrong", async () => {
     const { model, requests } = recording([
       calls(

@@ -11,12 +11,19 @@ import { agentTerms, observable, tools } from "./fixtures/agentTerms.ts"
 
 const agent = agentTerms({ conversations: true })
 
-/** A model whose answers follow `seed`: texts, route labels, ReAct tool calls and final answers. */
+/**
+ * A model whose answers follow `seed`: texts, route labels, ReAct tool calls and final answers;
+ * offered tools natively, often several calls in one answer.
+ */
 const scripted = (seed: number): LanguageModel.LanguageModelShape => {
   const replies = ["a", "b", '{"tool":"t1","args":"q"}', "done", "a much longer answer than twelve", "HANDOFF b: go"]
   let state = seed
-  return Scripted.respond(() => {
+  return Scripted.respond((request) => {
     state = (state * 1103515245 + 12345) % 2147483648
+    if (request.tools !== undefined && request.tools.length > 0 && state % 3 !== 0) {
+      const toolCalls = Array.from({ length: 1 + (state % 6) }, (_, i) => ({ id: `c${i}`, name: i % 2 === 0 ? "t1" : "t2", arguments: '{"input":"q"}' }))
+      return { text: "", toolCalls }
+    }
     return replies[state % replies.length]!
   })
 }

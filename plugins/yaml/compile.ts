@@ -914,7 +914,8 @@ class Compiler {
             maxSteps: this.overrides.maxSteps ?? r?.maxSteps ?? 10,
             ...(r?.toolTimeout !== undefined ? { toolTimeout: r.toolTimeout } : {}),
             ...(r?.observationEnabled !== undefined ? { observe: r.observationEnabled } : {}),
-            ...(r?.toolCalling !== undefined ? { toolCalling: r.toolCalling } : {})
+            ...(r?.toolCalling !== undefined ? { toolCalling: r.toolCalling } : {}),
+            ...(r?.maxToolCalls !== undefined ? { maxToolCalls: r.maxToolCalls } : {})
           }),
           [...path, "react"]
         )

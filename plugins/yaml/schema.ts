@@ -216,6 +216,9 @@ const ReactSchema = z
       .describe(
         "How the think step calls tools: native (the provider's tool calling), text (a call written in the answer; the default) or auto (native where the model supports it)."
       )
+      .optional(),
+    maxToolCalls: positive
+      .describe("With native tool calling: the most tool calls one answer makes (default 8); the calls after them are answered with an error, not made.")
       .optional()
   })
   .meta({ id: "React", title: "ReAct settings" })

@@ -4,7 +4,7 @@
  * without tools (tool choice `none`), so the answer is text. The value is the last answer's text.
  */
 import { writeJson } from "../internal/json.ts"
-import { checkCall, InputProblem } from "../internal/nativeTools.ts"
+import { checkCallOf, InputProblem } from "../internal/nativeTools.ts"
 import { extractWrittenToolCall } from "../internal/react.ts"
 import type * as LanguageModel from "../LanguageModel.ts"
 import * as Oracle from "../Oracle.ts"
@@ -120,7 +120,7 @@ export const resumeWithTools = (m: AgentMachine, c: Code, state: Calling, value:
   const batch: Array<number> = []
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
-    const args = i < most ? checkCall(call, term.tools!) : new InputProblem(`too many calls in one answer: at most ${most} are made`)
+    const args = checkCallOf(call, term.tools!, i, most)
     if (args instanceof InputProblem) {
       results.push(`[TOOL_ERROR] ${args.message}`)
       if (m.tracing) m.record({ step: m.steps, kind: "tool", name: call.name, input: preview(call.arguments), output: preview(results[i]!) })

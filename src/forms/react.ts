@@ -10,7 +10,7 @@
  */
 import { code, type Code, Op } from "../internal/code.ts"
 import { writeJson } from "../internal/json.ts"
-import { checkCall, InputProblem } from "../internal/nativeTools.ts"
+import { checkCallOf, InputProblem } from "../internal/nativeTools.ts"
 import { extractToolCall, extractWrittenToolCall, type ToolCallIntent } from "../internal/react.ts"
 import type * as LanguageModel from "../LanguageModel.ts"
 import * as Oracle from "../Oracle.ts"
@@ -19,6 +19,7 @@ import { preview } from "../Trace.ts"
 import * as Value from "../Value.ts"
 import { agentCost, applied, max, ONE_TOOL, plus, times, ZERO } from "./analysis.ts"
 import type { AgentStep, Form } from "./Form.ts"
+import { defaultMaxToolCalls } from "./llmTools.ts"
 import { subscript } from "./loop.ts"
 import type { AgentMachine, OracleRequest } from "./step.ts"
 import { isRecord } from "./parse.ts"
@@ -41,7 +42,7 @@ export type ToolCalling = "native" | "text" | "auto"
 
 const TOOL_CALLINGS: ReadonlyArray<ToolCalling> = ["native", "text", "auto"]
 
-/** `{"react": {"think": t, "tools": [name, …], "maxSteps": n, "toolTimeout"?: seconds, "observe"?: b, "toolCalling"?: mode}}` */
+/** `{"react": {"think": t, "tools": [name, …], "maxSteps": n, "toolTimeout"?: seconds, "observe"?: b, "toolCalling"?: mode, "maxToolCalls"?: n}}` */
 export interface React {
   readonly _tag: "React"
   readonly think: Term.Term
@@ -59,6 +60,12 @@ export interface React {
   readonly agents?: ReadonlyArray<readonly [name: string, agent: Term.Term]>
   /** How a thinking `llm` calls tools (default `text`); other think terms always answer in text. */
   readonly toolCalling?: ToolCalling
+  /**
+   * The most tool calls one answer of a natively calling model makes (default
+   * {@link defaultMaxToolCalls}): the calls after them are answered with an error, not made, so
+   * the worst-case bounds hold. A call written in the text is one call a step.
+   */
+  readonly maxToolCalls?: number
 }
 
 /**
@@ -205,6 +212,7 @@ const nativeCalls = (m: AgentMachine, c: Code, state: State, text: string, calls
   const count = calls.length
   if (count === 0) return writtenCall(m, c, state, text, extractWrittenToolCall(text))
   for (let i = 0; i < count; i++) if (isTerminate(calls[i]!.name)) return void final(m, text, terminateAnswer(calls[i]!, text))
+  const most = term.maxToolCalls ?? defaultMaxToolCalls
   const results: Array<string> = []
   for (let i = 0; i < count; i++) results.push("")
   const step: NativeStep = { calls, results, batch: NO_CALLS, agents: undefined, agentAt: -1 }
@@ -212,7 +220,7 @@ const nativeCalls = (m: AgentMachine, c: Code, state: State, text: string, calls
   const batch: Array<number> = []
   for (let i = 0; i < count; i++) {
     const call = calls[i]!
-    const args = checkCall(call, term.tools)
+    const args = checkCallOf(call, term.tools, i, most)
     if (args instanceof InputProblem) {
       results[i] = `[TOOL_ERROR] ${args.message}`
       if (m.tracing) m.record({ step: m.steps, kind: "tool", name: call.name, input: preview(call.arguments), output: preview(results[i]!) })
@@ -359,7 +367,7 @@ export const reactForm: Form<React, "react"> = {
   tag: "React",
   keys: ["react"],
   parse: (p, node, key, obj) => {
-    const f = p.fields(node, key, obj[key], ["think", "tools", "maxSteps"], ["toolTimeout", "observe", "agents", "toolCalling"])
+    const f = p.fields(node, key, obj[key], ["think", "tools", "maxSteps"], ["toolTimeout", "observe", "agents", "toolCalling", "maxToolCalls"])
     const at = p.child(node, f, key)
     if (!Array.isArray(f.tools) || f.tools.some((t) => typeof t !== "string")) return p.fail(at, "an array of tool names", "tools")
     const tools = f.tools as ReadonlyArray<string>
@@ -368,6 +376,7 @@ export const reactForm: Form<React, "react"> = {
     const observe = p.optionalBoolean(at, f, "observe")
     const toolCalling = f.toolCalling
     if (toolCalling !== undefined && !TOOL_CALLINGS.includes(toolCalling as ToolCalling)) p.fail(at, '"native", "text" or "auto"', "toolCalling")
+    const maxToolCalls = f.maxToolCalls === undefined ? undefined : p.count(at, f.maxToolCalls, "maxToolCalls", 1)
     const kids = [p.sub(node, f.think, key, "think")]
     const names: Array<string> = []
     if (f.agents !== undefined) {
@@ -394,6 +403,7 @@ export const reactForm: Form<React, "react"> = {
           ...(toolTimeout !== undefined ? { toolTimeout } : {}),
           ...(observe !== undefined ? { observe } : {}),
           ...(toolCalling !== undefined ? { toolCalling: toolCalling as ToolCalling } : {}),
+          ...(maxToolCalls !== undefined ? { maxToolCalls } : {}),
           ...(f.agents !== undefined ? { agents: names.map((name, i) => [name, agents[i]!] as const) } : {})
         })
     }
@@ -407,6 +417,7 @@ export const reactForm: Form<React, "react"> = {
     if (t.toolTimeout !== undefined) out.toolTimeout = t.toolTimeout
     if (t.observe !== undefined) out.observe = t.observe
     if (t.toolCalling !== undefined) out.toolCalling = t.toolCalling
+    if (t.maxToolCalls !== undefined) out.maxToolCalls = t.maxToolCalls
     if (t.agents !== undefined) out.agents = t.agents.map(([name], i) => ({ name, agent: agents[i]! }))
     return { react: out }
   },
@@ -425,7 +436,9 @@ export const reactForm: Form<React, "react"> = {
   },
   cost: (t, [thinker, ...agents]) => {
     const hostTools = t.tools.some((n) => !isTerminate(n) && !t.agents?.some(([agent]) => agent === n))
-    return agentCost(times(t.maxSteps, plus(applied(thinker!), max(hostTools ? ONE_TOOL : ZERO, ...agents.map(applied)))))
+    // a natively calling model may ask for several calls in one answer, each a tool or an agent
+    const callsPerStep = t.toolCalling === "native" || t.toolCalling === "auto" ? (t.maxToolCalls ?? defaultMaxToolCalls) : 1
+    return agentCost(times(t.maxSteps, plus(applied(thinker!), times(callsPerStep, max(hostTools ? ONE_TOOL : ZERO, ...agents.map(applied))))))
   },
   value: () => "function",
   compile: (t, kids) => code(Op.Agent, t, kids, step, kids.slice(1)),

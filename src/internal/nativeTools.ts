@@ -94,6 +94,10 @@ export class InputProblem {
   constructor(readonly message: string) {}
 }
 
+/** Check the `index`th call of an answer that may make `most` calls: the ones past that are refused, not made. */
+export const checkCallOf = (call: LanguageModel.ToolCall, tools: ReadonlyArray<string>, index: number, most: number): Record<string, unknown> | InputProblem =>
+  index < most ? checkCall(call, tools) : new InputProblem(`too many calls in one answer: at most ${most} are made`)
+
 /**
  * A native call's arguments object as the tool's input: the `input` property for a tool offered
  * wrapped (a text tool, a non-object schema), else the object itself. A wrapped tool's arguments
