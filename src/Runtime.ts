@@ -9,7 +9,9 @@
  * @since 0.1.0
  * @module
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import type * as Scope from "effect/Scope"
@@ -364,8 +366,11 @@ const sinkOf = (options: RuntimeOptions): TraceSink.TraceSinkShape => {
 /** Where a host called the runtime: the stack a run's error reports. */
 type CallSite = { readonly stack?: string }
 
+/** A function of the runtime's API: its caller is where a run it starts was called from. */
+type Entry = (...args: never) => unknown
+
 /** The stack of the code that called `fn`. */
-const callSite = (fn: (...args: never) => unknown): CallSite => {
+const callSite = (fn: Entry): CallSite => {
   const site: { stack?: string } = {}
   Error.captureStackTrace(site, fn)
   return site
@@ -456,9 +461,10 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
   const runWith = (
     from: { readonly term: Term.Term | Term.Json; readonly input: unknown } | { readonly checkpoint: unknown },
     call: CallOptions,
-    site: CallSite,
+    /** Where the run was called from, or the entry it was called through (see {@link callSite}). */
+    site: CallSite | Entry,
     onEvent?: (e: Agent.RunEvent) => void
-  ) => {
+  ): Promise<RunOutput> => {
     const session = call.session ?? "default"
     const budget = call.budget ?? options.budgets
     const trace = call.trace ?? options.trace
@@ -489,9 +495,18 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
           })
         : Agent.run(from.term, from.input, runOptions)
     const signal = call.signal
-    return runtime.runPromise(program, signal !== undefined ? { signal } : {}).catch((error: unknown) => {
-      throw signal?.aborted === true ? signal.reason : pointAt(error, site)
-    })
+    const fiber = runtime.runFork(program, signal !== undefined ? { signal } : undefined)
+    const failed = (cause: Cause.Cause<unknown>, at: CallSite) => (signal?.aborted === true ? signal.reason : pointAt(Cause.squash(cause), at))
+    // a run that completed at once (a zero-latency model, synchronous tools) is settled here, while
+    // the host's call is still on the stack: its call site is taken only if the run failed
+    const exit = fiber.pollUnsafe()
+    if (exit !== undefined) {
+      return Exit.isSuccess(exit) ? Promise.resolve(exit.value) : Promise.reject(failed(exit.cause, typeof site === "function" ? callSite(site) : site))
+    }
+    const at = typeof site === "function" ? callSite(site) : site
+    return new Promise<RunOutput>((resolve, reject) =>
+      fiber.addObserver((exit) => (Exit.isSuccess(exit) ? resolve(exit.value) : reject(failed(exit.cause, at))))
+    )
   }
 
   function stream(term: Term.Term | Term.Json, input: unknown, call: CallOptions = {}): AsyncIterable<StreamEvent> {
@@ -585,10 +600,10 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
 
   const close = () => runtime.dispose()
   function run(term: Term.Term | Term.Json, input: unknown, call: CallOptions = {}) {
-    return runWith({ term, input }, call, callSite(run))
+    return runWith({ term, input }, call, run)
   }
   function resume(checkpoint: unknown, call: CallOptions = {}) {
-    return runWith({ checkpoint }, call, callSite(resume))
+    return runWith({ checkpoint }, call, resume)
   }
   return {
     run,

@@ -92,6 +92,20 @@ describe("a run's error", () => {
     expect(firstFrame(error)).toMatch(new RegExp(`at failingCall .*${thisFile.replace(/\./g, "\\.")}`))
   })
 
+  it("points at the run call whether the run fails at once or after a wait", async () => {
+    // an exhausted script fails the call it cannot answer: the first, or the second after a wait
+    const atOnce = createRuntime({ model: Scripted.sequence([]) })
+    const later = createRuntime({ model: Scripted.sequence(["one"], { latencyMs: 5 }) })
+    const twoCalls = Term.compose([Term.llm({ system: "Answer." }), Term.llm({ system: "Answer." })])
+    const failsAtOnce = () => atOnce.run(Term.llm({ system: "Answer." }), "hi")
+    const failsLater = () => later.run(twoCalls, "hi")
+    const errors = [await failsAtOnce().catch((e: unknown) => e), await failsLater().catch((e: unknown) => e)]
+    await Promise.all([atOnce.close(), later.close()])
+    for (const error of errors) expect(error).toBeInstanceOf(LanguageModel.ProviderError)
+    expect(firstFrame(errors[0])).toMatch(new RegExp(`at failsAtOnce .*${thisFile.replace(/\./g, "\\.")}`))
+    expect(firstFrame(errors[1])).toMatch(new RegExp(`at failsLater .*${thisFile.replace(/\./g, "\\.")}`))
+  })
+
   it("of a stream points at the stream call", async () => {
     const runtime = createRuntime()
     const streamedCall = async () => {
