@@ -505,6 +505,8 @@ interface Prepared {
   withTools?: { readonly names: ReadonlyArray<string>; readonly tools: Tools.ToolsShape; readonly system: string }
   /** For an output schema: the response format, and the system prompt asking for it in words. */
   withOutput?: { readonly format: LanguageModel.ResponseFormat; readonly system: string }
+  /** The last system message a conversation was sent with, kept so that each call sends the same one. */
+  systemMessage?: LanguageModel.ChatMessage
 }
 
 const preparedTerms = new WeakMap<Term.Of<"Llm">, Prepared>()
@@ -524,6 +526,16 @@ const preparedOf = (term: Term.Of<"Llm">): Prepared => {
     preparedTerms.set(term, prepared)
   }
   return prepared
+}
+
+/**
+ * The system message of a conversation (a ReAct loop's): the same object at every call while the
+ * prompt stays the same, so that a model can tell the conversation's start is unchanged.
+ */
+const systemMessage = (prepared: Prepared, system: string): LanguageModel.ChatMessage => {
+  const last = prepared.systemMessage
+  if (last !== undefined && last.content === system) return last
+  return (prepared.systemMessage = { role: "system", content: system })
 }
 
 const systemWithTools = (term: Term.Of<"Llm">, prepared: Prepared, names: ReadonlyArray<string>, tools: Tools.ToolsShape): string => {
@@ -598,7 +610,7 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
         : term.system
   const user = Value.toText(request.input)
   const transcript = request.transcript !== undefined && native !== undefined && !native.sameNames ? onTheWire(request.transcript, native) : request.transcript
-  const messages = transcript !== undefined ? [{ role: "system" as const, content: system }, ...transcript] : messagesOf(system, history, user)
+  const messages = transcript !== undefined ? [systemMessage(prepared, system)].concat(transcript) : messagesOf(system, history, user)
   if (request.repair !== undefined) messages.push(...request.repair)
   const chat: LanguageModel.ChatRequest =
     native !== undefined

@@ -113,10 +113,28 @@ export interface Options {
  */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)
 
-const inputTokens = (messages: ReadonlyArray<ChatMessage>): number => {
-  let chars = 0
-  for (let i = 0; i < messages.length; i++) chars += messages[i]!.content.length
-  return Math.ceil(chars / 4)
+/**
+ * The characters of the messages of each request, for the token estimate. A conversation grows by
+ * a turn or two a call and is sent whole every time, so the count of the last request's messages
+ * is kept, message by message: the messages a request shares with it (the same objects, from the
+ * start) are not read again.
+ */
+const makeCharCounter = () => {
+  const counted: Array<ChatMessage> = []
+  /** `through[i]`: the characters of `counted[0..i)`. */
+  const through: Array<number> = [0]
+  return (messages: ReadonlyArray<ChatMessage>): number => {
+    const shared = Math.min(messages.length, counted.length)
+    let same = 0
+    while (same < shared && messages[same] === counted[same]) same++
+    counted.length = same
+    through.length = same + 1
+    for (let i = same; i < messages.length; i++) {
+      counted.push(messages[i]!)
+      through.push(through[i]! + messages[i]!.content.length)
+    }
+    return through[messages.length]!
+  }
 }
 
 const lastUserText = (messages: ReadonlyArray<ChatMessage>): string => {
@@ -198,6 +216,8 @@ export const make = (script: Rule | ReadonlyArray<Reply> | ((request: ChatReques
   const latencyMs = options.latencyMs !== undefined && options.latencyMs > 0 ? options.latencyMs : 0
   const repeatLast = options.exhausted === "repeat-last"
   let cursor = 0
+  const countChars = makeCharCounter()
+  const inputTokens = (messages: ReadonlyArray<ChatMessage>): number => Math.ceil(countChars(messages) / 4)
 
   /** The next reply, or a ProviderError. Plain code: this is the hot path. */
   const next = (request: ChatRequest): ChatResponse | ProviderError => {

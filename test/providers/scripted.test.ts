@@ -144,6 +144,29 @@ describe("Scripted model", () => {
     })
   )
 
+  it.effect("usage counts every message of each request, however the conversation changed since the last", () =>
+    Effect.gen(function* () {
+      const model = Scripted.fixed("ok")
+      const system: LanguageModel.ChatMessage = { role: "system", content: "abcd" }
+      const turns: Array<LanguageModel.ChatMessage> = [system, { role: "user", content: "efgh" }]
+      const inputTokens = (messages: ReadonlyArray<LanguageModel.ChatMessage>) =>
+        model.chat({ messages }).pipe(Effect.map((response) => response.usage!.inputTokens))
+      assert.strictEqual(yield* inputTokens(turns), 2)
+      // the same conversation, grown
+      turns.push({ role: "assistant", content: "ijkl" }, { role: "user", content: "mnop" })
+      assert.strictEqual(yield* inputTokens([...turns]), 4)
+      // a turn in the middle replaced, the same array changed in place, a shorter one, another one
+      assert.strictEqual(yield* inputTokens([system, { role: "user", content: "12345678" }, ...turns.slice(2)]), 5)
+      turns[1] = { role: "user", content: "" }
+      assert.strictEqual(yield* inputTokens(turns), 3)
+      turns[1] = { role: "user", content: "1234" }
+      assert.strictEqual(yield* inputTokens(turns), 4)
+      assert.strictEqual(yield* inputTokens(turns.slice(0, 1)), 1)
+      assert.strictEqual(yield* inputTokens([{ role: "user", content: "x".repeat(40) }]), 10)
+      assert.strictEqual(yield* inputTokens([]), 0)
+    })
+  )
+
   it.effect("usage is a chars/4 estimate, rounded up", () =>
     Effect.gen(function* () {
       const response = yield* Scripted.fixed("12345").chat({
