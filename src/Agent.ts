@@ -421,7 +421,8 @@ interface Services {
   readonly conversations: Conversations
   readonly session: string
   readonly user: string
-  readonly runId: string
+  /** The run's id, drawn the first time it is asked for. */
+  readonly runId: () => string
   readonly onEvent: ((event: RunEvent) => void) | undefined
 }
 
@@ -778,7 +779,7 @@ const answerMemory = (services: Services, request: Oracle.MemoryRequest, run: Dr
     })
   }
   // unique within the run (branches have their own request numbers) and across runs
-  const key = `${Date.now().toString(36)}-${services.runId}-${exec.branchPath ?? "r"}.${request.id}`
+  const key = `${Date.now().toString(36)}-${services.runId()}-${exec.branchPath ?? "r"}.${request.id}`
   const value = JSON.stringify({ input: Value.toText(request.input), output: Value.toText(request.output) })
   const put = store.put(namespace, key, value, term.ttl > 0 ? { ttlMs: term.ttl * 1000 } : {})
   return mapNow(services.sink.spans ? Spans.memory(put, "write", namespace, exec.steps) : put, () => {
@@ -931,7 +932,9 @@ const runFrom = (
 ): Effect.Effect<RunResult, AgentError, LanguageModel.LanguageModel> =>
   Effect.contextWith((context: Context.Context<LanguageModel.LanguageModel>) => {
     const sink = Context.get(context, TraceSink.TraceSink)
-    const runId = options.runId ?? randomId()
+    // drawn when something asks for it: a run that records nowhere and remembers nothing needs none
+    let runId = options.runId
+    const runIdOf = () => (runId ??= randomId())
     const onEvent = options.onEvent
     const session = options.session ?? "default"
     const services: Services = {
@@ -943,7 +946,7 @@ const runFrom = (
       conversations: options.conversations ?? makeConversations(),
       session,
       user: options.user ?? session,
-      runId,
+      runId: runIdOf,
       onEvent
     }
     const started = now()
@@ -954,7 +957,7 @@ const runFrom = (
       ...(listening
         ? {
             onEvent: (event: Trace.TraceEvent) => {
-              if (sink !== TraceSink.none) sink.record({ ...event, runId })
+              if (sink !== TraceSink.none) sink.record({ ...event, runId: runIdOf() })
               onEvent?.({ type: "trace", event })
             }
           }
@@ -1023,31 +1026,31 @@ const runFrom = (
       ...hooksOf(hooks),
       ...(recorder?.sliced !== undefined ? { sliced: recorder.sliced } : {})
     }
-    // the driver holds the run to its time budget
+    const result = (value: Value.Value): RunResult => ({
+      value,
+      result: Value.toJson(value),
+      trace: exec.events,
+      stats: {
+        steps: exec.steps,
+        llmCalls: exec.usage.llmCalls,
+        toolCalls: exec.usage.toolCalls,
+        tokens: exec.usage.tokens,
+        durationMs: now() - started
+      }
+    })
+    // the driver holds the run to its time budget. Without spans or a replay to check at the
+    // end, the run begins here (this is already being run): one that never waits is done on return
+    if (!sink.spans && player === undefined) return mapNow(Driver.driveNow(exec, handlers, drive), result)
     const checked = Effect.flatMap(Driver.drive(exec, handlers, sink.spans ? { ...drive, spans: true } : drive), (value) =>
       Effect.as(checkEnded(player, replay, exec.steps), value)
     )
     const driven = sink.spans
-      ? Spans.run(checked, { runId, session, term: exec.machine.root._tag.toLowerCase(), resumed: "checkpoint" in from }, () => ({
+      ? Spans.run(checked, { runId: runIdOf(), session, term: exec.machine.root._tag.toLowerCase(), resumed: "checkpoint" in from }, () => ({
           steps: exec.steps,
           llmCalls: exec.usage.llmCalls,
           toolCalls: exec.usage.toolCalls,
           tokens: exec.usage.tokens
         }))
       : checked
-    return Effect.map(
-      driven,
-      (value): RunResult => ({
-        value,
-        result: Value.toJson(value),
-        trace: exec.events,
-        stats: {
-          steps: exec.steps,
-          llmCalls: exec.usage.llmCalls,
-          toolCalls: exec.usage.toolCalls,
-          tokens: exec.usage.tokens,
-          durationMs: now() - started
-        }
-      })
-    )
+    return Effect.map(driven, result)
   })

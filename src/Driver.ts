@@ -384,72 +384,93 @@ const branches = <E, R>(
 export const drive = <E, R>(exec: Evaluator.Execution, handlers: Handlers<E, R>, options: DriveOptions = {}): Effect.Effect<Value.Value, E | LambdaError, R> =>
   loop(exec, handlers, options, options.first, undefined)
 
+/**
+ * {@link drive}, begun at once: the machine steps now, as far as the answers already complete
+ * take it, and the result is a complete effect (an `Exit`) when the run needs no other. Only for
+ * a caller that is itself being run (inside `Effect.suspend` or the like): it saves the effects
+ * a run that never waits would otherwise build and evaluate.
+ *
+ * @internal
+ */
+export const driveNow = <E, R>(
+  exec: Evaluator.Execution,
+  handlers: Handlers<E, R>,
+  options: DriveOptions = {}
+): Effect.Effect<Value.Value, E | LambdaError, R> => begin(exec, handlers, options, options.first, undefined)
+
 const loop = <E, R>(
   exec: Evaluator.Execution,
   handlers: Handlers<E, R>,
   options: DriveOptions,
   first: Evaluator.SliceStep | undefined,
   scope: Scope | undefined
-): Effect.Effect<Value.Value, E | LambdaError, R> =>
-  Effect.suspend(() => {
-    const slice = options.sliceMs ?? DEFAULT_SLICE_MS
-    const run: RunState = scope === undefined ? { execution: exec } : { execution: exec, inChannels: true }
-    // inside a channels scope nothing is checkpointed or recorded: a resumed run runs the scope again
-    const record = scope === undefined ? handlers.answered : undefined
-    const suspended = scope === undefined ? handlers.suspended : undefined
-    const sliced = scope === undefined ? handlers.sliced : undefined
-    const deadline = exec.deadline
-    const timeUp = () => exec.exhausted("time", exec.budget.timeMs, `time budget of ${exec.budget.timeMs} ms exhausted`)
-    const recorded = options.recorded
-    const valueOf = (request: Oracle.Request, output: unknown): Value.Value => {
-      const value = Oracle.toValue(output)
-      if (record !== undefined && request.kind !== "send" && request.kind !== "receive") {
-        const from = recorded === undefined || request.kind === "par" || request.kind === "channels" ? undefined : recorded.get(exec.requestKey(request))
-        record(request, value, run, from)
-      }
-      return value
+): Effect.Effect<Value.Value, E | LambdaError, R> => Effect.suspend(() => begin(exec, handlers, options, first, scope))
+
+const begin = <E, R>(
+  exec: Evaluator.Execution,
+  handlers: Handlers<E, R>,
+  options: DriveOptions,
+  first: Evaluator.SliceStep | undefined,
+  scope: Scope | undefined
+): Effect.Effect<Value.Value, E | LambdaError, R> => {
+  const slice = options.sliceMs ?? DEFAULT_SLICE_MS
+  const run: RunState = scope === undefined ? { execution: exec } : { execution: exec, inChannels: true }
+  // inside a channels scope nothing is checkpointed or recorded: a resumed run runs the scope again
+  const record = scope === undefined ? handlers.answered : undefined
+  const suspended = scope === undefined ? handlers.suspended : undefined
+  const sliced = scope === undefined ? handlers.sliced : undefined
+  const deadline = exec.deadline
+  const timeUp = () => exec.exhausted("time", exec.budget.timeMs, `time budget of ${exec.budget.timeMs} ms exhausted`)
+  const recorded = options.recorded
+  const valueOf = (request: Oracle.Request, output: unknown): Value.Value => {
+    const value = Oracle.toValue(output)
+    if (record !== undefined && request.kind !== "send" && request.kind !== "receive") {
+      const from = recorded === undefined || request.kind === "par" || request.kind === "channels" ? undefined : recorded.get(exec.requestKey(request))
+      record(request, value, run, from)
     }
-    const go = (step: Step): Effect.Effect<Value.Value, E | LambdaError, R> => {
-      for (;;) {
-        switch (step._tag) {
-          case "Done":
-            return Effect.succeed(step.value)
-          case "Failed":
-            return Effect.fail(step.error)
-          case "Paused": {
-            // let I/O, signals and other fibers run (and interruption reach this one), then go on
-            const next = Effect.flatMap(nextTurn, () => go(attempt(() => exec.slice(slice))))
-            return sliced === undefined ? next : Effect.flatMap(sliced(run), () => next)
-          }
+    return value
+  }
+  const go = (step: Step): Effect.Effect<Value.Value, E | LambdaError, R> => {
+    for (;;) {
+      switch (step._tag) {
+        case "Done":
+          return Effect.succeed(step.value)
+        case "Failed":
+          return Effect.fail(step.error)
+        case "Paused": {
+          // let I/O, signals and other fibers run (and interruption reach this one), then go on
+          const next = Effect.flatMap(nextTurn, () => go(attempt(() => exec.slice(slice))))
+          return sliced === undefined ? next : Effect.flatMap(sliced(run), () => next)
         }
-        const request = step.request
-        // noted for the hooks (a checkpoint's time), which then need not read the clock again
-        const now = (exec.counters.now = Date.now())
-        if (now > deadline) return Effect.fail(timeUp())
-        const live =
-          suspended !== undefined && request.kind !== "send" && request.kind !== "receive" && !(options.recorded?.has(exec.requestKey(request)) ?? false)
-        const before = live ? suspended(request, run) : undefined
-        const ready = before === undefined ? undefined : completed(before)
-        // a hook that is already done (it only took a note) keeps a complete answer complete
-        const answered =
-          before === undefined || (ready !== undefined && Exit.isSuccess(ready))
-            ? answer(exec, run, request, handlers, options, scope)
-            : Effect.flatMap(before, () => answer(exec, run, request, handlers, options, scope))
-        const done = completed(answered)
-        if (done === undefined) {
-          // waiting: the time budget interrupts the wait when it runs out. A channel wait needs no
-          // timer of its own: only another branch of the run can end it, and that branch is under
-          // the budget (when none is left, the wait is a deadlock, reported at once)
-          const waiting =
-            deadline === Infinity || request.kind === "send" || request.kind === "receive"
-              ? answered
-              : Effect.timeoutOrElse(answered, { duration: Math.max(0, deadline - Date.now()), orElse: () => Effect.fail(timeUp()) })
-          return Effect.flatMap(waiting, (output) => go(attempt(() => exec.slice(slice, valueOf(request, output)))))
-        }
-        if (Exit.isFailure(done)) return done as unknown as Effect.Effect<never, E | LambdaError>
-        const value = valueOf(request, done.value)
-        step = attempt(() => exec.slice(slice, value))
       }
+      const request = step.request
+      // noted for the hooks (a checkpoint's time), which then need not read the clock again
+      const now = (exec.counters.now = Date.now())
+      if (now > deadline) return Effect.fail(timeUp())
+      const live =
+        suspended !== undefined && request.kind !== "send" && request.kind !== "receive" && !(options.recorded?.has(exec.requestKey(request)) ?? false)
+      const before = live ? suspended(request, run) : undefined
+      const ready = before === undefined ? undefined : completed(before)
+      // a hook that is already done (it only took a note) keeps a complete answer complete
+      const answered =
+        before === undefined || (ready !== undefined && Exit.isSuccess(ready))
+          ? answer(exec, run, request, handlers, options, scope)
+          : Effect.flatMap(before, () => answer(exec, run, request, handlers, options, scope))
+      const done = completed(answered)
+      if (done === undefined) {
+        // waiting: the time budget interrupts the wait when it runs out. A channel wait needs no
+        // timer of its own: only another branch of the run can end it, and that branch is under
+        // the budget (when none is left, the wait is a deadlock, reported at once)
+        const waiting =
+          deadline === Infinity || request.kind === "send" || request.kind === "receive"
+            ? answered
+            : Effect.timeoutOrElse(answered, { duration: Math.max(0, deadline - Date.now()), orElse: () => Effect.fail(timeUp()) })
+        return Effect.flatMap(waiting, (output) => go(attempt(() => exec.slice(slice, valueOf(request, output)))))
+      }
+      if (Exit.isFailure(done)) return done as unknown as Effect.Effect<never, E | LambdaError>
+      const value = valueOf(request, done.value)
+      step = attempt(() => exec.slice(slice, value))
     }
-    return go(first ?? attempt(() => exec.slice(slice)))
-  })
+  }
+  return go(first ?? attempt(() => exec.slice(slice)))
+}

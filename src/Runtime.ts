@@ -363,6 +363,8 @@ const sinkOf = (options: RuntimeOptions): TraceSink.TraceSinkShape => {
   return sink === undefined || sink === TraceSink.none ? TraceSink.spansOnly : sink.spans ? sink : { record: sink.record, spans: true }
 }
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
 /** Where a host called the runtime: the stack a run's error reports. */
 type CallSite = { readonly stack?: string }
 
@@ -468,21 +470,18 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
     const session = call.session ?? "default"
     const budget = call.budget ?? options.budgets
     const trace = call.trace ?? options.trace
-    const runOptions: Agent.RunOptions = {
-      session,
-      conversations: conversationsOf(session),
-      models,
-      ...(call.user !== undefined ? { user: call.user } : {}),
-      ...(budget !== undefined ? { budget: { ...options.budgets, ...budget } } : {}),
-      ...(trace !== undefined ? { trace } : {}),
-      ...(call.normalizeInput !== undefined ? { normalizeInput: call.normalizeInput } : {}),
-      ...(onEvent !== undefined ? { onEvent } : {}),
-      ...(call.checkpoint !== undefined ? { checkpoint: call.checkpoint } : {}),
-      ...(call.ask !== undefined ? { ask: askWith(call.ask) } : {}),
-      ...("answer" in call ? { answer: call.answer } : {}),
-      ...(call.record !== undefined ? { record: call.record } : {}),
-      ...(call.replay !== undefined ? { replay: call.replay } : {})
-    }
+    // set field by field: this runs for every run, and most of the fields are usually absent
+    const runOptions: Mutable<Agent.RunOptions> = { session, conversations: conversationsOf(session), models }
+    if (call.user !== undefined) runOptions.user = call.user
+    if (budget !== undefined) runOptions.budget = { ...options.budgets, ...budget }
+    if (trace !== undefined) runOptions.trace = trace
+    if (call.normalizeInput !== undefined) runOptions.normalizeInput = call.normalizeInput
+    if (onEvent !== undefined) runOptions.onEvent = onEvent
+    if (call.checkpoint !== undefined) runOptions.checkpoint = call.checkpoint
+    if (call.ask !== undefined) runOptions.ask = askWith(call.ask)
+    if ("answer" in call) runOptions.answer = call.answer
+    if (call.record !== undefined) runOptions.record = call.record
+    if (call.replay !== undefined) runOptions.replay = call.replay
     const program =
       "checkpoint" in from
         ? Effect.suspend(() => {
