@@ -25,8 +25,17 @@ describe("RunExecutor behind the SDK's own DefaultRequestHandler", () => {
     const running = await handler.sendMessage(request("first"), context)
     if ("messageId" in running) throw new Error("expected a task")
     expect(executor.inFlight).toBe(1)
-    // the second message waits for the run instead of publishing on its bus
+    // the second message waits for the run instead of publishing on its bus (it is cancelled
+    // once the executor has it, however quickly the run then ends)
+    const execute = executor.execute
+    const reached = new Promise<void>((resolve) => {
+      executor.execute = (...args) => {
+        resolve()
+        return execute(...args)
+      }
+    })
     const second = handler.sendMessage(request("second", running.id), context)
+    await reached
     expect(executor.inFlight).toBe(1)
     expect((await handler.cancelTask({ tenant: "", id: running.id, metadata: undefined }, context)).status?.state).toBe(TaskState.TASK_STATE_CANCELED)
     expect(executor.inFlight).toBe(0)
