@@ -10,8 +10,10 @@
  * @module
  */
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import type * as Scope from "effect/Scope"
@@ -327,6 +329,79 @@ const storeLayer = (options: RuntimeOptions, plugins: ReadonlyArray<Plugin.Plugi
   )
 }
 
+/** The services a runtime provides to the effects it runs (besides the references it sets: tools, trace sink). */
+type Services = LanguageModel.LanguageModel | MemoryStore.MemoryStore
+
+/** What runs a runtime's effects, and stops them when the runtime closes. */
+interface Runner {
+  readonly fork: <A, E>(effect: Effect.Effect<A, E, Services>, options?: Effect.RunOptions) => Fiber.Fiber<A, unknown>
+  readonly close: () => Promise<void>
+}
+
+/**
+ * The runner of a runtime. When every service is a value at hand (no telemetry, no plugin layer,
+ * the local store or a given one), effects run on a context made of them at once; else on a
+ * `ManagedRuntime` that builds the layers on first use and releases them on close. Building
+ * layers is a process's first use of much of Effect, which a runtime with nothing to build need
+ * not pay on its first run.
+ */
+const runnerOf = (options: RuntimeOptions, plugins: ReadonlyArray<Plugin.Plugin>, model: LanguageModel.LanguageModelShape, tools: Tools.ToolsShape): Runner => {
+  const store = options.otel === undefined && plugins.every((p) => p.layer === undefined) ? storeOf(options) : undefined
+  if (store !== undefined) {
+    const context = Context.make(LanguageModel.LanguageModel, model).pipe(
+      Context.add(Tools.Tools, tools),
+      Context.add(MemoryStore.MemoryStore, store),
+      Context.add(TraceSink.TraceSink, sinkOf(options))
+    )
+    return directRunner(context)
+  }
+  const runtime = ManagedRuntime.make(
+    Layer.mergeAll(
+      Layer.succeed(LanguageModel.LanguageModel, model),
+      Layer.succeed(Tools.Tools, tools),
+      storeLayer(options, plugins),
+      ...(options.otel !== undefined ? [Telemetry.layer(options.otel)] : []),
+      Layer.succeed(TraceSink.TraceSink, sinkOf(options)),
+      ...plugins.flatMap((p) => (p.layer === undefined ? [] : [p.layer]))
+    )
+  )
+  return { fork: (effect, runOptions) => runtime.runFork(effect, runOptions), close: () => runtime.dispose() }
+}
+
+/** The memory store when it is a value at hand (the local one, or one given), else `undefined`. */
+const storeOf = (options: RuntimeOptions): MemoryStore.MemoryStoreShape | undefined => {
+  const memory = options.memory ?? "local"
+  if (typeof memory !== "string") return memory
+  if (memory !== "local") return undefined
+  const maxEntries = options.memoryOptions?.maxEntries
+  return MemoryStore.makeLocal(maxEntries !== undefined ? { maxEntries } : {})
+}
+
+/** Runs effects on a context of plain services; closing interrupts the runs still going, and refuses new ones. */
+const directRunner = (context: Context.Context<Services>): Runner => {
+  const fork = Effect.runForkWith(context)
+  const running = new Set<Fiber.Fiber<unknown, unknown>>()
+  let closed = false
+  return {
+    fork: (effect, runOptions) => {
+      const fiber = fork(closed ? Effect.die(new Error("the runtime is closed")) : effect, runOptions)
+      if (fiber.pollUnsafe() === undefined) {
+        running.add(fiber)
+        fiber.addObserver(() => running.delete(fiber))
+      }
+      return fiber
+    },
+    close: () => {
+      closed = true
+      return Effect.runPromise(Fiber.interruptAll([...running]))
+    }
+  }
+}
+
+/** A fiber's outcome as a Promise: its value, or its failure squashed to one error. */
+const settled = <A>(fiber: Fiber.Fiber<A, unknown>): Promise<A> =>
+  new Promise((resolve, reject) => fiber.addObserver((exit) => (Exit.isSuccess(exit) ? resolve(exit.value) : reject(Cause.squash(exit.cause)))))
+
 const modelOf = (model: RuntimeOptions["model"]): LanguageModel.LanguageModelShape =>
   model === undefined ? Providers.fromSpec("scripted:echo") : typeof model === "string" ? Providers.fromSpec(model) : model
 
@@ -434,15 +509,7 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
     return model
   }
   const defaultModel = (typeof options.model === "string" ? offline(providerOf(options.model)) : undefined) ?? modelOf(options.model)
-  const layer = Layer.mergeAll(
-    Layer.succeed(LanguageModel.LanguageModel, defaultModel),
-    Layer.succeed(Tools.Tools, tools),
-    storeLayer(options, plugins),
-    ...(options.otel !== undefined ? [Telemetry.layer(options.otel)] : []),
-    Layer.succeed(TraceSink.TraceSink, sinkOf(options)),
-    ...plugins.flatMap((p) => (p.layer === undefined ? [] : [p.layer]))
-  )
-  const runtime = ManagedRuntime.make(layer)
+  const runtime = runnerOf(options, plugins, defaultModel, tools)
   const sessions = new Map<string, Agent.Conversations>()
   const conversationsOf = (session: string) => {
     let c = sessions.get(session)
@@ -494,7 +561,7 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
           })
         : Agent.run(from.term, from.input, runOptions)
     const signal = call.signal
-    const fiber = runtime.runFork(program, signal !== undefined ? { signal } : undefined)
+    const fiber = runtime.fork(program, signal !== undefined ? { signal } : undefined)
     const failed = (cause: Cause.Cause<unknown>, at: CallSite) => (signal?.aborted === true ? signal.reason : pointAt(Cause.squash(cause), at))
     // a run that completed at once (a zero-latency model, synchronous tools) is settled here, while
     // the host's call is still on the stack: its call site is taken only if the run failed
@@ -554,8 +621,8 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
     const namespace = MemoryStore.namespace(typeof scope === "string" ? { kind: "session", id: scope } : scope)
     return {
       namespace,
-      list: (limit = 100) => runtime.runPromise(MemoryStore.MemoryStore.use((store) => store.listRecent(namespace, limit))),
-      clear: () => runtime.runPromise(MemoryStore.MemoryStore.use((store) => store.clear(namespace)))
+      list: (limit = 100) => settled(runtime.fork(MemoryStore.MemoryStore.use((store) => store.listRecent(namespace, limit)))),
+      clear: () => settled(runtime.fork(MemoryStore.MemoryStore.use((store) => store.clear(namespace))))
     }
   }
 
@@ -597,7 +664,7 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
     return { object: parsed.data, trace: output.trace, stats: output.stats }
   }
 
-  const close = () => runtime.dispose()
+  const close = () => runtime.close()
   function run(term: Term.Term | Term.Json, input: unknown, call: CallOptions = {}) {
     return runWith({ term, input }, call, run)
   }

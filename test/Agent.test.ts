@@ -290,6 +290,30 @@ describe("budgets, errors, cancellation, streaming", () => {
     await runtime.close()
   })
 
+  it("closing the runtime interrupts the runs still going, and a run after it fails", async () => {
+    let started: () => void = () => {}
+    const calling = new Promise<void>((resolve) => (started = resolve))
+    let interrupted = false
+    const model: LanguageModel.LanguageModelShape = {
+      name: "hang",
+      chat: () =>
+        Effect.sync(started).pipe(
+          Effect.andThen(Effect.never),
+          Effect.onInterrupt(() => Effect.sync(() => (interrupted = true)))
+        ),
+      stream: () => {
+        throw new Error("not streamed")
+      }
+    }
+    const runtime = createRuntime({ model })
+    const running = failure(runtime.run(T.llm({ system: "s" }), "x"))
+    await calling
+    await runtime.close()
+    await running
+    expect(interrupted).toBe(true)
+    await expect(runtime.run(T.lit(1), null)).rejects.toThrow()
+  })
+
   it("the wall-time budget stops a run that waits too long", async () => {
     const runtime = createRuntime({ model: Scripted.echo({ latencyMs: 5_000 }) })
     const e = await failure(runtime.run(T.llm({ system: "s" }), "x", { budget: { timeMs: 100 } }))
