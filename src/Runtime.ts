@@ -1,10 +1,10 @@
 /**
  * The Promise facade: run agents from any JavaScript host without touching Effect.
  *
- * `createRuntime(...)` builds one runtime (over one Effect `ManagedRuntime`) holding the model,
- * tools, memory store and trace sink; `run` returns a Promise of the result, `stream` an
- * `AsyncIterable` of trace events and model tokens, `close` releases everything. Every call
- * accepts an `AbortSignal`.
+ * `createRuntime(...)` builds one runtime holding the model, tools, memory store and trace sink
+ * (over an Effect `ManagedRuntime` when some of them are layers to build); `run` returns a
+ * Promise of the result, `stream` an `AsyncIterable` of trace events and model tokens, `close`
+ * releases everything. Every call accepts an `AbortSignal`.
  *
  * @since 0.1.0
  * @module
