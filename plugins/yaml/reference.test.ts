@@ -74,6 +74,16 @@ describe("configs written for the Python reference", () => {
     expect(sandbox("none")).toBe(false)
   })
 
+  it("a memory strategy the reference only names is the local store", () => {
+    const agent = loadConfig({ text: "type: simple\nsystemPrompt: Hi\nmemory: {strategy: sliding_window, size: 5}\n" })
+    expect(agent.memory.map((m) => [m.strategy, m.size])).toEqual([["local", 5]])
+    const finding = lint({ text: "type: simple\nsystemPrompt: Hi\nmodel: {name: m}\nmemory: {strategy: sliding_window}\n" }).findings.find(
+      (f) => f.rule === "L051"
+    )
+    expect(finding?.field).toBe("memory.strategy")
+    expect(finding?.message).toContain('read as "local" here')
+  })
+
   it("a block left empty by the removal is gone: a reference sandbox block does not turn the sandbox on", () => {
     const agent = loadConfig({ text: "type: simple\nsystemPrompt: Hi\nsandbox: {filesystem: full}\nguard: {dangerousCommandBlock: true}\n" })
     expect(agent.runtime.sandbox).toBeUndefined()

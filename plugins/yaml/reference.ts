@@ -88,6 +88,9 @@ const guardKeys: Readonly<Record<string, string>> = {
     "tool calls are not screened by command patterns (in the reference this only gated tools named shell, bash, exec or command); confine commands with the sandbox: block"
 }
 
+/** The memory strategies of this format; the reference accepts any name. */
+const memoryStrategies: ReadonlyArray<unknown> = ["local", "redis", "sqlite", "custom"]
+
 const stepTypeWhy = "chain steps are not typed; a skill's inputType and outputType describe it in words"
 
 const networkLevels: Readonly<Record<string, boolean>> = { full: true, none: false, off: false, disabled: false }
@@ -143,6 +146,15 @@ const agentFields = (agent: Record<string, unknown>, path: FieldPath, out: Array
     if (isMapping(guard)) for (const key of Object.keys(guard)) if (Object.hasOwn(guardKeys, key)) remove([...at, key], guardKeys[key]!)
   }
   guardAt(agent.guard, [...path, "guard"])
+  const memory = agent.memory
+  if (isMapping(memory) && typeof memory.strategy === "string" && !memoryStrategies.includes(memory.strategy)) {
+    const at = [...path, "memory", "strategy"]
+    out.push({
+      path: at,
+      why: `the reference only records the strategy's name (${JSON.stringify(memory.strategy)}) and keeps memory in the process; here that is local (the others: redis, sqlite, custom)`,
+      fix: { _tag: "set", path: at, value: "local" }
+    })
+  }
   if (isMapping(agent.react) && "thinkTimeout" in agent.react) {
     remove([...path, "react", "thinkTimeout"], "the reference reads it without using it; a think call is bounded by model.timeout (seconds per LLM call)")
   }
