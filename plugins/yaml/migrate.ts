@@ -7,9 +7,9 @@
  * @module
  */
 import { renameSync, writeFileSync } from "node:fs"
-import { isMap, parseDocument } from "yaml"
+import { type Document, isAlias, isMap, isSeq, parseDocument, type YAMLMap, type YAMLSeq } from "yaml"
 import { unifiedDiff } from "./diff.ts"
-import { formatFieldPath, isYamlError } from "./errors.ts"
+import { type FieldPath, formatFieldPath, isYamlError } from "./errors.ts"
 import type { CommandResult } from "./commands.ts"
 import { lintSource } from "./lint.ts"
 import { migrationFields, type ReferenceField } from "./reference.ts"
@@ -52,19 +52,36 @@ export const migrateText = (text: string, file?: string): Migration => {
   if (changes.length === 0) return { text, changes }
   const doc = parseDocument(text)
   for (const { fix } of changes) {
+    const parent = collectionAt(doc, fix.path.slice(0, -1))
+    const key = fix.path[fix.path.length - 1]!
+    if (parent === undefined) continue
     if (fix._tag === "set") {
-      doc.setIn(fix.path, fix.value)
+      parent.set(key, doc.createNode(fix.value))
       continue
     }
-    doc.deleteIn(fix.path)
+    parent.delete(key)
     // A block the removal left empty goes too, as the compiler reads it.
-    for (let parent = fix.path.slice(0, -1); parent.length > 0; parent = parent.slice(0, -1)) {
-      const node = doc.getIn(parent, true)
+    for (let at = fix.path.slice(0, -1); at.length > 0; at = at.slice(0, -1)) {
+      const node = collectionAt(doc, at)
       if (!isMap(node) || node.items.length > 0) break
-      doc.deleteIn(parent)
+      collectionAt(doc, at.slice(0, -1))?.delete(at[at.length - 1]!)
     }
   }
   return { text: doc.toString({ flowCollectionPadding: false, lineWidth: 0 }), changes }
+}
+
+/**
+ * The mapping or list at `path`, following aliases (a field under an anchor is changed where the
+ * anchor is, for every alias of it); `undefined` when the path leads elsewhere (through a merge
+ * key: the merged mapping is changed through its own path, if the file has one).
+ */
+const collectionAt = (doc: Document, path: FieldPath): YAMLMap | YAMLSeq | undefined => {
+  let node: unknown = doc.contents
+  for (const segment of [undefined, ...path]) {
+    if (segment !== undefined) node = isMap(node) || isSeq(node) ? node.get(segment, true) : undefined
+    if (isAlias(node)) node = node.resolve(doc)
+  }
+  return isMap(node) || isSeq(node) ? node : undefined
 }
 
 /**

@@ -8,6 +8,7 @@ import { unifiedDiff } from "./diff.ts"
 import { lint } from "./lint.ts"
 import { migrateCommand, migrateText } from "./migrate.ts"
 import { applyFixes, migrationFields, referenceDefaultPrompt, referenceFields } from "./reference.ts"
+import { parseSource } from "./source.ts"
 
 const fixture = (name: string) => join(import.meta.dirname, "fixtures", "reference", name)
 const termJson = (input: Parameters<typeof loadConfig>[0]) => Term.toJsonText(loadConfig(input).term)
@@ -84,6 +85,15 @@ describe("configs written for the Python reference", () => {
     expect(finding?.message).toContain('read as "local" here')
   })
 
+  it("a guard that only screened commands goes whole: without it, it checks nothing", () => {
+    const text = "type: simple\nsystemPrompt: Hi\nmodel: {name: m}\nguard: {retry: 2, fallback: last, dangerousCommandBlock: true}\n"
+    expect(loadConfig({ text }).config.guard).toBeUndefined()
+    const finding = lint({ text }).findings.find((f) => f.rule === "L051")!
+    expect([finding.field, finding.line]).toEqual(["guard", 4])
+    expect(finding.message).toContain("without them this guard checks nothing")
+    expect(migrateText(text).text).toBe("type: simple\nsystemPrompt: Hi\nmodel: {name: m}\n")
+  })
+
   it("a block left empty by the removal is gone: a reference sandbox block does not turn the sandbox on", () => {
     const agent = loadConfig({ text: "type: simple\nsystemPrompt: Hi\nsandbox: {filesystem: full}\nguard: {dangerousCommandBlock: true}\n" })
     expect(agent.runtime.sandbox).toBeUndefined()
@@ -135,6 +145,17 @@ describe("migrate", () => {
       router: { classifier: { prompt: "?" }, routes: { a: { type: "react" }, b: "fixed", c: { type: "chain", chain: { steps: [] } } } }
     })
     expect(fields.map((f) => f.path.join("."))).toEqual(["router.routes.a.systemPrompt"])
+  })
+
+  it("changes a field under an anchor where the anchor is, for every alias and merge of it", () => {
+    const text =
+      "type: parallel\nmodel: {name: m}\nparallel:\n  agents:\n    - &b {systemPrompt: Hi, role: x}\n    - {<<: *b, goal: y}\nguard: &g {retry: 1, validator: 'len(x) > 0', dangerousCommandBlock: true}\nchain: {steps: [{prompt: a, guard: *g}]}\n"
+    const m = migrateText(text)
+    expect(m.text).toBe(
+      "type: parallel\nmodel: {name: m}\nparallel:\n  agents:\n    - &b {systemPrompt: Hi}\n    - {<<: *b}\nguard: &g {retry: 1, validator: 'len(x) > 0'}\nchain: {steps: [{prompt: a, guard: *g}]}\n"
+    )
+    expect(migrationFields(parseSource(m.text).value)).toEqual([])
+    expect(termJson({ text: m.text })).toBe(termJson({ text }))
   })
 
   it("leaves a file in this format as it is", () => {

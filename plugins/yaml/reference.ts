@@ -143,7 +143,13 @@ const agentFields = (agent: Record<string, unknown>, path: FieldPath, out: Array
   const remove = (at: FieldPath, why: string) => out.push({ path: at, why, fix: { _tag: "remove", path: at } })
   for (const key of Object.keys(agent)) if (Object.hasOwn(agentKeys, key)) remove([...path, key], agentKeys[key]!)
   const guardAt = (guard: unknown, at: FieldPath) => {
-    if (isMapping(guard)) for (const key of Object.keys(guard)) if (Object.hasOwn(guardKeys, key)) remove([...at, key], guardKeys[key]!)
+    if (!isMapping(guard)) return
+    const inert = Object.keys(guard).filter((key) => Object.hasOwn(guardKeys, key))
+    if (inert.length === 0) return
+    if (guard.validator === undefined && guard.maxOutputLength === undefined) {
+      // Only command screening: without it the guard has nothing to check.
+      remove(at, `${inert.join(" and ")}: ${guardKeys[inert[0]!]!}; without them this guard checks nothing (it has no validator or maxOutputLength)`)
+    } else for (const key of inert) remove([...at, key], guardKeys[key]!)
   }
   guardAt(agent.guard, [...path, "guard"])
   const memory = agent.memory
