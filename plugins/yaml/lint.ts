@@ -648,10 +648,9 @@ export const lintSource = (source: Source, options: LintOptions = {}): LintResul
   }
   const f = new Findings((p) => source.locate(p))
   for (const field of referenceFields(source.value)) {
-    const name = formatFieldPath(field.path)
     const [read, migrate] =
       field.fix._tag === "set" ? [`read as ${JSON.stringify(field.fix.value)}`, `writes ${JSON.stringify(field.fix.value)}`] : ["no effect", "removes it"]
-    f.add("L051", field.path, `${name}: a field of the Python reference, ${read} here: ${field.why} (lambdagent migrate ${migrate})`)
+    f.add("L051", field.path, `a field of the Python reference, ${read} here: ${field.why} (lambdagent migrate ${migrate})`)
   }
   for (const issue of semanticIssues(file, { overrides })) f.add(issue.rule!, issue.path, issue.message)
   for (const { agent, path, type } of agentsOf(file)) agentRules(f, agent, path, type, overrides)

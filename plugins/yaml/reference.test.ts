@@ -46,7 +46,7 @@ describe("configs written for the Python reference", () => {
     const cost = findings.find((f) => f.field === "runtime.costBudget")!
     expect(cost.line).toBe(67)
     expect(cost.message).toBe(
-      "runtime.costBudget: a field of the Python reference, no effect here: runs are budgeted in tokens and calls, not money: use runtime.maxTokens or runtime.maxLlmCalls (lambdagent migrate removes it)"
+      "a field of the Python reference, no effect here: runs are budgeted in tokens and calls, not money: use runtime.maxTokens or runtime.maxLlmCalls (lambdagent migrate removes it)"
     )
     expect(findings.find((f) => f.field === "sandbox.network")!.message).toMatch(
       /read as true here: .*the reference's "full" is true \(lambdagent migrate writes true\)/
