@@ -186,7 +186,7 @@ const topLevelFields = (file: Record<string, unknown>, out: Array<ReferenceField
   const sandbox = file.sandbox
   if (isMapping(sandbox)) {
     if ("filesystem" in sandbox) {
-      remove(["sandbox", "filesystem"], "the sandbox limits processes (CPU, memory, network, process count), not which files they see")
+      remove(["sandbox", "filesystem"], "the sandbox has no filesystem levels: a sandboxed process may write only its work_dir and a private /tmp")
     }
     const network = sandbox.network
     if (typeof network === "string") {
