@@ -21,6 +21,17 @@ describe("a config written for the Python reference, through the command line", 
     expect(fields).toHaveLength(14)
   })
 
+  it("run says on stderr that fields written for the reference are dropped, and where to look; --quiet does not", async () => {
+    const ran = await runCli(["run", fixture, "hello", "--model", "scripted:echo", "--sandbox", "off"])
+    expect(ran.code).toBe(0)
+    expect(ran.stderr).toContain(
+      `[14 fields written for the Python reference, dropped or read as their equivalents here: lambdagent lint ${fixture} says why, lambdagent migrate ${fixture} rewrites the file]`
+    )
+    const quiet = await runCli(["run", fixture, "hello", "--model", "scripted:echo", "--sandbox", "off", "--quiet"])
+    expect(quiet.code).toBe(0)
+    expect(quiet.stderr).toBe("")
+  })
+
   it("migrate shows the diff and writes nothing; --write rewrites the file, which then lints clean of L051", async () => {
     const path = join(dir, "coder.yml")
     copyFileSync(fixture, path)
