@@ -23,6 +23,8 @@ export interface LoadedAgent {
   readonly baseDir: string
   /** The compiled YAML config, when the agent came from one. */
   readonly compiled?: import("lambdagent/yaml").CompiledAgent
+  /** How many fields of the Python reference's format the config has that have no effect (lint L051). */
+  readonly referenceFields?: number
 }
 
 export interface AgentOverrides {
@@ -76,7 +78,16 @@ export const loadAgent = async (file: string, overrides: AgentOverrides = {}): P
         ...(overrides.tools !== undefined && overrides.tools.length > 0 ? { tools: overrides.tools } : {})
       }
     )
-    return { term: compiled.term, name: compiled.name, type: compiled.type, file, baseDir: compiled.baseDir ?? baseDir, compiled }
+    const referenceFields = yaml.referenceFields(yaml.readSource(file).value).length
+    return {
+      term: compiled.term,
+      name: compiled.name,
+      type: compiled.type,
+      file,
+      baseDir: compiled.baseDir ?? baseDir,
+      compiled,
+      ...(referenceFields > 0 ? { referenceFields } : {})
+    }
   } catch (error) {
     if (isYamlError(error)) throw new CliError(error.message, ExitCode.compile, error._tag)
     throw error
@@ -327,6 +338,12 @@ const referencedTools = async (
 /** Build the runtime for an agent: model choice (with the offline fallback), tools, memory. */
 export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings): Promise<RuntimeChoice> => {
   const notices: Array<string> = []
+  if (agent.referenceFields !== undefined) {
+    const n = agent.referenceFields
+    notices.push(
+      `[${n} field${n === 1 ? "" : "s"} written for the Python reference, dropped or read as ${n === 1 ? "its equivalent" : "their equivalents"} here: lambdagent lint ${agent.file} says why, lambdagent migrate ${agent.file} rewrites the file]`
+    )
+  }
   let resolveModel: Runtime.RuntimeOptions["resolveModel"]
   let model: LanguageModel.LanguageModelShape | undefined
   let demo = false

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The `lambdagent` launcher. It names the built programs next to it (see tsup.config.ts): the full
- * CLI, and the lean program of `compile | lint | lambda` (and `version`), which checks configs
+ * CLI, and the lean program of `compile | lint | migrate | lambda` (and `version`), which checks configs
  * without loading the runtime, its providers or Effect's full module graph.
  */
 import * as nodeModule from "node:module"
@@ -15,7 +15,7 @@ exitOnUnsupportedNode()
 
 type Program = { readonly main: (argv: ReadonlyArray<string>) => Promise<void> }
 
-const leanCommands = new Set(["compile", "lint", "lambda", "version", "-v", "--version"])
+const leanCommands = new Set(["compile", "lint", "migrate", "lambda", "version", "-v", "--version"])
 
 const loadLeanProgram = (): Program => {
   // Compile the bundle's functions up front rather than on first call: the compile cache then

@@ -7,6 +7,7 @@ import type { Registration } from "./shell.ts"
 import type { Trace } from "lambdagent"
 import { CliError, ExitCode, readTextFile } from "./io.ts"
 import { integer, textOrJson } from "./options.ts"
+import { isReferenceEntry, referenceEntries, referenceEvent } from "./referenceTrace.ts"
 import { traceDiffCommand } from "./traceDiff.ts"
 
 interface TraceOptions {
@@ -18,7 +19,10 @@ interface TraceOptions {
   readonly format: "text" | "json"
 }
 
-/** A trace file: an array of events, or any object with a `trace` array (run output). */
+/**
+ * A trace file: an array of events, or any object with a `trace` array (run output); or a trace of
+ * the Python reference (a list of its entries, or an object with `entries` and metadata).
+ */
 export const parseTraceFile = (text: string, path: string): ReadonlyArray<Trace.TraceEvent> => {
   let data: unknown
   try {
@@ -30,12 +34,21 @@ export const parseTraceFile = (text: string, path: string): ReadonlyArray<Trace.
     ? data
     : typeof data === "object" && data !== null && Array.isArray((data as { trace?: unknown }).trace)
       ? (data as { trace: Array<unknown> }).trace
-      : undefined
+      : referenceEntries(data)
   if (events === undefined)
-    throw new CliError(`${path} holds no trace: expected an array of events or an object with "trace"`, ExitCode.failed, "TraceFileError")
+    throw new CliError(
+      `${path} holds no trace: expected an array of events, an object with "trace", or a reference trace with "entries"`,
+      ExitCode.failed,
+      "TraceFileError"
+    )
   return events.map((e, i) => {
+    if (isReferenceEntry(e)) return referenceEvent(e, i)
     if (typeof e !== "object" || e === null || typeof (e as { kind?: unknown }).kind !== "string") {
-      throw new CliError(`${path}: event ${i} is not a trace event (needs "kind" and "name")`, ExitCode.failed, "TraceFileError")
+      throw new CliError(
+        `${path}: event ${i} is not a trace event (needs "kind" and "name", or a reference entry's "term" or "term_type")`,
+        ExitCode.failed,
+        "TraceFileError"
+      )
     }
     // `run --format json` writes null for an event without input or output
     const { input, output, ...event } = e as Partial<Omit<Trace.TraceEvent, "input" | "output">> & { input?: string | null; output?: string | null }
@@ -210,7 +223,7 @@ export const registerTrace: Registration = (program, run) => {
   const trace = program
     .command("trace")
     .description("show a recorded trace: every step, one step in detail, a timeline or a flame graph")
-    .argument("<file>", "a trace file (from run --trace-file, or run --format json output)")
+    .argument("<file>", "a trace file (from run --trace-file, run --format json output, or the Python reference's trace files)")
     .option("--step <n>", "show step N in detail", integer("--step", 0))
     .option("--filter <term>", "only the steps of this name or kind")
     .option("--timeline", "a time line of the steps")

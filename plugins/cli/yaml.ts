@@ -1,5 +1,5 @@
 /**
- * `lambdagent compile | lint | lambda | skills list`: the YAML plugin's commands.
+ * `lambdagent compile | lint | migrate | lambda | skills list`: the YAML plugin's commands.
  */
 import type { Registration } from "./shell.ts"
 import { integer, oneOf, textOrJson, usageError } from "./options.ts"
@@ -81,6 +81,23 @@ export const registerYaml: Registration = (program, run) => {
           },
           () => options.format
         )
+    )
+  program
+    .command("migrate")
+    .description("rewrite a config written for the Python reference into this format: shows the diff; --write applies it")
+    .argument("<config>", "a .yml/.yaml file")
+    .option("--write", "replace the file with the migrated text")
+    .option("--dry-run", "only show the diff and the changes (the default)")
+    .option("--format <format>", "text or json", textOrJson, "text")
+    .action(async (config: string, options: { write?: boolean; dryRun?: boolean; format: "text" | "json" }) =>
+      run(
+        async () => {
+          if (options.write === true && options.dryRun === true) throw usageError("--write and --dry-run exclude each other")
+          const yaml = await import("lambdagent/yaml")
+          emit(yaml.migrateCommand(config, { format: options.format, ...(options.write === true ? { write: true } : {}) }))
+        },
+        () => options.format
+      )
     )
   program
     .command("lambda")

@@ -1,5 +1,5 @@
 /**
- * The lean program behind `lambdagent compile | lint | lambda`. The build bundles it with the YAML
+ * The lean program behind `lambdagent compile | lint | migrate | lambda`. The build bundles it with the YAML
  * plugin and just the parts of the core those commands use, so checking a config does not pay for
  * loading the agent runtime, its providers and Effect's full module graph.
  */

@@ -175,13 +175,10 @@ describe("schema errors", () => {
     ])
   })
 
-  it("explain top-level-only and unsupported keys", () => {
+  it("explain top-level-only keys; the reference's hooks are not an error (lint L051 reports them)", () => {
     const e = schemaFailure("type: parallel\nparallel:\n  agents:\n    - systemPrompt: a\n      runtime: {maxSteps: 3}\nhooks: {before: x}\n")
-    expect(e.issues.map((i) => i.message)).toEqual([
-      '"runtime" is only allowed at the top level of the file',
-      '"hooks" is not supported: hooks are registered in code, not in agent files'
-    ])
-    expect(e.issues.map((i) => formatFieldPath(i.path))).toEqual(["parallel.agents[0].runtime", "hooks"])
+    expect(e.issues.map((i) => i.message)).toEqual(['"runtime" is only allowed at the top level of the file'])
+    expect(e.issues.map((i) => formatFieldPath(i.path))).toEqual(["parallel.agents[0].runtime"])
   })
 
   it("check the sharedMemory block like the others: typos, enums, URLs, the top level only", () => {

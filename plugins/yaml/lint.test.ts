@@ -451,6 +451,14 @@ const cases: Readonly<Record<string, Cases>> = {
       { yaml: CHAIN.replace("{name: b, prompt: B.}", "{name: b, prompt: B., output: {schema: {type: [1]}}}"), field: "chain.steps[1].output.schema" }
     ],
     quiet: [{ yaml: `${SIMPLE}output: {schema: {type: object, properties: {city: {type: string}}}}\n` }, { yaml: SIMPLE }]
+  },
+  L051: {
+    fires: [
+      { yaml: `${SIMPLE}runtime: {costBudget: 2.5}\n`, field: "runtime.costBudget" },
+      { yaml: `${SIMPLE}role: Writer\n`, field: "role" },
+      { yaml: CHAIN.replace("{name: b, prompt: B.}", "{name: b, prompt: B., inputType: str}"), field: "chain.steps[1].inputType" }
+    ],
+    quiet: [{ yaml: SIMPLE }, { yaml: `${SIMPLE}runtime: {maxLlmCalls: 3}\nsandbox: {network: true}\n` }]
   }
 }
 

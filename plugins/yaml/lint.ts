@@ -21,6 +21,7 @@ import {
 } from "./compile.ts"
 import { type FieldPath, formatFieldPath, isYamlError, type YamlError } from "./errors.ts"
 import { type LintLevel, lintRules, ruleById } from "./rules.ts"
+import { referenceFields } from "./reference.ts"
 import { sandboxFindings } from "./sandbox.ts"
 import type { AgentConfig, AgentFile, ModelConfig } from "./schema.ts"
 import type { Source } from "./source.ts"
@@ -646,6 +647,11 @@ export const lintSource = (source: Source, options: LintOptions = {}): LintResul
     throw e
   }
   const f = new Findings((p) => source.locate(p))
+  for (const field of referenceFields(source.value)) {
+    const [read, migrate] =
+      field.fix._tag === "set" ? [`read as ${JSON.stringify(field.fix.value)}`, `writes ${JSON.stringify(field.fix.value)}`] : ["no effect", "removes it"]
+    f.add("L051", field.path, `a field of the Python reference, ${read} here: ${field.why} (lambdagent migrate ${migrate})`)
+  }
   for (const issue of semanticIssues(file, { overrides })) f.add(issue.rule!, issue.path, issue.message)
   for (const { agent, path, type } of agentsOf(file)) agentRules(f, agent, path, type, overrides)
   const all = agentsOf(file)

@@ -54,7 +54,7 @@ const rule = (id: string, level: LintLevel, title: string, lambda: string, block
  * L023–L026 adapt the reference implementation's extra rules; L027–L035 are analyses of the
  * compiled term and the tool declarations; L036–L038 concern `sharedMemory`; L039–L041 concern
  * `sandbox`; L042–L045 concern group chats, hand-offs and skills; L046–L049 channels; L050
- * structured output.
+ * structured output; L051 fields of the Python reference's format.
  *
  * @since 0.1.0
  * @category rules
@@ -130,7 +130,13 @@ export const lintRules: ReadonlyArray<LintRule> = [
   rule("L047", "error", "channel declared twice", "Channels[c:n, c:m]: one name bound to two channels", true),
   rule("L048", "warn", "channel with no receiver", "Send(c) in Channels[c:n] with no Receive(c): a send past the capacity waits forever (a Deadlock)"),
   rule("L049", "warn", "channel with no sender", "Receive(c) in Channels[c:n] with no Send(c): every receive waits forever (a Deadlock)"),
-  rule("L050", "error", "output schema that cannot be checked", "LLM(x) : JSON⟨S⟩ with an S no answer can be checked against", true)
+  rule("L050", "error", "output schema that cannot be checked", "LLM(x) : JSON⟨S⟩ with an S no answer can be checked against", true),
+  rule(
+    "L051",
+    "warn",
+    "field of the Python reference with no effect here",
+    "no term: the field is read and dropped (or rewritten, as lambdagent migrate would)"
+  )
 ]
 
 /**

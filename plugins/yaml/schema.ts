@@ -973,7 +973,10 @@ export const topLevelOnlyKeys = [
 ] as const
 
 /**
- * Keys of the reference format that this compiler deliberately does not support, with why.
+ * Names this compiler deliberately does not support, with why: given as an agent `type`
+ * (`type: hooks`) or as a key, they are schema errors that say so. The fields of the Python
+ * reference's format that have no meaning here are not among them: those are accepted and dropped
+ * (see `referenceFields`).
  *
  * @since 0.1.0
  * @category constants

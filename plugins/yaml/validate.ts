@@ -17,6 +17,7 @@ import {
   topLevelOnlyKeys,
   unsupportedKeys
 } from "./schema.ts"
+import { applyFixes, referenceFields } from "./reference.ts"
 import type { Source } from "./source.ts"
 import { nearest } from "./suggest.ts"
 import { parseValidator, compileValidatorExpr, ValidatorSyntaxError, validatorIssue } from "./validators.ts"
@@ -568,7 +569,13 @@ export const validateConfig = (source: Source, options: ValidateOptions = {}): A
     )
     throw schemaError(issues.issues, source.file)
   }
-  const parsed = AgentFileSchema.safeParse(value)
+  // Fields of the Python reference's format with no meaning here are read as `lambdagent migrate` would rewrite them (lint L051 names each).
+  const parsed = AgentFileSchema.safeParse(
+    applyFixes(
+      value,
+      referenceFields(value).map((f) => f.fix)
+    )
+  )
   if (!parsed.success) {
     for (const issue of parsed.error.issues) issues.fromZod(issue as unknown as ZodIssue)
     throw schemaError(dedupe(issues.issues), source.file)

@@ -55,6 +55,34 @@ describe("validators that compile to pure terms", () => {
     expect(Evaluator.evaluate(Term.app(validator, Term.lit(output)))).toBe(expected)
   })
 
+  // Tuples (lists here) and sum/all/any, as the Python reference's validators write them.
+  const listCases: ReadonlyArray<readonly [string, ReadonlyArray<string | number>, boolean]> = [
+    ["all(x)", ["a", "b"], true],
+    ["all(x)", ["a", ""], false],
+    ["all(x)", [], true],
+    ["any(x)", ["", "b"], true],
+    ["any(x)", ["", 0], false],
+    ["any([])", [], false],
+    ["sum(x) == 6", [1, 2, 3], true],
+    ["sum(x) > 0", [], false],
+    ["sum((1, 2, 3)) == 6", [], true],
+    ["'b' in x and x != ()", ["a", "b"], true],
+    ["len(x) == len((1,)) + 1", ["a", "b"], true]
+  ]
+  it.each(listCases)("%s on %j is %s", (expression, output, expected) => {
+    const validator = compileValidator(expression)
+    expect(Evaluator.evaluate(Term.app(validator, Term.list(output.map((v) => Term.lit(v)))))).toBe(expected)
+  })
+
+  it.each([
+    ["x in ('yes', 'no')", "no", true],
+    ["x in ('yes', 'no',)", "maybe", false],
+    ["x not in ()", "a", true],
+    ["(len(x), 'a') == [1, 'a']", "z", true]
+  ] as const)("%s on %j is %s (a tuple is a list)", (expression, output, expected) => {
+    expect(Evaluator.evaluate(Term.app(compileValidator(expression), Term.lit(output)))).toBe(expected)
+  })
+
   it("compile to λx. …", () => {
     const v = compileValidator("len(x) > 100")
     expect(v).toEqual(Term.lam("x", Term.gt(Term.length(Term.var("x")), Term.lit(100))))
@@ -144,7 +172,9 @@ describe("rejected expressions", () => {
     ["len(x) > 1 2", /expected an operator or the end/, 11],
     ["f'{x}'", /string prefixes/, 0],
     ["x == true", /write True/, 5],
-    ["(1, 2)", /tuples are not supported/, 2],
+    ["(1, 2", /expected "," or "\)"/, 5],
+    ["sum(x, 1)", /sum\(\) takes 1 argument, got 2/, 0],
+    ["all('ab')", /all\(\) needs a list, not a string/, 4],
     ["[c for c in x]", /comprehensions and loops are not supported/, 3],
     ["max(x)", /max\(\) takes at least 2 arguments/, 0],
     ["x.strip('a')", /\.strip\(\) takes 0 arguments/, 0],

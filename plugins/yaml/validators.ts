@@ -3,9 +3,10 @@
  * (`len(x) > 100 and 'error' not in x`), parsed by a recursive-descent parser and compiled to a
  * term `λx. …` that returns a boolean. Nothing is ever handed to a host `eval`.
  *
- * Integers, strings, `True`/`False`/`None`, list literals, `and`/`or`/`not`, comparisons (chained
- * as in Python), `in`/`not in`, `is`/`is not`, `+ - * // %`, `a if c else b`, the functions `len`,
- * `is_json`, `bool`, `abs`, `min`, `max`, and the string methods `startswith`, `endswith`, `strip`,
+ * Integers, strings, `True`/`False`/`None`, list and tuple literals (a tuple is a list),
+ * `and`/`or`/`not`, comparisons (chained as in Python), `in`/`not in`, `is`/`is not`,
+ * `+ - * // %`, `a if c else b`, the functions `len`, `is_json`, `bool`, `abs`, `min`, `max`,
+ * `sum`, `all`, `any` (of a list), and the string methods `startswith`, `endswith`, `strip`,
  * `lstrip`, `rstrip`, `lower`, `upper`. Everything compiles to pure forms of the core (the string
  * methods, `in` on strings and `is_json` to its string primitives), so a validator is a pure term
  * any evaluator can run. See `docs/yaml.md#validators`.
@@ -94,7 +95,7 @@ const syntaxError = (message: string, offset: number, expected?: string, actual?
   })
 
 /** The functions a validator may call. */
-const FUNCTIONS = ["len", "is_json", "bool", "abs", "min", "max"] as const
+const FUNCTIONS = ["len", "is_json", "bool", "abs", "min", "max", "sum", "all", "any"] as const
 /** The string methods a validator may call. */
 const METHODS = ["startswith", "endswith", "strip", "lstrip", "rstrip", "lower", "upper"] as const
 /** Python builtins people reach for that would run host code; named in the error. */
@@ -472,11 +473,24 @@ class Parser {
       case "op":
         if (t.text === "(") {
           this.next()
-          if (this.isOp(")")) throw syntaxError("tuples are not supported", t.start)
+          // A tuple — (), (a,), (a, b) — is a list: validators only read it.
+          if (this.isOp(")")) {
+            this.next()
+            return { kind: "list", start: t.start, items: [] }
+          }
           const e = this.expression()
-          if (this.isOp(",")) throw syntaxError("tuples are not supported; use a list [a, b]", this.token.start)
-          this.expectOp(")", '")"')
-          return e
+          if (!this.isOp(",")) {
+            this.expectOp(")", '")"')
+            return e
+          }
+          const items: Array<ValidatorExpr> = [e]
+          while (this.isOp(",")) {
+            this.next()
+            if (this.isOp(")")) break
+            items.push(this.expression())
+          }
+          this.expectOp(")", '"," or ")"')
+          return { kind: "list", start: t.start, items }
         }
         if (t.text === "[") {
           this.next()
@@ -800,6 +814,20 @@ class Compiler {
         this.arity(e, "abs()", 1, 1)
         const arg = this.need(e.args[0]!, this.value(e.args[0]!), ["int"], "abs()")
         return { term: this.bind(arg.term, (v) => Term.if(Term.lt(v, Term.lit(0)), Term.sub(Term.lit(0), v), v)), ty: "int" }
+      }
+      case "sum": {
+        this.arity(e, "sum()", 1, 1)
+        const list = this.need(e.args[0]!, this.value(e.args[0]!), ["list"], "sum()")
+        const p = Term.var("_p")
+        return { term: Term.fold(Term.lam("_p", Term.add(Term.fst(p), Term.snd(p))), Term.lit(0), list.term), ty: "int" }
+      }
+      case "all":
+      case "any": {
+        this.arity(e, `${e.name}()`, 1, 1)
+        const list = this.need(e.args[0]!, this.value(e.args[0]!), ["list"], `${e.name}()`)
+        const p = Term.var("_p")
+        const step = e.name === "all" ? Term.and : Term.or
+        return { term: Term.fold(Term.lam("_p", step(Term.fst(p), this.truthOf(Term.snd(p), "any"))), Term.lit(e.name === "all"), list.term), ty: "bool" }
       }
       default: {
         // min / max of two or more integers or strings

@@ -56,6 +56,7 @@ describe("usage errors of the lambdagent command", () => {
       [["eval", "1"], "text or json"],
       [["compile", "examples/agents/simple.yml"], "text or json"],
       [["lint", "examples/agents/simple.yml"], "text or json"],
+      [["migrate", "examples/agents/simple.yml"], "text or json"],
       [["lambda", "examples/agents/simple.yml"], "human, formal or json"],
       [["skills", "list", "examples/agents/simple.yml"], "text or json"],
       [["trace", "trace.json"], "text or json"],
