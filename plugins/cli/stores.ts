@@ -15,6 +15,7 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { MemoryStore, SharedMemory, type Tools } from "lambdagent"
 import { CliError, ExitCode } from "./io.ts"
+import { PLUGIN_STORE } from "./leanMcp.ts"
 
 /** A store kept by a plugin: Redis or SQLite. */
 export type PluginStoreKind = "redis" | "sqlite"
@@ -128,7 +129,7 @@ export const defaultRegistrySqlitePath = (): string => join(homedir(), ".lambdag
  * option it does not know, and for a URL of any other scheme (`postgres://…`).
  */
 export const parseRegistryStore = (value: string): RegistryStoreSpec | undefined => {
-  const scheme = /^(rediss?|sqlite):/i.exec(value)?.[1]?.toLowerCase()
+  const scheme = PLUGIN_STORE.exec(value)?.[1]?.toLowerCase()
   if (scheme === undefined) {
     // a URL of another service is a mistake, not a file to create under ./postgres:/…
     const other = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]
