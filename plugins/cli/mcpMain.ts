@@ -9,7 +9,7 @@ import { mcpCommand } from "lambdagent/mcp"
 import { mcpRegistration } from "./mcp.ts"
 import { usageError } from "./options.ts"
 import { runProgram } from "./shell.ts"
-import { parseRegistryStore } from "./stores.ts"
+import { parseRegistryStore } from "./storeSpecs.ts"
 
 const fullProgramOnly = (what: string) => usageError(`${what} needs the full lambdagent program: start the server with the lambdagent command`)
 

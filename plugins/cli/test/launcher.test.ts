@@ -86,7 +86,7 @@ describe("the lambdagent launcher", () => {
     // nothing loaded later either, but for a Node built-in
     const imported = [...readFileSync(leanMcpProgram, "utf8").matchAll(/\bimport\(\s*["'`]([^"'`]+)/g)].map((m) => m[1]!)
     expect(imported.filter((name) => !builtinModules.includes(name.replace(/^node:/, "")))).toEqual([])
-    // ~730 KB today: the MCP SDK's server, zod, ajv, the evaluator and the forms. The agent runtime
+    // ~700 KB today: the MCP SDK's server, zod, ajv, the evaluator and the forms. The agent runtime
     // and its providers would add over 1 MB.
     expect(statSync(leanMcpProgram).size).toBeLessThan(900_000)
   })
