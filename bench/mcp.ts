@@ -83,6 +83,8 @@ const startHttp = (server: Server): Promise<string> =>
  * MaxListenersExceededWarning. Here each request gets a signal of its own, tied to the transport's
  * until its response has been read.
  */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
+
 const fetchWithOwnSignal = async (url: string | URL, init?: RequestInit): Promise<Response> => {
   const outer = init?.signal
   if (outer === undefined || outer === null) return fetch(url, init)
@@ -93,7 +95,8 @@ const fetchWithOwnSignal = async (url: string | URL, init?: RequestInit): Promis
   const release = () => outer.removeEventListener("abort", abort)
   try {
     const response = await fetch(url, { ...init, signal: own.signal })
-    if (response.body === null) {
+    // a response that may carry no body (204, 304, …) cannot be rebuilt with one
+    if (response.body === null || NULL_BODY_STATUSES.has(response.status)) {
       release()
       return response
     }
