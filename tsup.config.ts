@@ -20,11 +20,11 @@ export const entries = {
   "plugins/a2a/index": "plugins/a2a/index.ts"
 }
 
-/** The launcher (plugins/cli/main.ts) loads the two built programs by their output names. */
+/** The launcher (plugins/cli/main.ts) loads the built programs by their output names. */
 const launcherTargets: Plugin = {
   name: "lambdagent-cli-launcher",
   setup(build) {
-    build.onResolve({ filter: /^\.\/(program\.js|yaml-main\.cjs)$/ }, (args) => ({ path: args.path, external: true }))
+    build.onResolve({ filter: /^\.\/(program\.js|yaml-main\.cjs|mcp-main\.cjs)$/ }, (args) => ({ path: args.path, external: true }))
   }
 }
 
@@ -65,11 +65,12 @@ export default defineConfig([
     esbuildPlugins: [launcherTargets]
   },
   {
-    // Self-contained on purpose: the YAML plugin, the few core modules it uses and its
-    // dependencies in one minified file. It shares no objects with other entries, so its private
-    // copy of those modules is harmless.
+    // Self-contained on purpose, each in one minified file: the YAML plugin, and the MCP server of
+    // pure tools, with the few core modules they use and their dependencies. A process runs one
+    // program, which shares no objects with other entries, so its private copy of those modules is
+    // the process's only one.
     ...common,
-    entry: { "cli/yaml-main": "plugins/cli/yamlMain.ts" },
+    entry: { "cli/yaml-main": "plugins/cli/yamlMain.ts", "cli/mcp-main": "plugins/cli/mcpMain.ts" },
     format: ["cjs"],
     minify: true,
     noExternal: [/.*/]

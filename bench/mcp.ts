@@ -1,7 +1,8 @@
 /**
  * The MCP server (`lambdagent mcp`) under load: tools/call throughput and latency of `run` on a small
  * term over stdio and Streamable HTTP, next to a server built from the MCP SDK alone with one `echo`
- * tool (the floor) on the same transport, in the same run; and `run` of a self-recursive fib(25).
+ * tool (the floor) on the same transport, in the same run, cold (the first call of a new connection)
+ * and warm; the round trip of a `continue` loop; and `run` of a self-recursive fib(25).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -29,6 +30,13 @@ const FIB = {
     }
   }
 }
+
+/** Counts down by continuations: each step below n > 0 is one round trip to the client. */
+const COUNTDOWN = {
+  lam: "n",
+  body: { if: { cond: { lte: [{ var: "n" }, 0] }, then: { var: "n" }, else: { continue: { input: { sub: [{ var: "n" }, 1] } } } } }
+}
+const ROUND_TRIPS = 3_000
 
 interface Server {
   readonly name: string
@@ -68,9 +76,41 @@ const startHttp = (server: Server): Promise<string> =>
     child.once("exit", (code) => reject(new Error(`${server.name} exited with ${code}: ${seen}`)))
   })
 
+/**
+ * The SDK's Streamable HTTP client sends every request with its transport's one AbortSignal, and
+ * fetch adds an abort listener to that signal per request which only garbage collection removes:
+ * a few thousand calls pass Node's limit of 1,500 and flood standard error with
+ * MaxListenersExceededWarning. Here each request gets a signal of its own, tied to the transport's
+ * until its response has been read.
+ */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
+
+const fetchWithOwnSignal = async (url: string | URL, init?: RequestInit): Promise<Response> => {
+  const outer = init?.signal
+  if (outer === undefined || outer === null) return fetch(url, init)
+  const own = new AbortController()
+  const abort = () => own.abort(outer.reason)
+  if (outer.aborted) abort()
+  else outer.addEventListener("abort", abort, { once: true })
+  const release = () => outer.removeEventListener("abort", abort)
+  try {
+    const response = await fetch(url, { ...init, signal: own.signal })
+    // a response that may carry no body (204, 304, …) cannot be rebuilt with one
+    if (response.body === null || NULL_BODY_STATUSES.has(response.status)) {
+      release()
+      return response
+    }
+    const body = response.body.pipeThrough(new TransformStream({ flush: release }))
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
+  } catch (error) {
+    release()
+    throw error
+  }
+}
+
 const connectHttp = async (url: string): Promise<Client> => {
   const client = new Client({ name: "bench", version: "1.0.0" })
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: fetchWithOwnSignal }))
   clients.add(client)
   return client
 }
@@ -81,13 +121,18 @@ const call = async (client: Client, tool: string, args: Record<string, unknown> 
 }
 
 interface Load {
+  /** The first call of the connection (cold: neither side's code is compiled yet). */
+  readonly firstMs: number
   readonly perSecond: number
   readonly p50Ms: number
   readonly p99Ms: number
 }
 
-/** Sequential calls from one client: throughput and latency percentiles. */
+/** Sequential calls from one client: the first call, then throughput and latency percentiles after a warm-up. */
 const sequential = async (client: Client, tool: string): Promise<Load> => {
+  const first = performance.now()
+  await call(client, tool)
+  const firstMs = performance.now() - first
   for (let i = 0; i < WARMUP; i++) await call(client, tool)
   const times = new Array<number>(CALLS)
   const start = performance.now()
@@ -98,7 +143,7 @@ const sequential = async (client: Client, tool: string): Promise<Load> => {
   }
   const total = performance.now() - start
   times.sort((a, b) => a - b)
-  return { perSecond: (CALLS * 1000) / total, p50Ms: times[Math.floor(CALLS * 0.5)]!, p99Ms: times[Math.floor(CALLS * 0.99)]! }
+  return { firstMs, perSecond: (CALLS * 1000) / total, p50Ms: times[Math.floor(CALLS * 0.5)]!, p99Ms: times[Math.floor(CALLS * 0.99)]! }
 }
 
 /** Calls/s with several loops calling at once, each on its own client (or sharing one). */
@@ -118,15 +163,43 @@ const concurrent = async (loops: ReadonlyArray<Client>, tool: string): Promise<n
   return (per * loops.length * 1000) / (performance.now() - start)
 }
 
+/** Follow a countdown's continuations to its value: the first round trip, then the rest's mean and percentiles. */
+const continueLoop = async (client: Client, from: number): Promise<Load> => {
+  let input: unknown = from
+  let step = 0
+  const times: Array<number> = []
+  for (;;) {
+    const t = performance.now()
+    const result = await client.callTool({ name: "run", arguments: { code: "countdown", input, step } })
+    times.push(performance.now() - t)
+    const text = (result.content as Array<{ type: string; text?: string }>)[0]?.text ?? ""
+    if (result.isError === true) throw new Error(`countdown failed: ${text}`)
+    const answer = JSON.parse(text) as { type?: string; next_input?: unknown; step?: number } | number
+    if (typeof answer !== "object" || answer.type !== "continuation") {
+      if (answer !== 0) throw new Error(`countdown answered ${text}`)
+      break
+    }
+    input = answer.next_input
+    step = answer.step!
+  }
+  if (times.length !== from + 1) throw new Error(`countdown took ${times.length} calls, expected ${from + 1}`)
+  const firstMs = times[0]!
+  // warm: the last two thirds of the loop
+  const warm = times.slice(Math.floor(times.length / 3)).sort((a, b) => a - b)
+  const warmTotal = warm.reduce((a, b) => a + b, 0)
+  return { firstMs, perSecond: (warm.length * 1000) / warmTotal, p50Ms: warm[Math.floor(warm.length * 0.5)]!, p99Ms: warm[Math.floor(warm.length * 0.99)]! }
+}
+
 const loadRows = (transport: string, lambda: Load, floor: Load): Array<Array<string>> => [
   [
     `${transport}: lambdagent run {add:[1,2]}`,
+    fmt(lambda.firstMs, 2),
     fmt(lambda.perSecond, 0),
     fmt(lambda.p50Ms, 3),
     fmt(lambda.p99Ms, 3),
     `${fmt(floor.perSecond / lambda.perSecond, 2)}×`
   ],
-  [`${transport}: SDK echo (floor)`, fmt(floor.perSecond, 0), fmt(floor.p50Ms, 3), fmt(floor.p99Ms, 3), "1.00×"]
+  [`${transport}: SDK echo (floor)`, fmt(floor.firstMs, 2), fmt(floor.perSecond, 0), fmt(floor.p50Ms, 3), fmt(floor.p99Ms, 3), "1.00×"]
 ]
 
 export async function run(): Promise<void> {
@@ -159,7 +232,7 @@ export async function run(): Promise<void> {
 
     table(
       `tools/call, one client, ${fmt(CALLS, 0)} sequential calls after ${fmt(WARMUP, 0)} warm-up (reference Haskell server: small run ≈ 0.045 ms p50 over stdio)`,
-      ["workload", "calls/s", "p50 ms", "p99 ms", "time lambdagent/floor"],
+      ["workload", "cold: 1st call ms", "warm calls/s", "warm p50 ms", "warm p99 ms", "time lambdagent/floor"],
       [...loadRows("stdio", sl, se), ...loadRows("HTTP", hl, he)]
     )
     table(
@@ -168,6 +241,28 @@ export async function run(): Promise<void> {
       [
         ["stdio", fmt(slConc, 0), fmt(seConc, 0), `${fmt(seConc / slConc, 2)}×`],
         ["HTTP", fmt(hlConc, 0), fmt(heConc, 0), `${fmt(heConc / hlConc, 2)}×`]
+      ]
+    )
+
+    // a `continue` loop: every continuation goes back to the client, which sends next_input and the step
+    const countdown = await stdioLambda.callTool({
+      name: "evolve",
+      arguments: { name: "countdown", description: "Count down to 0 by continuations.", code: COUNTDOWN }
+    })
+    if (countdown.isError === true) throw new Error(`evolve failed: ${JSON.stringify(countdown.content)}`)
+    const roundTrips = await continueLoop(stdioLambda, ROUND_TRIPS)
+    table(
+      `continue loop over stdio: countdown from ${fmt(ROUND_TRIPS, 0)}, one tools/call per continuation (reference Haskell server: 0.154 ms a round trip)`,
+      ["workload", "cold: 1st round trip ms", "warm mean ms", "warm p50 ms", "warm p99 ms", "SDK echo warm p50 ms (floor)"],
+      [
+        [
+          "run countdown, round trip",
+          fmt(roundTrips.firstMs, 2),
+          fmt(roundTrips.perSecond > 0 ? 1000 / roundTrips.perSecond : 0, 3),
+          fmt(roundTrips.p50Ms, 3),
+          fmt(roundTrips.p99Ms, 3),
+          fmt(se.p50Ms, 3)
+        ]
       ]
     )
 

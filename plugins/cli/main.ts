@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 /**
  * The `lambdagent` launcher. It names the built programs next to it (see tsup.config.ts): the full
- * CLI, and the lean program of `compile | lint | migrate | lambda` (and `version`), which checks configs
- * without loading the runtime, its providers or Effect's full module graph.
+ * CLI; the lean program of `compile | lint | migrate | lambda` (and `version`), which checks configs
+ * without loading the runtime, its providers or Effect's full module graph; and the lean program of
+ * `mcp` serving pure tools (see leanMcp.ts), which starts an MCP server without them either.
  */
 import * as nodeModule from "node:module"
 import { setFlagsFromString } from "node:v8"
 import { exitOnUnsupportedNode } from "lambdagent/node-version"
+import { servesPureTools } from "./leanMcp.ts"
 
 exitOnUnsupportedNode()
 
@@ -17,16 +19,22 @@ type Program = { readonly main: (argv: ReadonlyArray<string>) => Promise<void> }
 
 const leanCommands = new Set(["compile", "lint", "migrate", "lambda", "version", "-v", "--version"])
 
+// One CommonJS bundle each: `require` loads it without the ESM loader's extra passes over a large
+// file (export detection, module facades for every Node built-in).
+const requireProgram = (file: string): Program => nodeModule.createRequire(import.meta.url)(file) as Program
+
 const loadLeanProgram = (): Program => {
   // Compile the bundle's functions up front rather than on first call: the compile cache then
   // holds them all, and later runs skip compiling whatever a lint calls (~20 ms of ~90; the
   // first run pays ~25 ms once).
   setFlagsFromString("--no-lazy")
-  // One CommonJS bundle: `require` loads it without the ESM loader's extra passes over a large
-  // file (export detection, module facades for every Node built-in).
-  return nodeModule.createRequire(import.meta.url)("./yaml-main.cjs") as Program
+  return requireProgram("./yaml-main.cjs")
 }
 
-const program: Promise<Program> = leanCommands.has(process.argv[2] ?? "") ? Promise.resolve().then(loadLeanProgram) : import("./program.js")
+const program: Promise<Program> = leanCommands.has(process.argv[2] ?? "")
+  ? Promise.resolve().then(loadLeanProgram)
+  : servesPureTools(process.argv, process.env)
+    ? Promise.resolve().then(() => requireProgram("./mcp-main.cjs"))
+    : import("./program.js")
 
 void program.then(({ main }) => main(process.argv))

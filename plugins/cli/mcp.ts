@@ -4,14 +4,12 @@
  * (see `stores.ts`).
  */
 import { HostGuard } from "lambdagent"
+import type { AgentPolicy, AnswerOracle, McpCommandOptions, ToolRegistryStore } from "lambdagent/mcp"
 import type { Registration } from "./shell.ts"
 import { bearerToken, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
-import { CAPABILITY_HELP, grantedCapabilities, readServerConfig } from "./mcpCapabilities.ts"
-import { integer, port, usageError } from "./options.ts"
-import { OTEL_FLAGS, otelOptions } from "./otel.ts"
-import { openRegistryStore } from "./stores.ts"
+import { integer, OTEL_FLAGS, port, usageError } from "./options.ts"
 
-interface McpOptions {
+export interface McpOptions {
   readonly http?: number
   readonly host?: string
   readonly store?: string
@@ -41,10 +39,14 @@ export const hostPolicy = async (options: { readonly allowHost: Array<string>; r
   return policy
 }
 
+/** `bearerCheck` of `lambdagent/http`, loaded as the program chooses (the check of `--token`). */
+export type LoadBearerCheck = () => Promise<(token: string) => (authorization: string | undefined) => void>
+
 /** The security options of an MCP Streamable HTTP server, from the command line; refused with stdio. */
 export const httpSecurity = async (
   options: { readonly http?: number; readonly token?: string; readonly allowHost: Array<string>; readonly allowOrigin: Array<string> },
-  httpFlag: string
+  httpFlag: string,
+  loadBearerCheck: LoadBearerCheck
 ) => {
   if (options.http === undefined) {
     for (const [flag, given] of [
@@ -57,73 +59,103 @@ export const httpSecurity = async (
     return {}
   }
   const token = bearerToken(options.token)
-  const http = token === undefined ? undefined : await import("lambdagent/http")
+  const bearerCheck = token === undefined ? undefined : await loadBearerCheck()
   return {
     ...(await hostPolicy(options)),
-    ...(http !== undefined && token !== undefined ? { authorize: http.bearerCheck(token) } : {})
+    ...(bearerCheck !== undefined && token !== undefined ? { authorize: bearerCheck(token) } : {})
   }
 }
 
+/** The capability words `--allow` takes. */
+const CAPABILITY_HELP = "let evolved tools use llm, par or tool:NAME (tool:* any --tool); repeatable; default none (pure tools)"
+
+/** The options that grant evolved tools more than pure computation. */
+export type CapabilityOptions = Pick<McpOptions, "allow" | "model" | "tool" | "config" | "otel">
+
+/** What the server may do beyond pure computation, and the runtime that answers it (closed at exit). */
+export interface Granted {
+  readonly allow: AgentPolicy
+  readonly answerOracle?: AnswerOracle
+  readonly runtime?: { readonly close: () => Promise<void> }
+}
+
+/**
+ * Builds the policy and the oracle of granted capabilities. A program passes its own: the full
+ * CLI loads the agent runtime for it, the lean `mcp` program (pure tools only) has none.
+ */
+export type GrantCapabilities = (options: CapabilityOptions) => Promise<Granted>
+
+/** A `--store` value opened: what the server is given, and how to close it at exit. */
+export interface OpenedRegistryStore {
+  readonly store: string | ToolRegistryStore
+  readonly close: () => Promise<void>
+}
+
+/**
+ * What the `mcp` command runs on. Each program passes its own: the full CLI loads the MCP plugin,
+ * the store plugins and the agent runtime when a server needs them; the lean program (pure tools
+ * in memory or a file) imports just the plugin's server.
+ */
+export interface McpHost {
+  readonly serve: (options: McpCommandOptions) => Promise<void>
+  readonly openStore: (value: string) => Promise<OpenedRegistryStore>
+  readonly grant: GrantCapabilities
+  readonly loadBearerCheck: LoadBearerCheck
+}
+
+/** Whether the options ask for more than pure computation (which needs the agent runtime). */
+export const grantsCapabilities = (options: CapabilityOptions): boolean =>
+  options.config !== undefined || options.allow.length > 0 || options.model !== undefined || options.tool.length > 0 || options.otel !== undefined
+
 export const collect = (value: string, previous: Array<string>) => [...previous, value]
 
-export const registerMcp: Registration = (program, run) => {
-  program
-    .command("mcp")
-    .description("serve the tool-evolving lambda calculus over MCP (stdio by default)")
-    .option("--http <port>", "serve Streamable HTTP on this port instead of stdio", port("--http"))
-    .option("--host <host>", "address to listen on with --http (default 127.0.0.1)")
-    .option("--token <token>", `with --http: ${TOKEN_OPTION_HELP}`)
-    .option("--allow-host <host>", "with --http: also accept this Host header (name or name:port; repeatable)", collect, [])
-    .option("--allow-origin <origin>", "with --http: also accept this Origin (e.g. http://localhost:6274; repeatable)", collect, [])
-    .option(
-      "--store <store>",
-      "where evolved tools persist: a JSON file (default ~/.lambdagent/mcp-tools.json), :memory: (keeps nothing), " +
-        "redis://HOST[:PORT][/DB] (redis: alone uses LAMBDAGENT_REDIS_URL) or sqlite:PATH; ?namespace=NAME picks the entry"
-    )
-    .option("--fuel <n>", "the largest step budget a call may ask for", integer("--fuel", 1))
-    .option("--allow <capability>", CAPABILITY_HELP, collect, [])
-    .option("--model <spec>", "with --allow llm: the model that answers evolved tools' LLM calls (provider:name)")
-    .option("--tool <NAME=CMD>", "with --allow tool:NAME: a shell command as a host tool; {} stands for the input (repeatable)", collect, [])
-    .option("--config <file>", "a YAML or JSON file with allow, model and tools (the flags add to it and win)")
-    .option(OTEL_FLAGS, "with --allow llm or tool: export the spans of evolved tools' LLM and tool calls over OTLP/HTTP (http://host:4318)")
-    .action(async (options: McpOptions) =>
-      run(
-        async () => {
-          const maxFuel = options.fuel
-          const security = await httpSecurity(options, "--http")
-          const file = options.config === undefined ? undefined : await readServerConfig(options.config)
-          const model = options.model ?? file?.model
-          const granted = grantedCapabilities(
-            {
-              allow: [...(file?.allow ?? []), ...options.allow],
-              ...(model !== undefined ? { model } : {}),
-              tools: [...(file?.tools ?? []), ...options.tool]
-            },
-            otelOptions(options.otel)
-          )
-          // pure evaluation makes no calls, and reductions get no span: there would be nothing to export
-          if (options.otel !== undefined && granted.runtime === undefined) {
-            throw usageError("--otel exports the spans of evolved tools' LLM and tool calls: add --allow llm or --allow tool:NAME")
-          }
-          const mcp = await import("lambdagent/mcp")
-          const store = options.store === undefined ? undefined : await openRegistryStore(options.store)
-          onInterrupt(() => {})
-          try {
-            await mcp.mcpCommand({
-              ...(options.http !== undefined ? { http: options.http } : {}),
-              ...(options.host !== undefined ? { host: options.host } : {}),
-              ...(store !== undefined ? { store: store.store } : {}),
-              ...(maxFuel !== undefined ? { maxFuel } : {}),
-              allow: granted.allow,
-              ...(granted.answerOracle !== undefined ? { answerOracle: granted.answerOracle } : {}),
-              ...security
-            })
-          } finally {
-            await store?.close()
-            await granted.runtime?.close()
-          }
-        },
-        () => "text"
+/** The `mcp` command, served by `host`. */
+export const mcpRegistration =
+  (host: McpHost): Registration =>
+  (program, run) => {
+    program
+      .command("mcp")
+      .description("serve the tool-evolving lambda calculus over MCP (stdio by default)")
+      .option("--http <port>", "serve Streamable HTTP on this port instead of stdio", port("--http"))
+      .option("--host <host>", "address to listen on with --http (default 127.0.0.1)")
+      .option("--token <token>", `with --http: ${TOKEN_OPTION_HELP}`)
+      .option("--allow-host <host>", "with --http: also accept this Host header (name or name:port; repeatable)", collect, [])
+      .option("--allow-origin <origin>", "with --http: also accept this Origin (e.g. http://localhost:6274; repeatable)", collect, [])
+      .option(
+        "--store <store>",
+        "where evolved tools persist: a JSON file (default ~/.lambdagent/mcp-tools.json), :memory: (keeps nothing), " +
+          "redis://HOST[:PORT][/DB] (redis: alone uses LAMBDAGENT_REDIS_URL) or sqlite:PATH; ?namespace=NAME picks the entry"
       )
-    )
-}
+      .option("--fuel <n>", "the largest step budget a call may ask for", integer("--fuel", 1))
+      .option("--allow <capability>", CAPABILITY_HELP, collect, [])
+      .option("--model <spec>", "with --allow llm: the model that answers evolved tools' LLM calls (provider:name)")
+      .option("--tool <NAME=CMD>", "with --allow tool:NAME: a shell command as a host tool; {} stands for the input (repeatable)", collect, [])
+      .option("--config <file>", "a YAML or JSON file with allow, model and tools (the flags add to it and win)")
+      .option(OTEL_FLAGS, "with --allow llm or tool: export the spans of evolved tools' LLM and tool calls over OTLP/HTTP (http://host:4318)")
+      .action(async (options: McpOptions) =>
+        run(
+          async () => {
+            const maxFuel = options.fuel
+            const security = await httpSecurity(options, "--http", host.loadBearerCheck)
+            const granted: Granted = grantsCapabilities(options) ? await host.grant(options) : { allow: {} }
+            const store = options.store === undefined ? undefined : await host.openStore(options.store)
+            onInterrupt(() => {})
+            try {
+              await host.serve({
+                ...(options.http !== undefined ? { http: options.http } : {}),
+                ...(options.host !== undefined ? { host: options.host } : {}),
+                ...(store !== undefined ? { store: store.store } : {}),
+                ...(maxFuel !== undefined ? { maxFuel } : {}),
+                allow: granted.allow,
+                ...(granted.answerOracle !== undefined ? { answerOracle: granted.answerOracle } : {}),
+                ...security
+              })
+            } finally {
+              await store?.close()
+              await granted.runtime?.close()
+            }
+          },
+          () => "text"
+        )
+      )
+  }

@@ -8,10 +8,9 @@ import type { AgentPolicy, AnswerOracle } from "lambdagent/mcp"
 import { parse as parseYaml } from "yaml"
 import { shellTools } from "./agent.ts"
 import { readTextFile } from "./io.ts"
+import type { CapabilityOptions, Granted } from "./mcp.ts"
 import { usageError } from "./options.ts"
-
-/** The capability words `--allow` takes. */
-export const CAPABILITY_HELP = "let evolved tools use llm, par or tool:NAME (tool:* any --tool); repeatable; default none (pure tools)"
+import { otelOptions } from "./otel.ts"
 
 /** The `--config` file: the same settings as the flags, which win when both are given. */
 export interface McpServerConfig {
@@ -112,4 +111,23 @@ export const grantedCapabilities = (
     }
   }
   return { allow, answerOracle, runtime }
+}
+
+/** The policy and the oracle of `mcp --allow`, `--model`, `--tool`, `--config` and `--otel`. */
+export const capabilitiesOf = async (options: CapabilityOptions): Promise<Granted> => {
+  const file = options.config === undefined ? undefined : await readServerConfig(options.config)
+  const model = options.model ?? file?.model
+  const granted = grantedCapabilities(
+    {
+      allow: [...(file?.allow ?? []), ...options.allow],
+      ...(model !== undefined ? { model } : {}),
+      tools: [...(file?.tools ?? []), ...options.tool]
+    },
+    otelOptions(options.otel)
+  )
+  // pure evaluation makes no calls, and reductions get no span: there would be nothing to export
+  if (options.otel !== undefined && granted.runtime === undefined) {
+    throw usageError("--otel exports the spans of evolved tools' LLM and tool calls: add --allow llm or --allow tool:NAME")
+  }
+  return granted
 }

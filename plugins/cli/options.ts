@@ -85,3 +85,7 @@ export const finite =
 
 /** The temperature of LLM calls (`--temperature`, `LAMBDAGENT_TEMPERATURE`, the REPL's `:temp`). */
 export const temperature = (flag: string) => numberFrom(flag, 0, 2)
+
+/** `--otel URL` (see `otel.ts`, which reads it; kept here so that declaring the option loads no telemetry). */
+export const OTEL_FLAGS = "--otel <url>"
+export const OTEL_HELP = "export the run's spans over OTLP/HTTP to an OpenTelemetry collector (http://host:4318, or a full /v1/traces URL)"

@@ -9,8 +9,7 @@ import { Telemetry } from "lambdagent"
 import { usageError } from "./options.ts"
 import { VERSION } from "./shell.ts"
 
-export const OTEL_FLAGS = "--otel <url>"
-export const OTEL_HELP = "export the run's spans over OTLP/HTTP to an OpenTelemetry collector (http://host:4318, or a full /v1/traces URL)"
+export { OTEL_FLAGS, OTEL_HELP } from "./options.ts"
 
 /** `k1=v1,k2=v2`, each part URL-encoded, as `OTEL_EXPORTER_OTLP_HEADERS` spells headers. */
 const parseHeaders = (text: string): Record<string, string> => {

@@ -38,7 +38,7 @@ export const serveCommand = async (config: string, options: ServeOptions, host: 
   if (options.mcp !== true && options.http !== undefined) {
     throw usageError("--http applies to --mcp only (plain serve and --a2a listen with --port)")
   }
-  const mcpSecurity = options.mcp === true ? await httpSecurity(options, "--mcp --http") : {}
+  const mcpSecurity = options.mcp === true ? await httpSecurity(options, "--mcp --http", async () => (await import("lambdagent/http")).bearerCheck) : {}
   const token = options.mcp === true ? undefined : bearerToken(options.token)
   const policy = options.mcp === true ? {} : await hostPolicy(options)
   const extraTools = [...shellTools(options.tool), ...pluginTools(host)]

@@ -28,6 +28,8 @@ import {
   type ServerResult
 } from "@modelcontextprotocol/sdk/types.js"
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
 import * as Schema from "effect/Schema"
 import { Errors } from "lambdagent"
 import * as z from "zod"
@@ -233,6 +235,16 @@ const INSTRUCTIONS =
   "language; the lambda-tutor prompt teaches it. Results are JSON; a continuation result asks you to call again with " +
   "next_input and its step."
 
+/**
+ * The SDK's JSON Schema validator, built on first use and shared by every session. A session checks
+ * a schema only when it asks its client for input; building one per session cost each new session
+ * (and the server's start) a few milliseconds for nothing.
+ */
+const sharedValidator = (): jsonSchemaValidator => {
+  let ajv: AjvJsonSchemaValidator | undefined
+  return { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) }
+}
+
 const positive = (name: string, value: number | undefined, fallback: number): number => {
   if (value === undefined) return fallback
   if (!Number.isSafeInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer, got ${value}`)
@@ -378,12 +390,14 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
   }
   const unsubscribers = modules.flatMap((m) => (m.subscribe !== undefined ? [m.subscribe(notify)] : []))
 
+  const validator = sharedValidator()
   const createSession = (): Server => {
     const session = new Server(
       { name: options.name ?? "lambdagent", version: options.version ?? SERVER_VERSION },
       {
         capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true }, logging: {} },
-        instructions: options.instructions ?? INSTRUCTIONS
+        instructions: options.instructions ?? INSTRUCTIONS,
+        jsonSchemaValidator: validator
       }
     )
     // One request at a time per session, in arrival order: a pipelined `evolve` then call of the

@@ -15,6 +15,7 @@ import { defineTool, type LogMessage, type ServerModule, type ToolCallContext, t
 import { helpText, HELP_CATEGORIES } from "./reference.ts"
 import { type RegisteredTool, TOOL_NAME_PATTERN, type ToolRegistry, type ToolVersion } from "./registry.ts"
 import { errorInfo, errorResult, type ErrorInfo, valueResult } from "./results.ts"
+import { TermCache } from "./termCache.ts"
 
 /**
  * The names of the system tools, which evolved tools may not take.
@@ -175,6 +176,10 @@ const codeJson = (code: unknown): { json: unknown } | { error: ErrorInfo } => {
   }
 }
 
+/** How many inline terms of `run` a server keeps read, and the longest JSON text of one it keeps. */
+const INLINE_TERMS_KEPT = 256
+const INLINE_TERM_TEXT_KEPT = 16 * 1024
+
 const parseCode = (json: unknown, options: Term.ParseOptions = {}): { term: Term.Term } | { error: ErrorInfo } => {
   try {
     return { term: Term.parse(json, options) }
@@ -258,6 +263,14 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
   const { limits, policy, registry } = context
   const budgetOf = (fuel: number | undefined) => ({ steps: fuel ?? limits.defaultFuel, timeMs: limits.timeoutMs })
   const pure = policy.llm !== true && policy.memory !== true && policy.tools === undefined
+
+  /** An inline term of `run`, parsed, and what it uses that the policy does not allow. */
+  const readInline = (json: unknown, startedAt: number): { term: Term.Term; violations: ReadonlyArray<string> } | { error: ErrorInfo } => {
+    const parsed = parseCode(json, { deadline: startedAt + limits.timeoutMs, timeMs: limits.timeoutMs })
+    if ("error" in parsed) return parsed
+    return { term: parsed.term, violations: policyViolations(analyzeTerm(parsed.term).capabilities, policy) }
+  }
+  const inlineTerms = new TermCache<ReturnType<typeof readInline>>(INLINE_TERMS_KEPT, INLINE_TERM_TEXT_KEPT)
 
   const evaluate = async (
     options: {
@@ -452,13 +465,16 @@ export const lambdaToolsModule = (context: LambdaToolsContext): ServerModule => 
       const json = codeJson(args.code)
       if ("error" in json) return errorResult(json.error)
       const startedAt = Date.now()
-      const parsed = parseCode(json.json, { deadline: startedAt + limits.timeoutMs, timeMs: limits.timeoutMs })
-      if ("error" in parsed) return errorResult(parsed.error)
-      const violations = policyViolations(analyzeTerm(parsed.term).capabilities, policy)
-      if (violations.length > 0) {
-        return errorResult({ kind: "CapabilityDenied", message: `the term uses ${violations.join("; ")}`, argument: "code" })
+      const read = inlineTerms.get(
+        json.json,
+        () => readInline(json.json, startedAt),
+        (r) => !("error" in r)
+      )
+      if ("error" in read) return errorResult(read.error)
+      if (read.violations.length > 0) {
+        return errorResult({ kind: "CapabilityDenied", message: `the term uses ${read.violations.join("; ")}`, argument: "code" })
       }
-      return evaluate({ term: parsed.term, input: args.input, step: args.step, fuel: args.fuel, via: "run", startedAt }, call)
+      return evaluate({ term: read.term, input: args.input, step: args.step, fuel: args.fuel, via: "run", startedAt }, call)
     }
   })
 

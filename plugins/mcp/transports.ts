@@ -19,7 +19,7 @@ import type { AddressInfo } from "node:net"
 import { type Readable, Writable } from "node:stream"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { isInitializeRequest, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
 import { HostGuard } from "lambdagent"
 import { serveUntilClosed } from "./signals.ts"
@@ -427,6 +427,8 @@ const readBody = (req: IncomingMessage, limit: number): Promise<string> =>
  * ```
  */
 export const serveHttp = async (server: LambdaServer, options: HttpServeOptions = {}): Promise<ServeHandle> => {
+  // loaded here, not with the module: a server on stdio never needs it (nor the web server it brings)
+  const { StreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/streamableHttp.js")
   const host = options.host ?? "127.0.0.1"
   const path = options.path ?? "/mcp"
   const limit = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
