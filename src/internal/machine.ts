@@ -504,7 +504,7 @@ export class Machine implements AgentMachine, Meter {
     if (fresh !== undefined) {
       this.fresh = undefined
       // whole runs of pure code go to the compiled tier; slices and beta traces stay here
-      if (sliceMs === undefined && Tier.enabled && this.config.trace !== "beta") {
+      if (sliceMs === undefined && Tier.enabled() && this.config.trace !== "beta") {
         const outcome = this.tiered(fresh)
         if (outcome !== undefined) {
           this.finished = true

@@ -7,6 +7,7 @@ import { Errors, Evaluator, Term, Value } from "lambdagent"
 import { afterEach, describe, expect, it } from "vitest"
 import { compile } from "../../src/internal/compile.ts"
 import * as Tier from "../../src/internal/tier.ts"
+import { sourceOf } from "../../src/internal/tierSource.ts"
 
 const T = Term
 
@@ -63,15 +64,19 @@ const outcome = (run: () => Evaluator.Result): unknown => {
   }
 }
 
-/** The same run with the tier off and on. */
+/** The same run on the machine alone and on each way the tier compiles (they must agree). */
 const both = (run: () => Evaluator.Result): [unknown, unknown] => {
-  Tier.setEnabled(false)
+  Tier.setMode("off")
   const machine = outcome(run)
-  Tier.setEnabled(true)
-  return [machine, outcome(run)]
+  Tier.setMode("closures")
+  const closures = outcome(run)
+  Tier.setMode("source")
+  const source = outcome(run)
+  expect(closures).toEqual(source)
+  return [machine, source]
 }
 
-afterEach(() => Tier.setEnabled(true))
+afterEach(() => Tier.setMode("source"))
 
 describe("compiled tier", () => {
   it("gives the machine's values, errors and steps on random pure terms", () => {
@@ -133,5 +138,20 @@ describe("compiled tier", () => {
     const xs = Array.from({ length: 50_000 }, (_, i) => i)
     const [machine, tier] = both(() => Evaluator.run(sum, xs))
     expect(tier).toEqual(machine)
+  })
+
+  it("generates source without any text of the term", () => {
+    fc.assert(
+      fc.property(term, (code) => {
+        let source: string
+        try {
+          source = sourceOf(compile(code, undefined)).source
+        } catch {
+          return
+        }
+        for (const text of [...names.slice(3), "</script>", "A b"]) expect(source).not.toContain(text)
+      }),
+      { numRuns: 500 }
+    )
   })
 })
