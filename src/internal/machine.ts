@@ -505,7 +505,7 @@ export class Machine implements AgentMachine, Meter {
       this.fresh = undefined
       // whole runs of pure code go to the compiled tier; slices and beta traces stay here
       if (sliceMs === undefined && Tier.enabled() && this.config.trace !== "beta") {
-        const outcome = this.tiered(fresh)
+        const outcome = Tier.run(this, this.code!, fresh ?? undefined, this.ctx)
         if (outcome !== undefined) {
           this.finished = true
           return { _tag: "Done", value: outcome.value }
@@ -950,18 +950,6 @@ export class Machine implements AgentMachine, Meter {
     this.finished = true
     const node = at === undefined ? this.code! : error instanceof Fault || error instanceof Int.IntOverflow ? faultAt(at, env, ctx, this) : at
     return this.toError(error, node, steps)
-  }
-
-  /** Run the term on the compiled tier when it can: its value, or `undefined` to run it here. */
-  private tiered(input: Code | null): Tier.Outcome {
-    const root = Tier.tierOf(this.code!)
-    if (root === undefined) return undefined
-    let arg: Tier.Compiled | undefined
-    if (input !== null) {
-      arg = Tier.tierOf(input)
-      if (arg === undefined) return undefined
-    }
-    return Tier.run(this, root, arg, this.ctx)
   }
 
   private toError(error: unknown, at: Code, steps: number): unknown {

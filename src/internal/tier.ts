@@ -272,9 +272,16 @@ const node = (c: Code): Fn => {
 
 /** What compiling a code tree gave: how it runs, and how deep the tree nests. */
 export interface Compiled {
-  readonly code: Code
   readonly fn: Fn
+  /** Apply a closure the tree made to a run's input. */
+  readonly apply: (fn: Value.Closure, arg: Value.Value, ctx: Ctx) => Value.Value
   readonly nesting: number
+}
+
+/** A closure tree's root and how to apply the closures it makes. */
+const closureTree = (code: Code, nesting: number): Compiled => {
+  const apply = applier(code)
+  return { fn: node(code), apply: (fn, arg, ctx) => apply(fn, arg, ctx, undefined), nesting }
 }
 
 /** Nesting depth and node count of a code tree (walked without recursion: trees can be deep). */
@@ -299,10 +306,9 @@ const compileTier = (code: Code): Compiled | null => {
   const { nesting, nodes } = measureTree(code)
   try {
     if (mode === "source" && nodes <= SOURCE_NODES) {
-      const fn = generate(code)
-      if (fn !== undefined) return { code, fn, nesting }
+      return { ...generate(code), nesting }
     }
-    return { code, fn: node(code), nesting }
+    return closureTree(code, nesting)
   } catch (error) {
     // a node the tier leaves to the machine, or a tree too deep to compile on the JavaScript stack
     if (error !== FALLBACK && !(error instanceof RangeError)) throw error
@@ -310,13 +316,8 @@ const compileTier = (code: Code): Compiled | null => {
   }
 }
 
-/**
- * The tier of a code tree, compiled on first use and kept with the tree; `undefined` when the
- * tree needs the machine. A run's input value is a constant made for the run: it becomes a
- * closure, not source.
- */
+/** The tier of a code tree, compiled on first use and kept with the tree; `undefined` when the tree needs the machine. */
 export const tierOf = (code: Code): Compiled | undefined => {
-  if (code.op === Op.Const) return { code, fn: node(code), nesting: 1 }
   let entry = compiled.get(code)
   if (entry === undefined) {
     entry = compileTier(code)
@@ -332,11 +333,17 @@ const isStackOverflow = (error: unknown): boolean => error instanceof RangeError
 export type Outcome = { readonly value: Value.Value } | undefined
 
 /**
- * Run `root` (and, when it is a function, apply it to `input` as the machine's `run` does) on the
- * tier for `m`. Steps go to `m`'s counters; errors are the machine's. Returns `undefined`, with
- * the counters and trace as they were, when the machine must run the term instead.
+ * Run `code` (and, when it is a function, apply it to `inputCode` as the machine's `run` does) on
+ * the tier for `m`. Steps go to `m`'s counters; errors are the machine's. Returns `undefined`,
+ * with the counters and trace as they were, when the machine must run the term instead.
  */
-export const run = (m: Machine, root: Compiled, input: Compiled | undefined, ctx: Ctx): Outcome => {
+export const run = (m: Machine, code: Code, inputCode: Code | undefined, ctx: Ctx): Outcome => {
+  const root = tierOf(code)
+  if (root === undefined) return undefined
+  // a run's input value is a constant made for the run: it is not compiled
+  const constant = inputCode !== undefined && inputCode.op === Op.Const
+  const input = inputCode === undefined || constant ? undefined : tierOf(inputCode)
+  if (inputCode !== undefined && !constant && input === undefined) return undefined
   const counters = m.config.counters
   const events = m.config.events
   const startSteps = counters.steps
@@ -355,10 +362,14 @@ export const run = (m: Machine, root: Compiled, input: Compiled | undefined, ctx
   S.agentTrace = m.config.trace !== "off"
   try {
     let value = root.fn(undefined, ctx)
-    if (input !== undefined && value instanceof Value.Closure) {
+    if (inputCode !== undefined && value instanceof Value.Closure) {
       const toolCtx = ctx.toolName === undefined ? ctx : new Ctx(value, ctx.toolName, ctx.step, ctx.evalDepth)
-      const arg = input.fn(undefined, toolCtx)
-      value = applier(input.code)(value, arg, toolCtx, undefined)
+      let arg: Value.Value
+      if (input === undefined) {
+        tick()
+        arg = inputCode.x as Value.Value
+      } else arg = input.fn(undefined, toolCtx)
+      value = root.apply(value, arg, toolCtx)
     }
     counters.steps = S.steps
     return { value }

@@ -2,7 +2,9 @@
  * The compiled tier as generated JavaScript: each function of a term (and the term itself)
  * becomes one JavaScript function, its nodes nested expressions, and each application and fold
  * site a small function of its own that remembers the body it last called — so every call site
- * in the generated code sees one target and the engine can inline it.
+ * in the generated code sees one target and the engine can inline it. A function's body takes
+ * its argument and the environment it closes over apart, and builds the environment with its
+ * argument only when it needs it (to close over it, or to say where an error happened).
  *
  * The generated text is made of the generator's own identifiers, operator numbers and counts
  * only: every literal, name and code node of the term is passed in an array of constants and
@@ -11,14 +13,26 @@
 import * as Value from "../Value.ts"
 import { BinOp, type Code, Op, UnOp } from "./code.ts"
 import * as R from "./tierRuntime.ts"
+import type { Ctx } from "./machine.ts"
 import { CHECK_EVERY, FALLBACK, type Fn, MAX_SAFE } from "./tierRuntime.ts"
 
 /** What the generated code is given: the runtime, by name (gathered on first use: the modules import each other). */
 let runtime: object | undefined
-const runtimeOf = (): object => (runtime ??= { ...R, Closure: Value.Closure, Pair: Value.Pair, List: Value.List, fromArray: Value.fromArray })
+const runtimeOf = (): object => (runtime ??= { ...R, sourceBody, Closure: Value.Closure, Pair: Value.Pair, List: Value.List, fromArray: Value.fromArray })
+
+/** Generated function bodies, by their `Op.Lam` code: `(argument, closed-over environment, context)`. */
+export type Body = (arg: Value.Value, env: R.Env | undefined, ctx: Ctx) => Value.Value
+
+export const sourceBodies = new WeakMap<Code, Body>()
+
+const sourceBody = (code: unknown): Body => {
+  const fn = sourceBodies.get(code as Code)
+  if (fn === undefined) throw FALLBACK
+  return fn
+}
 
 const PRELUDE = `"use strict";
-const { S, Env, Closure, Pair, List, fromArray, slowTick, bin, un, truth, notBoolean, noSelf, unbound, notFunction, cons, foldOperands, continueWith, codeOf, body, fallback, calleeCtx } = R;
+const { S, Env, Closure, Pair, List, fromArray, slowTick, bin, un, truth, notBoolean, noSelf, unbound, notFunction, cons, foldOperands, continueWith, codeOf, sourceBody, fallback, calleeCtx } = R;
 function T() { if (++S.steps > S.maxSteps || (S.steps & ${CHECK_EVERY}) === 0) slowTick() }
 `
 
@@ -33,6 +47,8 @@ class Generator {
   private temps = 0
   private sites = 0
   private names = 0
+  /** Whether the function being generated is a body (`a`, `o`: argument and closed-over environment) or a tree's root (`e`). */
+  private inBody = false
 
   constant(value: unknown): string {
     let i = this.constantIndex.get(value)
@@ -49,20 +65,41 @@ class Generator {
     return `t${this.temps++}`
   }
 
-  /** A generated function evaluating `c` in `e`, `x`; returns its name. */
-  fn(c: Code): string {
-    const saved = this.temps
+  /**
+   * A generated function evaluating `c`: a body `(a, o, x)` (argument, closed-over environment,
+   * context) or a root `(e, x)`; returns its name.
+   */
+  fn(c: Code, body: boolean): string {
+    const saved = [this.temps, this.inBody] as const
     this.temps = 0
+    this.inBody = body
     const name = `f${this.names++}`
     const expr = this.node(c)
     const temps = Array.from({ length: this.temps }, (_, i) => `t${i}`)
-    this.decls.push(`function ${name}(e, x) { ${temps.length > 0 ? `let ${temps.join(", ")}; ` : ""}return ${expr}; }`)
-    this.temps = saved
+    if (body) temps.push("e")
+    const locals = temps.length > 0 ? `let ${temps.join(", ")}; ` : ""
+    this.decls.push(`function ${name}(${body ? "a, o" : "e"}, x) { ${locals}return ${expr}; }`)
+    ;[this.temps, this.inBody] = saved
     return name
   }
 
+  /** The environment, built from the argument the first time a body needs it. */
+  private get env(): string {
+    return this.inBody ? "(e === undefined ? (e = new Env(a, o)) : e)" : "e"
+  }
+
   private where(at: Code): string {
-    return `${this.constant(at)}, e, x`
+    return `${this.constant(at)}, ${this.env}, x`
+  }
+
+  /** A literal: a safe integer as a number literal, any other value as a constant. */
+  private literal(v: unknown): string {
+    return typeof v === "number" && Number.isSafeInteger(v) && !Object.is(v, -0) ? `(${String(v)})` : this.constant(v)
+  }
+
+  private variable(index: number): string {
+    if (!this.inBody) return `e${".next".repeat(index)}.v`
+    return index === 0 ? "a" : `o${".next".repeat(index - 1)}.v`
   }
 
   /** `v` (a temporary) as a condition. */
@@ -105,10 +142,11 @@ class Generator {
   private simple(c: Code, at: Code): string {
     switch (c.op) {
       case Op.Const:
+        return this.literal(c.x)
       case Op.Quote:
         return this.constant(c.x)
       case Op.Var:
-        return `e${".next".repeat(c.x as number)}.v`
+        return this.variable(c.x as number)
       case Op.Self:
         return `(x.self !== undefined ? x.self : noSelf(${this.where(at)}))`
     }
@@ -126,23 +164,29 @@ class Generator {
     return `(${first}, ${b} = ${this.simple(c.b!, at)}, ${this.binary(op, a, b, at)})`
   }
 
-  /** A site that applies closures: a function of its own remembering the body it last called. */
-  private applySite(at: Code): string {
+  /** A site that applies closures (`f` is one): a function of its own remembering the body it last called. */
+  applySite(): string {
     const i = this.sites++
     this.decls.push(
       `let c${i}, b${i};`,
-      `function a${i}(f, a, x, e) { if (!(f instanceof Closure)) notFunction(f, ${this.where(at)}); if (f.code !== c${i}) { b${i} = body(f.code); c${i} = f.code } if (++S.calls > S.maxCalls) fallback(); const r = b${i}(new Env(a, f.env), calleeCtx(x, f.ctx)); S.calls--; return r }`
+      `function a${i}(f, a, x) { if (f.code !== c${i}) { b${i} = sourceBody(f.code); c${i} = f.code } if (++S.calls > S.maxCalls) fallback(); const r = b${i}(a, f.env, calleeCtx(x, f.ctx)); S.calls--; return r }`
     )
     return `a${i}`
   }
 
-  private foldSite(at: Code): string {
+  /** A fold's loop (`xs` is a list, `f` a closure): a function of its own, as {@link applySite}. */
+  private foldSite(): string {
     const i = this.sites++
     this.decls.push(
       `let c${i}, b${i};`,
-      `function a${i}(f, acc, xs, e, x) { if (!(xs instanceof List) || !(f instanceof Closure)) foldOperands(xs, f, ${this.where(at)}); if (xs.length === 0) return acc; if (f.code !== c${i}) { b${i} = body(f.code); c${i} = f.code } const g = b${i}, env = f.env, ctx = f.ctx; if (++S.calls > S.maxCalls) fallback(); for (let l = xs; l.length > 0; l = l.tail) acc = g(new Env(new Pair(acc, l.head), env), ctx); S.calls--; return acc }`
+      `function a${i}(f, acc, xs) { if (xs.length === 0) return acc; if (f.code !== c${i}) { b${i} = sourceBody(f.code); c${i} = f.code } const g = b${i}, env = f.env, ctx = f.ctx; if (++S.calls > S.maxCalls) fallback(); for (let l = xs; l.length > 0; l = l.tail) acc = g(new Pair(acc, l.head), env, ctx); S.calls--; return acc }`
     )
     return `a${i}`
+  }
+
+  /** Apply `f` (a temporary) to `arg` at site `site`, failing at `at` when it is not a function. */
+  private call(site: string, f: string, arg: string, at: Code): string {
+    return `(${f} instanceof Closure ? ${site}(${f}, ${arg}, x) : notFunction(${f}, ${this.where(at)}))`
   }
 
   /** The expression evaluating node `c` in `e`, `x`, counting its steps. */
@@ -160,18 +204,18 @@ class Generator {
       case Op.Unbound:
         return `(T(), unbound(${this.where(c)}))`
       case Op.Lam: {
-        const name = this.fn(c.a!)
+        const name = this.fn(c.a!, true)
         this.functions.push([c, name])
-        return `(T(), new Closure(${this.constant(c.term)}, ${this.constant(c)}, e, x))`
+        return `(T(), new Closure(${this.constant(c.term)}, ${this.constant(c)}, ${this.env}, x))`
       }
       case Op.App: {
-        const site = this.applySite(c)
+        const site = this.applySite()
         const f = this.temp()
+        const a = this.temp()
         if (c.a!.simple && c.b!.simple) {
-          const a = this.temp()
-          return `(T(), ${f} = ${this.simple(c.a!, c)}, ${a} = ${this.simple(c.b!, c)}, S.steps += ${c.a!.n + c.b!.n}, ${site}(${f}, ${a}, x, e))`
+          return `(T(), ${f} = ${this.simple(c.a!, c)}, ${a} = ${this.simple(c.b!, c)}, S.steps += ${c.a!.n + c.b!.n}, ${this.call(site, f, a, c)})`
         }
-        return `(T(), ${f} = ${this.node(c.a!)}, ${site}(${f}, ${this.node(c.b!)}, x, e))`
+        return `(T(), ${f} = ${this.node(c.a!)}, ${a} = ${this.node(c.b!)}, ${this.call(site, f, a, c)})`
       }
       case Op.If: {
         const v = this.temp()
@@ -205,10 +249,12 @@ class Generator {
       case Op.List:
         return `(T(), fromArray([${c.items!.map((item) => this.node(item)).join(", ")}]))`
       case Op.Fold: {
-        const site = this.foldSite(c)
+        const site = this.foldSite()
         const f = this.temp()
         const z = this.temp()
-        return `(T(), ${f} = ${this.node(c.a!)}, ${z} = ${this.node(c.b!)}, ${site}(${f}, ${z}, ${this.node(c.c!)}, e, x))`
+        const xs = this.temp()
+        const ok = `${xs} instanceof List && ${f} instanceof Closure`
+        return `(T(), ${f} = ${this.node(c.a!)}, ${z} = ${this.node(c.b!)}, ${xs} = ${this.node(c.c!)}, ${ok} ? ${site}(${f}, ${z}, ${xs}) : foldOperands(${xs}, ${f}, ${this.where(c)}))`
       }
       case Op.Continue: {
         const v = this.temp()
@@ -228,18 +274,26 @@ export const sourceOf = (
   root: Code
 ): { readonly source: string; readonly constants: ReadonlyArray<unknown>; readonly functions: ReadonlyArray<[Code, string]> } => {
   const g = new Generator()
-  const name = g.fn(root)
+  const name = g.fn(root, false)
+  // applying the tree's value to a run's input (see `tier.run`)
+  const apply = g.applySite()
   const list = g.functions.map(([, f]) => f).join(", ")
-  return { source: `${PRELUDE}${g.decls.join("\n")}\nreturn [${name}, [${list}]];`, constants: g.constants, functions: g.functions }
+  return { source: `${PRELUDE}${g.decls.join("\n")}\nreturn [${name}, [${list}], ${apply}];`, constants: g.constants, functions: g.functions }
+}
+
+/** A tree compiled to generated functions: its root, and how to apply a closure it made. */
+export interface Generated {
+  readonly fn: Fn
+  readonly apply: (fn: Value.Closure, arg: Value.Value, ctx: Ctx) => Value.Value
 }
 
 /**
  * Compile a code tree to generated functions; registers the bodies of its functions. Throws
  * `FALLBACK` when a node needs the machine.
  */
-export const generate = (root: Code): Fn => {
+export const generate = (root: Code): Generated => {
   const { source, constants, functions } = sourceOf(root)
-  const [fn, bodies] = new Function("R", "K", source)(runtimeOf(), constants) as [Fn, Array<Fn>]
-  functions.forEach(([code], i) => R.bodies.set(code, bodies[i]!))
-  return fn
+  const [fn, bodies, apply] = new Function("R", "K", source)(runtimeOf(), constants) as [Fn, Array<Body>, Generated["apply"]]
+  functions.forEach(([code], i) => sourceBodies.set(code, bodies[i]!))
+  return { fn, apply }
 }
