@@ -300,30 +300,45 @@ const measureTree = (root: Code): { readonly nesting: number; readonly nodes: nu
   return { nesting, nodes }
 }
 
-const compiled = new WeakMap<Code, Compiled | null>()
+/** What the tier made of a code tree: its closure tree, then its generated functions (`null`: not possible). */
+interface Entry {
+  readonly closures: Compiled | null
+  source: Compiled | null | undefined
+  readonly nodes: number
+  runs: number
+}
 
-const compileTier = (code: Code): Compiled | null => {
-  const { nesting, nodes } = measureTree(code)
+const entries = new WeakMap<Code, Entry>()
+
+/** Compile with `compile`, or `null` when a node needs the machine or the tree is too deep for the JavaScript stack. */
+const attempt = (compile: () => Compiled): Compiled | null => {
   try {
-    if (mode === "source" && nodes <= SOURCE_NODES) {
-      return { ...generate(code), nesting }
-    }
-    return closureTree(code, nesting)
+    return compile()
   } catch (error) {
-    // a node the tier leaves to the machine, or a tree too deep to compile on the JavaScript stack
     if (error !== FALLBACK && !(error instanceof RangeError)) throw error
     return null
   }
 }
 
-/** The tier of a code tree, compiled on first use and kept with the tree; `undefined` when the tree needs the machine. */
+/**
+ * The tier of a code tree, compiled on first use and kept with the tree; `undefined` when the
+ * tree needs the machine. Its first run is on a closure tree, which costs little more to build
+ * than walking the tree; from its second run on, on generated functions, which cost more to
+ * make (the engine parses and compiles them) and run several times faster. A term built for
+ * one run (a request's input) is thus never turned into source.
+ */
 export const tierOf = (code: Code): Compiled | undefined => {
-  let entry = compiled.get(code)
+  let entry = entries.get(code)
   if (entry === undefined) {
-    entry = compileTier(code)
-    compiled.set(code, entry)
+    const { nesting, nodes } = measureTree(code)
+    entry = { closures: attempt(() => closureTree(code, nesting)), source: undefined, nodes, runs: 0 }
+    entries.set(code, entry)
   }
-  return entry ?? undefined
+  const closures = entry.closures
+  if (closures === null) return undefined
+  if (mode !== "source" || ++entry.runs < 2 || entry.nodes > SOURCE_NODES) return closures
+  if (entry.source === undefined) entry.source = attempt(() => ({ ...generate(code), nesting: closures.nesting }))
+  return entry.source ?? closures
 }
 
 /** Whether `error` is the JavaScript stack overflowing. */
