@@ -47,8 +47,12 @@ class Generator {
   private temps = 0
   private sites = 0
   private names = 0
-  /** Whether the function being generated is a body (`a`, `o`: argument and closed-over environment) or a tree's root (`e`). */
-  private inBody = false
+  /**
+   * What the function being generated is: a tree's `root` (`e`: its environment), a body (`arg`:
+   * `a` its argument, `o` the environment it closes over), or the body of a fold's function
+   * taking its argument pair apart (`pair`: `p1`, `p2`; the pair `a` is built when needed).
+   */
+  private kind: "root" | "arg" | "pair" = "root"
 
   constant(value: unknown): string {
     let i = this.constantIndex.get(value)
@@ -65,27 +69,31 @@ class Generator {
     return `t${this.temps++}`
   }
 
-  /**
-   * A generated function evaluating `c`: a body `(a, o, x)` (argument, closed-over environment,
-   * context) or a root `(e, x)`; returns its name.
-   */
-  fn(c: Code, body: boolean): string {
-    const saved = [this.temps, this.inBody] as const
+  /** A generated function of kind `kind` evaluating `c` in context `x`; returns its name. */
+  fn(c: Code, kind: "root" | "arg" | "pair"): string {
+    const saved = [this.temps, this.kind] as const
     this.temps = 0
-    this.inBody = body
+    this.kind = kind
     const name = `f${this.names++}`
     const expr = this.node(c)
-    const temps = Array.from({ length: this.temps }, (_, i) => `t${i}`)
-    if (body) temps.push("e")
-    const locals = temps.length > 0 ? `let ${temps.join(", ")}; ` : ""
-    this.decls.push(`function ${name}(${body ? "a, o" : "e"}, x) { ${locals}return ${expr}; }`)
-    ;[this.temps, this.inBody] = saved
+    const locals = Array.from({ length: this.temps }, (_, i) => `t${i}`)
+    if (kind !== "root") locals.push("e")
+    if (kind === "pair") locals.push("a")
+    const declared = locals.length > 0 ? `let ${locals.join(", ")}; ` : ""
+    const params = kind === "root" ? "e" : kind === "arg" ? "a, o" : "p1, p2, o"
+    this.decls.push(`function ${name}(${params}, x) { ${declared}return ${expr}; }`)
+    ;[this.temps, this.kind] = saved
     return name
   }
 
-  /** The environment, built from the argument the first time a body needs it. */
+  /** A body's argument (of a `pair` body, built the first time it is needed). */
+  private get argument(): string {
+    return this.kind === "pair" ? "(a === undefined ? (a = new Pair(p1, p2)) : a)" : "a"
+  }
+
+  /** The environment (of a body, built from its argument the first time it is needed). */
   private get env(): string {
-    return this.inBody ? "(e === undefined ? (e = new Env(a, o)) : e)" : "e"
+    return this.kind === "root" ? "e" : `(e === undefined ? (e = new Env(${this.argument}, o)) : e)`
   }
 
   private where(at: Code): string {
@@ -98,8 +106,8 @@ class Generator {
   }
 
   private variable(index: number): string {
-    if (!this.inBody) return `e${".next".repeat(index)}.v`
-    return index === 0 ? "a" : `o${".next".repeat(index - 1)}.v`
+    if (this.kind === "root") return `e${".next".repeat(index)}.v`
+    return index === 0 ? this.argument : `o${".next".repeat(index - 1)}.v`
   }
 
   /** `v` (a temporary) as a condition. */
@@ -150,6 +158,11 @@ class Generator {
       case Op.Self:
         return `(x.self !== undefined ? x.self : noSelf(${this.where(at)}))`
     }
+    if (this.kind === "pair" && c.sop === Op.Unary && c.a!.op === Op.Var && c.a!.x === 0) {
+      // a part of the argument pair, which a `pair` body has apart
+      if (c.x === UnOp.Fst) return "p1"
+      if (c.x === UnOp.Snd) return "p2"
+    }
     const a = this.temp()
     const first = `${a} = ${this.simple(c.a!, at)}`
     if (c.sop === Op.Unary) return `(${first}, ${this.unary(c.x as UnOp, a, at)})`
@@ -174,12 +187,20 @@ class Generator {
     return `a${i}`
   }
 
-  /** A fold's loop (`xs` is a list, `f` a closure): a function of its own, as {@link applySite}. */
-  private foldSite(): string {
+  /**
+   * A fold's loop (`xs` is a list, `f` a closure): a function of its own, as {@link applySite}.
+   * When the fold's function is written in place (`lam`), its `pair` body is called directly.
+   */
+  private foldSite(lam: Code | undefined): string {
     const i = this.sites++
+    const generic = `if (f.code !== c${i}) { b${i} = sourceBody(f.code); c${i} = f.code } const g = b${i}; for (let l = xs; l.length > 0; l = l.tail) acc = g(new Pair(acc, l.head), env, ctx);`
+    const loop =
+      lam === undefined
+        ? generic
+        : `if (f.code === ${this.constant(lam)}) { for (let l = xs; l.length > 0; l = l.tail) acc = ${this.fn(lam.a!, "pair")}(acc, l.head, env, ctx) } else { ${generic} }`
     this.decls.push(
       `let c${i}, b${i};`,
-      `function a${i}(f, acc, xs) { if (xs.length === 0) return acc; if (f.code !== c${i}) { b${i} = sourceBody(f.code); c${i} = f.code } const g = b${i}, env = f.env, ctx = f.ctx; if (++S.calls > S.maxCalls) fallback(); for (let l = xs; l.length > 0; l = l.tail) acc = g(new Pair(acc, l.head), env, ctx); S.calls--; return acc }`
+      `function a${i}(f, acc, xs) { if (xs.length === 0) return acc; const env = f.env, ctx = f.ctx; if (++S.calls > S.maxCalls) fallback(); ${loop} S.calls--; return acc }`
     )
     return `a${i}`
   }
@@ -204,7 +225,7 @@ class Generator {
       case Op.Unbound:
         return `(T(), unbound(${this.where(c)}))`
       case Op.Lam: {
-        const name = this.fn(c.a!, true)
+        const name = this.fn(c.a!, "arg")
         this.functions.push([c, name])
         return `(T(), new Closure(${this.constant(c.term)}, ${this.constant(c)}, ${this.env}, x))`
       }
@@ -249,7 +270,7 @@ class Generator {
       case Op.List:
         return `(T(), fromArray([${c.items!.map((item) => this.node(item)).join(", ")}]))`
       case Op.Fold: {
-        const site = this.foldSite()
+        const site = this.foldSite(c.a!.op === Op.Lam ? c.a! : undefined)
         const f = this.temp()
         const z = this.temp()
         const xs = this.temp()
@@ -274,7 +295,7 @@ export const sourceOf = (
   root: Code
 ): { readonly source: string; readonly constants: ReadonlyArray<unknown>; readonly functions: ReadonlyArray<[Code, string]> } => {
   const g = new Generator()
-  const name = g.fn(root, false)
+  const name = g.fn(root, "root")
   // applying the tree's value to a run's input (see `tier.run`)
   const apply = g.applySite()
   const list = g.functions.map(([, f]) => f).join(", ")
