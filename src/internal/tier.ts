@@ -1,7 +1,8 @@
 /**
  * The compiled tier: pure code compiled to JavaScript that evaluates on the JavaScript stack
- * instead of the machine's frames — generated functions (`tierSource.ts`), or, where generating
- * them does not pay or is not possible, a tree of closures, one per code node (below).
+ * instead of the machine's frames — a tree of closures, one per code node (below), for a term's
+ * first run and for terms too big to be worth generating source for, and generated functions
+ * (`tierSource.ts`) from a term's second run on (see {@link tierOf}).
  *
  * It keeps the machine's semantics exactly: the same values, the same steps (each node counts
  * what the machine's loop would count for it), the same checks of the step, time and memory
