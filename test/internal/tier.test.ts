@@ -142,6 +142,26 @@ describe("compiled tier", () => {
     expect(tier).toEqual(machine)
   })
 
+  it("holds the memory budget as the machine does", () => {
+    const copy = T.lam("xs", T.fold(T.lam("p", T.cons(T.unary("snd", T.var("p")), T.unary("fst", T.var("p")))), T.list([]), T.var("xs")))
+    const xs = Array.from({ length: 70_000 }, (_, i) => i)
+    const [machine, tier] = both(() => Evaluator.run(copy, xs, { budget: { memory: 1024 * 1024 } }))
+    expect(tier).toEqual(machine)
+    expect(tier).toMatchObject({ _tag: "BudgetExceeded", budget: "memory" })
+  })
+
+  it("runs a term inside another's trace listener", () => {
+    const count = T.lam("n", T.if(T.binary("lt", T.var("n"), T.lit(1)), T.continue(T.lit("done")), T.app(T.self, T.binary("sub", T.var("n"), T.lit(1)))))
+    const sum = T.lam("xs", T.fold(T.lam("p", T.binary("add", T.unary("fst", T.var("p")), T.unary("snd", T.var("p")))), T.lit(0), T.var("xs")))
+    const inner: Array<unknown> = []
+    const [machine, tier] = both(() => {
+      inner.length = 0
+      return Evaluator.runTool("count", 3000, { tools: { count }, trace: "agent", onEvent: () => inner.push(Evaluator.run(sum, [1, 2, 3]).value) })
+    })
+    expect(tier).toEqual(machine)
+    expect(inner).toEqual([6])
+  })
+
   it("generates source without any text of the term", () => {
     fc.assert(
       fc.property(term, (code) => {
