@@ -503,8 +503,10 @@ export class Machine implements AgentMachine, Meter {
     const fresh = this.fresh
     if (fresh !== undefined) {
       this.fresh = undefined
-      // whole runs of pure code go to the compiled tier; slices and beta traces stay here
-      if (sliceMs === undefined && Tier.enabled() && this.config.trace !== "beta") {
+      // whole runs of pure code go to the compiled tier; slices, beta traces and runs whose
+      // events stream to a listener (which a restart here would tell them twice) stay here
+      const config = this.config
+      if (sliceMs === undefined && Tier.enabled() && (config.trace === "off" || (config.trace === "agent" && config.listener === undefined))) {
         const outcome = Tier.run(this, this.code!, fresh ?? undefined, this.ctx)
         if (outcome !== undefined) {
           this.finished = true

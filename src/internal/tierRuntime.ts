@@ -29,8 +29,8 @@ export const CHECK_EVERY = 0x3fff
 export const MAX_SAFE = 9007199254740991
 
 /**
- * The state of the running tier. Runs are synchronous; one that starts inside another (a trace
- * listener that evaluates) saves and restores it.
+ * The state of the running tier. Runs are synchronous and call no user code (a run whose events
+ * stream to a listener is the machine's), so they do not nest; each saves and restores it all the same.
  */
 export class TierState {
   steps = 0

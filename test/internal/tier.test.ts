@@ -150,7 +150,7 @@ describe("compiled tier", () => {
     expect(tier).toMatchObject({ _tag: "BudgetExceeded", budget: "memory" })
   })
 
-  it("runs a term inside another's trace listener", () => {
+  it("runs a term inside another's trace listener (the outer run streams its events, so it is the machine's)", () => {
     const count = T.lam("n", T.if(T.binary("lt", T.var("n"), T.lit(1)), T.continue(T.lit("done")), T.app(T.self, T.binary("sub", T.var("n"), T.lit(1)))))
     const sum = T.lam("xs", T.fold(T.lam("p", T.binary("add", T.unary("fst", T.var("p")), T.unary("snd", T.var("p")))), T.lit(0), T.var("xs")))
     const inner: Array<unknown> = []
