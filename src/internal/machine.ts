@@ -24,6 +24,7 @@ import { compile } from "./compile.ts"
 import { nestingOf } from "./nesting.ts"
 import * as Int from "./int.ts"
 import { binary, Fault, isTrue, listBytes, type Meter, typeError, unary } from "./operators.ts"
+import * as Tier from "./tier.ts"
 
 /** A lexical environment: one binding per frame, looked up by index. */
 export class Env {
@@ -280,6 +281,8 @@ export class Machine implements AgentMachine, Meter {
   private finished = false
   private requests = 0
   private touched = 0
+  /** For a machine not yet run: the input its code is applied to (`null`: none), for the compiled tier. */
+  private fresh: Code | null | undefined
 
   constructor(
     readonly config: MachineConfig,
@@ -297,7 +300,9 @@ export class Machine implements AgentMachine, Meter {
 
   /** Evaluate `term` in an empty environment. */
   static evaluate(config: MachineConfig, term: Term.Term, ctx: Ctx): Machine {
-    return new Machine(config, term, compile(term, undefined), undefined, ctx)
+    const m = new Machine(config, term, compile(term, undefined), undefined, ctx)
+    m.fresh = null
+    return m
   }
 
   /**
@@ -309,6 +314,7 @@ export class Machine implements AgentMachine, Meter {
     const inputCode =
       "term" in input ? compile(input.term, undefined) : new Code(Op.Const, Term.lit(null), undefined, undefined, undefined, input.value, undefined)
     m.pushFrame(K.RunInput, inputCode, undefined, ctx, undefined)
+    m.fresh = inputCode
     return m
   }
 
@@ -457,7 +463,7 @@ export class Machine implements AgentMachine, Meter {
   }
 
   /** Check the time and memory budgets; returns the time it read. */
-  private checkClock(): number {
+  checkClock(): number {
     const now = Date.now()
     if (now > this.config.counters.deadline) {
       throw new Exhausted("time", this.config.budget.timeMs, `time budget of ${this.config.budget.timeMs} ms exhausted`)
@@ -494,6 +500,20 @@ export class Machine implements AgentMachine, Meter {
    */
   run(sliceMs?: number): StepResult {
     if (this.finished) throw new Error("machine already finished")
+    const fresh = this.fresh
+    if (fresh !== undefined) {
+      this.fresh = undefined
+      // whole runs of pure code go to the compiled tier; slices, beta traces and runs whose
+      // events stream to a listener (which a restart here would tell them twice) stay here
+      const config = this.config
+      if (sliceMs === undefined && Tier.enabled() && (config.trace === "off" || (config.trace === "agent" && config.listener === undefined))) {
+        const outcome = Tier.run(this, this.code!, fresh ?? undefined, this.ctx)
+        if (outcome !== undefined) {
+          this.finished = true
+          return { _tag: "Done", value: outcome.value }
+        }
+      }
+    }
     // the slice's clock starts at its first check, so a run that reaches an oracle sooner never reads it
     this.sliceMs = sliceMs ?? Infinity
     this.sliceEnd = 0
@@ -666,18 +686,10 @@ export class Machine implements AgentMachine, Meter {
               value = ctx.self
               mode = Mode.Return
               continue
-            case Op.CodeOf: {
-              const name = code.x as string
-              const source = config.registry.get(name)
-              if (source !== undefined) value = new Value.Quoted(source)
-              else if (name === "self") {
-                if (ctx.self === undefined) throw new Fault("RuntimeError", 'code_of "self" used outside a tool')
-                if (!(ctx.self instanceof Value.Closure)) throw new Fault("RuntimeError", "self is not a function")
-                value = new Value.Quoted(ctx.self.term)
-              } else throw new Fault("RuntimeError", `unknown tool ${JSON.stringify(name)} in code_of`)
+            case Op.CodeOf:
+              value = this.codeOf(code.x as string, ctx)
               mode = Mode.Return
               continue
-            }
           }
         } else if (mode === Mode.Apply) {
           // apply `fn` to `value`
@@ -871,7 +883,7 @@ export class Machine implements AgentMachine, Meter {
             }
             case K.Continue:
               if (ctx.toolName === undefined) throw new Fault("RuntimeError", "continue used outside a tool")
-              if (agentTrace) this.record({ step: steps, kind: "continue", name: ctx.toolName, output: preview(Value.toText(value)) })
+              if (agentTrace) this.recordContinue(steps, ctx.toolName, value)
               value = new Value.Continuation(ctx.toolName, value, ctx.step + 1)
               continue
             case K.RunInput: {
@@ -912,8 +924,34 @@ export class Machine implements AgentMachine, Meter {
     }
   }
 
-  private stepsExceeded(steps: number): never {
+  /** Throw the step budget's error (the tier calls it too). */
+  stepsExceeded(steps: number): never {
     throw budgetError(this.config, "steps", this.config.budget.steps, steps, `step budget of ${this.config.budget.steps} exhausted`)
+  }
+
+  /** `code_of name`: a tool's code, or the running tool's own. */
+  codeOf(name: string, ctx: Ctx): Value.Quoted {
+    const source = this.config.registry.get(name)
+    if (source !== undefined) return new Value.Quoted(source)
+    if (name !== "self") throw new Fault("RuntimeError", `unknown tool ${JSON.stringify(name)} in code_of`)
+    if (ctx.self === undefined) throw new Fault("RuntimeError", 'code_of "self" used outside a tool')
+    if (!(ctx.self instanceof Value.Closure)) throw new Fault("RuntimeError", "self is not a function")
+    return new Value.Quoted(ctx.self.term)
+  }
+
+  /** Record the event of a `continue` at `step`. */
+  recordContinue(step: number, tool: string, input: Value.Value): void {
+    this.record({ step, kind: "continue", name: tool, output: preview(Value.toText(input)) })
+  }
+
+  /**
+   * The error of a run the compiled tier stopped with `error`, raised by the operation of node
+   * `at` (in `env` and `ctx`), after `steps` steps: the error the machine gives for it.
+   */
+  tierError(error: unknown, at: Code | undefined, env: Env | undefined, ctx: Ctx, steps: number): unknown {
+    this.finished = true
+    const node = at === undefined ? this.code! : error instanceof Fault || error instanceof Int.IntOverflow ? faultAt(at, env, ctx, this) : at
+    return this.toError(error, node, steps)
   }
 
   private toError(error: unknown, at: Code, steps: number): unknown {
