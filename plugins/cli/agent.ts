@@ -9,6 +9,7 @@ import { dirname, resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import { Agent, CliAgent, createRuntime, type LanguageModel, type MemoryStore, type Plugin, Providers, type Runtime, ShellTool, Term, Tools } from "lambdagent"
 import * as z from "zod"
+import { isStoreModule, loadStoreModule } from "./customStore.ts"
 import { CliError, ExitCode, readTextFile } from "./io.ts"
 import { offlineModel, type Unreachable, unreachable } from "./offline.ts"
 import { applySandbox, type SandboxChoice } from "./sandbox.ts"
@@ -136,17 +137,23 @@ type MemoryRequirement = import("lambdagent/yaml").MemoryRequirement
 
 /**
  * The store a config's memory uses: `local`, `redis`, `sqlite`, or (`strategy: custom`) the store
- * `customStore` names, which a plugin loaded with `--plugin` registers under that name.
+ * `customStore` names: a module (`./my-store.js#MyStore`, `my-package#MyStore`), loaded here and
+ * returned with the plugin that registers it, or a name a plugin loaded with `--plugin` registers.
  */
-const memoryStoreOf = (memory: MemoryRequirement | undefined, plugins: ReadonlyArray<Plugin.Plugin>): string => {
-  if (memory === undefined) return "local"
-  if (memory.strategy !== "custom") return memory.strategy
+const memoryStoreOf = async (
+  memory: MemoryRequirement | undefined,
+  plugins: ReadonlyArray<Plugin.Plugin>,
+  baseDir: string
+): Promise<{ readonly strategy: string; readonly plugin?: Plugin.Plugin }> => {
+  if (memory === undefined) return { strategy: "local" }
+  if (memory.strategy !== "custom") return { strategy: memory.strategy }
   const name = memory.customStore
-  if (name === undefined || name === "local" || name === "redis" || name === "sqlite") return name ?? "local"
-  if (plugins.some((plugin) => plugin.stores?.[name] !== undefined)) return name
+  if (name === undefined || name === "local" || name === "redis" || name === "sqlite") return { strategy: name ?? "local" }
+  if (plugins.some((plugin) => plugin.stores?.[name] !== undefined)) return { strategy: name }
+  if (isStoreModule(name)) return { strategy: name, plugin: await loadStoreModule(name, baseDir) }
   const known = plugins.flatMap((plugin) => Object.keys(plugin.stores ?? {}))
   throw new CliError(
-    `memory store ${JSON.stringify(name)} (memory.customStore) is not registered by any loaded plugin; load the plugin that registers it with --plugin MODULE (stores: ${["local", "redis", "sqlite", ...known].join(", ")})`,
+    `memory store ${JSON.stringify(name)} (memory.customStore) is not registered by any loaded plugin; load the plugin that registers it with --plugin MODULE, or name a module (./my-store.js#MyStore) (stores: ${["local", "redis", "sqlite", ...known].join(", ")})`,
     ExitCode.usage,
     "UnknownStore"
   )
@@ -363,11 +370,14 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
           notices
         })
   const memory = agent.compiled?.memory[0]
-  const strategy = settings.offline === true ? "local" : memoryStoreOf(memory, settings.plugins ?? [])
+  let strategy: string
   let referenced: Awaited<ReturnType<typeof referencedTools>>
   let plugins: ReadonlyArray<Plugin.Plugin>
   try {
-    plugins = [...(await memoryPlugins(strategy)), ...(settings.plugins ?? [])]
+    const store: Awaited<ReturnType<typeof memoryStoreOf>> =
+      settings.offline === true ? { strategy: "local" } : await memoryStoreOf(memory, settings.plugins ?? [], agent.baseDir)
+    strategy = store.strategy
+    plugins = [...(await memoryPlugins(strategy)), ...(store.plugin !== undefined ? [store.plugin] : []), ...(settings.plugins ?? [])]
     referenced = await referencedTools(agent, settings, notices)
   } catch (error) {
     await shared?.close()

@@ -223,6 +223,31 @@ describe("type: react", () => {
   })
 })
 
+describe("cli:NAME references (seed C14)", () => {
+  it("resolve cli:sub in localTools and chain tool steps to the program sub; the model sees sub", () => {
+    const react = compile({
+      type: "router",
+      router: {
+        classifier: { prompt: "which?" },
+        routes: { work: { type: "react", systemPrompt: "w", mcp: { localTools: ["cli:sub", "terminate"] } } },
+        default: { type: "chain", chain: { steps: [{ tool: "cli:sub" }, { prompt: "Polish." }] } }
+      },
+      cli: { agents: { sub: { command: "lambdagent run sub.yml --quiet -" } } }
+    })
+    const route = react.term as Term.Of<"Route">
+    expect((route.routes[0]![1] as Term.Of<"React">).tools).toEqual(["sub", "terminate"])
+    expect(Term.toJsonText(route.default!)).toContain('{"tool":"sub"}')
+    expect(react.tools.filter((t) => t.kind === "cli")).toEqual([
+      expect.objectContaining({ name: "sub", cli: { command: "lambdagent run sub.yml --quiet -" } })
+    ])
+  })
+
+  it("leave cli:NAME alone when no program has that name, so lint names the unknown tool", () => {
+    const agent = compile({ type: "react", systemPrompt: "x", mcp: { localTools: ["cli:other", "terminate"] }, cli: { agents: { sub: { command: "x" } } } })
+    expect((agent.term as Term.Of<"React">).tools).toContain("cli:other")
+  })
+})
+
 describe("type: chain", () => {
   const chain = {
     type: "chain",

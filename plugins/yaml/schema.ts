@@ -269,7 +269,11 @@ const MemorySchema = z
     size: count.describe("Entries read into each call (default 10).").optional(),
     ttl: count.describe("Seconds an entry lives; 0 = forever (default 0).").optional(),
     scope: z.enum(["session", "user", "global"]).describe("Whose memory (default session).").optional(),
-    customStore: name.describe("For strategy custom: the name of the store the runtime provides.").optional()
+    customStore: name
+      .describe(
+        "For strategy custom: a module (./my-store.js#MyStore relative to the config, or package#Export) exporting a store class, factory or object, or the name of a store a plugin registers."
+      )
+      .optional()
   })
   .meta({ id: "Memory", title: "Memory" })
 
@@ -707,7 +711,10 @@ export type A2AServerConfig = z.output<typeof A2AServerSchema>
 
 const RuntimeSchema = z
   .strictObject({
-    engine: z.enum(["recursive", "cek", "adaptive"]).describe("Recorded for compatibility: lambdagent has one evaluator.").optional(),
+    engine: z
+      .enum(["recursive", "cek", "adaptive"])
+      .describe("recursive (the default), cek or adaptive: recorded and printed by compile; every engine runs on the one explicit-stack machine.")
+      .optional(),
     maxSteps: positive.describe("Evaluator step budget.").optional(),
     timeout: seconds.describe("Seconds for a whole run.").optional(),
     maxLlmCalls: positive.describe("Most LLM calls in one run.").optional(),
