@@ -603,6 +603,14 @@ const CliAgentSchema = z.strictObject({
   description: text.describe("What the agent does, shown to the model.").optional()
 })
 
+const CliPipelineSchema = z
+  .strictObject({
+    steps: z.array(name).min(1).describe("The programs of cli.agents (or other tools) it runs, in order: steps [a, b] is a >> b."),
+    parallel: z.boolean().describe("Run every step on the same input and join their answers, instead of one after another (default false).").optional(),
+    description: text.describe("What the pipeline does, shown to the model.").optional()
+  })
+  .meta({ id: "CliPipeline", title: "CLI pipeline" })
+
 const SandboxSchema = z
   .strictObject({
     enabled: z
@@ -793,7 +801,8 @@ export const AgentFileSchema = AgentSchema.extend({
         })
         .describe("Serving this agent over the command line; not compiled, kept in CompiledAgent.runtime.cliServer for the runtime.")
         .optional(),
-      agents: z.record(name, CliAgentSchema).describe("Other programs called as tools: λx. exec(command, x).").optional()
+      agents: z.record(name, CliAgentSchema).describe("Other programs called as tools: λx. exec(command, x).").optional(),
+      pipelines: z.record(name, CliPipelineSchema).describe("Named compositions of programs, called as tools: steps [a, b] is λx. b(a(x)).").optional()
     })
     .describe("Command-line programs: serving this agent, and other programs called as tools.")
     .optional(),
@@ -1035,3 +1044,16 @@ export type McpConfig = z.output<typeof McpSchema>
  * ```
  */
 export type CliAgentConfig = z.output<typeof CliAgentSchema>
+
+/**
+ * One parsed entry of `cli.pipelines`: a named composition of tools, called as one tool.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { CliPipelineConfig } from "lambdagent/yaml"
+ * const p: CliPipelineConfig = { steps: ["summarizer", "translator"], parallel: false }
+ * ```
+ */
+export type CliPipelineConfig = z.output<typeof CliPipelineSchema>

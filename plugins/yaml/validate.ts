@@ -582,8 +582,9 @@ export const validateConfig = (source: Source, options: ValidateOptions = {}): A
 /**
  * The file with every reference to a program of `cli.agents` written `cli:NAME` (the seed's name
  * for it) turned into `NAME`, the name the tool has: models see it, and providers allow no `:` in
- * a tool's name. References are the entries of `localTools` and the `tool` of chain steps; a
- * `cli:NAME` with no program `NAME` is left as written (and reported as an unknown tool).
+ * a tool's name. References are the entries of `localTools`, the `tool` of chain steps and the
+ * steps of `cli.pipelines`; a `cli:NAME` with no program `NAME` is left as written (and
+ * reported as an unknown tool).
  */
 const withBareCliNames = (file: AgentFile): AgentFile => {
   const programs = new Set(Object.keys(file.cli?.agents ?? {}))
@@ -593,7 +594,11 @@ const withBareCliNames = (file: AgentFile): AgentFile => {
     if (Array.isArray(value)) {
       if (key === "localTools") return value.map(bare)
       if (key === "steps")
-        return value.map((step) => walk(typeof step === "object" && step !== null && "tool" in step ? { ...step, tool: bare(step.tool) } : step, undefined))
+        return value.map((step) =>
+          typeof step === "string"
+            ? bare(step)
+            : walk(typeof step === "object" && step !== null && "tool" in step ? { ...step, tool: bare(step.tool) } : step, undefined)
+        )
       return value.map((v) => walk(v, undefined))
     }
     if (typeof value !== "object" || value === null) return value
