@@ -27,6 +27,8 @@ const loadLeanProgram = (): Program => {
   return nodeModule.createRequire(import.meta.url)("./yaml-main.cjs") as Program
 }
 
-const program: Promise<Program> = leanCommands.has(process.argv[2] ?? "") ? Promise.resolve().then(loadLeanProgram) : import("./program.js")
+// compile --dry-run builds each agent's runtime to reach its tools: the full program does that
+const lean = leanCommands.has(process.argv[2] ?? "") && !process.argv.includes("--dry-run")
+const program: Promise<Program> = lean ? Promise.resolve().then(loadLeanProgram) : import("./program.js")
 
 void program.then(({ main }) => main(process.argv))

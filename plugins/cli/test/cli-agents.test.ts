@@ -53,3 +53,47 @@ describe("programs of cli.agents and cli.pipelines, run by the CLI (seed §17.3,
     )
   })
 })
+
+describe("compile --dry-run (seed §15: every tool reachable)", () => {
+  const react = (tools: string) => `type: react\nsystemPrompt: Help.\nreact: {maxSteps: 3}\nmcp:\n  localTools: [terminate]\n${tools}`
+
+  it("finds every program on PATH and says so, exit 0", async () => {
+    const agent = write("reachable.yml", react(`cli:\n  agents:\n    upper: {command: "tr a-z A-Z"}\n`))
+    const r = await runCli(["compile", agent, "--dry-run"])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toContain(`Dry run of ${agent}: every tool reachable`)
+    expect(r.stdout).toMatch(/✓ reachable {2}upper \(cli\): /)
+    expect(r.stdout).toContain("Tool_CLI(upper)")
+  })
+
+  it("reports a missing program and an MCP server that does not answer, exit 1; --format json carries them", async () => {
+    const agent = write(
+      "unreachable.yml",
+      react(
+        `  onlineTool:\n    search: [web_search]\napp:\n  mcp:\n    custom:\n      nodes:\n        search: {url: "http://127.0.0.1:9", endpoint: /mcp}\ncli:\n  agents:\n    ghost: {command: "no-such-program-for-lambdagent --x"}\n`
+      )
+    )
+    const r = await runCli(["compile", agent, "--dry-run", "--timeout", "5"])
+    expect(r.code, r.stderr).toBe(1)
+    expect(r.stdout).toContain("some tools unreachable")
+    expect(r.stdout).toMatch(/✗ unreachable {2}ghost \(cli\): /)
+    expect(r.stdout).toMatch(/✗ unreachable {2}web_search \(mcp\): /)
+    const json = await runCli(["compile", agent, "--dry-run", "--format", "json"])
+    expect(json.code).toBe(1)
+    const report = JSON.parse(json.stdout) as {
+      exitCode: number
+      files: Array<{ dryRun: { ok: boolean; tools: Array<{ name: string; reachability: { ok: boolean } }> } }>
+    }
+    expect(report.exitCode).toBe(1)
+    expect(report.files[0]!.dryRun.ok).toBe(false)
+    expect(report.files[0]!.dryRun.tools.find((t) => t.name === "ghost")?.reachability.ok).toBe(false)
+  })
+
+  it("keeps compile's own exit code for a config that does not compile, and refuses --timeout without --dry-run", async () => {
+    const bad = write("bad.yml", "type: simple\n")
+    expect((await runCli(["compile", bad, "--dry-run"])).code).toBe(2)
+    const r = await runCli(["compile", bad, "--timeout", "3"])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain("--timeout goes with --dry-run")
+  })
+})
