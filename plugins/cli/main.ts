@@ -28,7 +28,7 @@ const loadLeanProgram = (): Program => {
 }
 
 // compile --dry-run builds each agent's runtime to reach its tools: the full program does that
-const lean = leanCommands.has(process.argv[2] ?? "") && !process.argv.includes("--dry-run")
+const lean = leanCommands.has(process.argv[2] ?? "") && !(process.argv[2] === "compile" && process.argv.includes("--dry-run"))
 const program: Promise<Program> = lean ? Promise.resolve().then(loadLeanProgram) : import("./program.js")
 
 void program.then(({ main }) => main(process.argv))

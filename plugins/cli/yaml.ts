@@ -90,10 +90,21 @@ const registerCommands = (program: Parameters<Registration>[0], run: Parameters<
     .option("--max-llm-calls <n>", "fail when the worst case makes more LLM calls", integer("--max-llm-calls", 0))
     .option("--max-tool-calls <n>", "fail when the worst case makes more tool calls", integer("--max-tool-calls", 0))
     .option("--format <format>", "text or json", textOrJson, "text")
+    .option("--fix", "repair what is mechanically fixable (missing terminate, unset maxSteps, numbers out of range), show the diff, then lint")
+    .option("--dry-run", "with --fix: show the diff and lint the repaired text, writing nothing")
     .action(
       async (
         target: string,
-        options: { level?: "error" | "warn" | "info"; rules?: string; ignore?: string; maxLlmCalls?: number; maxToolCalls?: number; format: "text" | "json" }
+        options: {
+          level?: "error" | "warn" | "info"
+          rules?: string
+          ignore?: string
+          maxLlmCalls?: number
+          maxToolCalls?: number
+          format: "text" | "json"
+          fix?: boolean
+          dryRun?: boolean
+        }
       ) =>
         run(
           async () => {
@@ -101,6 +112,7 @@ const registerCommands = (program: Parameters<Registration>[0], run: Parameters<
             const rules = list(options.rules)
             const ignore = list(options.ignore)
             const { maxLlmCalls, maxToolCalls } = options
+            if (options.dryRun === true && options.fix !== true) throw usageError("--dry-run goes with --fix")
             emit(
               yaml.lintCommand(target, {
                 format: options.format,
@@ -108,7 +120,9 @@ const registerCommands = (program: Parameters<Registration>[0], run: Parameters<
                 ...(rules !== undefined ? { rules } : {}),
                 ...(ignore !== undefined ? { ignore } : {}),
                 ...(maxLlmCalls !== undefined ? { maxLlmCalls } : {}),
-                ...(maxToolCalls !== undefined ? { maxToolCalls } : {})
+                ...(maxToolCalls !== undefined ? { maxToolCalls } : {}),
+                ...(options.fix === true ? { fix: true } : {}),
+                ...(options.dryRun === true ? { dryRun: true } : {})
               })
             )
           },
