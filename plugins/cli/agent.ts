@@ -12,6 +12,7 @@ import * as z from "zod"
 import { isStoreModule, loadStoreModule } from "./customStore.ts"
 import { CliError, ExitCode, readTextFile } from "./io.ts"
 import { offlineModel, type Unreachable, unreachable } from "./offline.ts"
+import { plainHttpTool } from "./plainHttpTool.ts"
 import { applySandbox, type SandboxChoice } from "./sandbox.ts"
 import { loadStorePlugin, openSharedMemory } from "./stores.ts"
 
@@ -177,7 +178,8 @@ type YamlToolReference = import("lambdagent/yaml").ToolReference
 const mcpReferencedTools = (
   refs: ReadonlyArray<YamlToolReference>,
   baseDir: string,
-  notices: Array<string>
+  notices: Array<string>,
+  env?: NodeJS.ProcessEnv
 ): { tools: Array<Tools.ToolDefinition>; close: () => Promise<void> } => {
   const byServer = new Map<string, Array<YamlToolReference>>()
   for (const ref of refs) byServer.set(ref.server ?? "mcp", [...(byServer.get(ref.server ?? "mcp") ?? []), ref])
@@ -229,7 +231,36 @@ const mcpReferencedTools = (
       }
       return toolset
     }
+    const plainOptions = {
+      server,
+      url: `${connection.url ?? ""}${connection.endpoint ?? ""}`,
+      ...(connection.headers !== undefined ? { headers: connection.headers } : {}),
+      ...(timeout !== undefined ? { timeout } : {}),
+      ...(retryOnFail !== undefined ? { retryOnFail } : {}),
+      ...(env !== undefined ? { env } : {})
+    }
+    if (connection.transport === "http" && connection.protocol === "http") {
+      for (const ref of serverRefs) tools.push(plainHttpTool(ref.name, plainOptions))
+      continue
+    }
+    // auto: MCP when the server answers MCP's handshake, else the plain protocol, decided once
+    let plain: boolean | undefined
+    const detect = async (): Promise<boolean> => {
+      if (plain === undefined) {
+        try {
+          await connect()
+          plain = false
+        } catch (error) {
+          plain = true
+          notices.push(
+            `[${server} does not speak MCP (${error instanceof Error ? error.message : String(error)}): its tools use the plain HTTP tool protocol, POST {tool, input}]`
+          )
+        }
+      }
+      return plain
+    }
     for (const ref of serverRefs) {
+      const viaPlain = connection.transport === "http" && connection.protocol === "auto" ? plainHttpTool(ref.name, plainOptions) : undefined
       tools.push({
         name: ref.name,
         kind: "mcp",
@@ -241,6 +272,7 @@ const mcpReferencedTools = (
         input: z.any(),
         timeoutMs: ((connection.timeout ?? 30) + 30) * 1000,
         run: async (input: unknown, { signal }) => {
+          if (viaPlain !== undefined && (await detect())) return Effect.runPromise(Tools.call(viaPlain, input), { signal })
           let found: Tools.ToolDefinition | undefined
           try {
             found = (await connect()).find((t) => t.name === `${server}/${ref.name}`)
@@ -324,7 +356,8 @@ const referencedTools = async (
   const mcp = mcpReferencedTools(
     compiled.tools.filter((t) => t.kind === "mcp"),
     agent.baseDir,
-    notices
+    notices,
+    settings.env
   )
   tools.push(...mcp.tools)
   tools.push(...(await a2aReferencedTools(compiled.tools, settings)))

@@ -147,6 +147,8 @@ export interface McpConnection {
   readonly command?: string
   readonly args?: ReadonlyArray<string>
   readonly env?: Readonly<Record<string, string>>
+  /** For `app.mcp.custom.nodes`: `mcp` (default), `http` (plain `POST {tool, input}` → `{output}`) or `auto`. */
+  readonly protocol?: "mcp" | "http" | "auto"
 }
 
 /**
@@ -1219,7 +1221,8 @@ class Compiler {
             url: node.url,
             ...(node.endpoint !== undefined ? { endpoint: node.endpoint } : {}),
             ...(node.headers !== undefined ? { headers: node.headers } : {}),
-            ...(node.timeout !== undefined ? { timeout: node.timeout } : {})
+            ...(node.timeout !== undefined ? { timeout: node.timeout } : {}),
+            ...(node.protocol !== undefined ? { protocol: node.protocol } : {})
           }
         }
       }

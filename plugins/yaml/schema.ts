@@ -578,7 +578,13 @@ const McpNodeSchema = z.strictObject({
   url: z.url().describe("Base URL of the MCP server."),
   endpoint: text.describe("Path appended to url.").optional(),
   headers: z.record(z.string(), z.string()).describe("HTTP headers; ${VAR} is left for the runtime to expand.").optional(),
-  timeout: seconds.describe("Seconds per call.").optional()
+  timeout: seconds.describe("Seconds per call.").optional(),
+  protocol: z
+    .enum(["mcp", "http", "auto"])
+    .describe(
+      "mcp (Streamable HTTP MCP, the default), http (the plain tool protocol: POST {tool, input} answers {output}) or auto (MCP when the server speaks it, else plain HTTP)."
+    )
+    .optional()
 })
 
 const McpServerSchema = z
