@@ -801,11 +801,16 @@ export const AgentFileSchema = AgentSchema.extend({
         .strictObject({
           enabled: z.boolean().describe("Whether to serve.").optional(),
           mode: z.enum(["pipe", "socket", "tcp"]).describe("How to serve: pipe (stdin/stdout), socket (a Unix socket) or tcp.").optional(),
-          format: z.enum(["text", "json", "jsonl"]).describe("How requests and answers are written.").optional(),
-          socketPath: name.describe("For mode socket: the socket's path.").optional(),
+          format: z
+            .enum(["text", "json", "jsonl"])
+            .describe("How requests and answers are written: text lines, or one JSON value a line ({input} in, {result} or {error} out) for json and jsonl.")
+            .optional(),
+          socketPath: name.describe("For mode socket: the socket's path, relative to the agent file.").optional(),
           port: z.number().int().min(0).max(65_535).describe("For mode tcp: the port.").optional()
         })
-        .describe("Serving this agent over the command line; not compiled, kept in CompiledAgent.runtime.cliServer for the runtime.")
+        .describe(
+          "Serving this agent over the command line, one request per line: lambdagent serve does so when enabled is true (or with --cli); kept in CompiledAgent.runtime.cliServer."
+        )
         .optional(),
       agents: z.record(name, CliAgentSchema).describe("Other programs called as tools: λx. exec(command, x).").optional(),
       pipelines: z.record(name, CliPipelineSchema).describe("Named compositions of programs, called as tools: steps [a, b] is λx. b(a(x)).").optional()
