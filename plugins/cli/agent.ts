@@ -9,8 +9,10 @@ import { dirname, resolve } from "node:path"
 import * as Effect from "effect/Effect"
 import { Agent, CliAgent, createRuntime, type LanguageModel, type MemoryStore, type Plugin, Providers, type Runtime, ShellTool, Term, Tools } from "lambdagent"
 import * as z from "zod"
+import { isStoreModule, loadStoreModule } from "./customStore.ts"
 import { CliError, ExitCode, readTextFile } from "./io.ts"
 import { offlineModel, type Unreachable, unreachable } from "./offline.ts"
+import { plainHttpTool } from "./plainHttpTool.ts"
 import { applySandbox, type SandboxChoice } from "./sandbox.ts"
 import { loadStorePlugin, openSharedMemory } from "./stores.ts"
 
@@ -147,17 +149,23 @@ type MemoryRequirement = import("lambdagent/yaml").MemoryRequirement
 
 /**
  * The store a config's memory uses: `local`, `redis`, `sqlite`, or (`strategy: custom`) the store
- * `customStore` names, which a plugin loaded with `--plugin` registers under that name.
+ * `customStore` names: a module (`./my-store.js#MyStore`, `my-package#MyStore`), loaded here and
+ * returned with the plugin that registers it, or a name a plugin loaded with `--plugin` registers.
  */
-const memoryStoreOf = (memory: MemoryRequirement | undefined, plugins: ReadonlyArray<Plugin.Plugin>): string => {
-  if (memory === undefined) return "local"
-  if (memory.strategy !== "custom") return memory.strategy
+const memoryStoreOf = async (
+  memory: MemoryRequirement | undefined,
+  plugins: ReadonlyArray<Plugin.Plugin>,
+  baseDir: string
+): Promise<{ readonly strategy: string; readonly plugin?: Plugin.Plugin }> => {
+  if (memory === undefined) return { strategy: "local" }
+  if (memory.strategy !== "custom") return { strategy: memory.strategy }
   const name = memory.customStore
-  if (name === undefined || name === "local" || name === "redis" || name === "sqlite") return name ?? "local"
-  if (plugins.some((plugin) => plugin.stores?.[name] !== undefined)) return name
+  if (name === undefined || name === "local" || name === "redis" || name === "sqlite") return { strategy: name ?? "local" }
+  if (plugins.some((plugin) => plugin.stores?.[name] !== undefined)) return { strategy: name }
+  if (isStoreModule(name)) return { strategy: name, plugin: await loadStoreModule(name, baseDir) }
   const known = plugins.flatMap((plugin) => Object.keys(plugin.stores ?? {}))
   throw new CliError(
-    `memory store ${JSON.stringify(name)} (memory.customStore) is not registered by any loaded plugin; load the plugin that registers it with --plugin MODULE (stores: ${["local", "redis", "sqlite", ...known].join(", ")})`,
+    `memory store ${JSON.stringify(name)} (memory.customStore) is not registered by any loaded plugin; load the plugin that registers it with --plugin MODULE, or name a module (./my-store.js#MyStore) (stores: ${["local", "redis", "sqlite", ...known].join(", ")})`,
     ExitCode.usage,
     "UnknownStore"
   )
@@ -181,7 +189,8 @@ type YamlToolReference = import("lambdagent/yaml").ToolReference
 const mcpReferencedTools = (
   refs: ReadonlyArray<YamlToolReference>,
   baseDir: string,
-  notices: Array<string>
+  notices: Array<string>,
+  env?: NodeJS.ProcessEnv
 ): { tools: Array<Tools.ToolDefinition>; close: () => Promise<void> } => {
   const byServer = new Map<string, Array<YamlToolReference>>()
   for (const ref of refs) byServer.set(ref.server ?? "mcp", [...(byServer.get(ref.server ?? "mcp") ?? []), ref])
@@ -233,7 +242,36 @@ const mcpReferencedTools = (
       }
       return toolset
     }
+    const plainOptions = {
+      server,
+      url: `${connection.url ?? ""}${connection.endpoint ?? ""}`,
+      ...(connection.headers !== undefined ? { headers: connection.headers } : {}),
+      ...(timeout !== undefined ? { timeout } : {}),
+      ...(retryOnFail !== undefined ? { retryOnFail } : {}),
+      ...(env !== undefined ? { env } : {})
+    }
+    if (connection.transport === "http" && connection.protocol === "http") {
+      for (const ref of serverRefs) tools.push(plainHttpTool(ref.name, plainOptions))
+      continue
+    }
+    // auto: MCP when the server answers MCP's handshake, else the plain protocol, decided once
+    let plain: boolean | undefined
+    const detect = async (): Promise<boolean> => {
+      if (plain === undefined) {
+        try {
+          await connect()
+          plain = false
+        } catch (error) {
+          plain = true
+          notices.push(
+            `[${server} does not speak MCP (${error instanceof Error ? error.message : String(error)}): its tools use the plain HTTP tool protocol, POST {tool, input}]`
+          )
+        }
+      }
+      return plain
+    }
     for (const ref of serverRefs) {
+      const viaPlain = connection.transport === "http" && connection.protocol === "auto" ? plainHttpTool(ref.name, plainOptions) : undefined
       tools.push({
         name: ref.name,
         kind: "mcp",
@@ -245,6 +283,7 @@ const mcpReferencedTools = (
         input: z.any(),
         timeoutMs: ((connection.timeout ?? 30) + 30) * 1000,
         run: async (input: unknown, { signal }) => {
+          if (viaPlain !== undefined && (await detect())) return Effect.runPromise(Tools.call(viaPlain, input), { signal })
           let found: Tools.ToolDefinition | undefined
           try {
             found = (await connect()).find((t) => t.name === `${server}/${ref.name}`)
@@ -328,7 +367,8 @@ const referencedTools = async (
   const mcp = mcpReferencedTools(
     compiled.tools.filter((t) => t.kind === "mcp"),
     agent.baseDir,
-    notices
+    notices,
+    settings.env
   )
   tools.push(...mcp.tools)
   tools.push(...(await a2aReferencedTools(compiled.tools, settings)))
@@ -380,11 +420,14 @@ export const buildRuntime = async (agent: LoadedAgent, settings: RuntimeSettings
           notices
         })
   const memory = agent.compiled?.memory[0]
-  const strategy = settings.offline === true ? "local" : memoryStoreOf(memory, settings.plugins ?? [])
+  let strategy: string
   let referenced: Awaited<ReturnType<typeof referencedTools>>
   let plugins: ReadonlyArray<Plugin.Plugin>
   try {
-    plugins = [...(await memoryPlugins(strategy)), ...(settings.plugins ?? [])]
+    const store: Awaited<ReturnType<typeof memoryStoreOf>> =
+      settings.offline === true ? { strategy: "local" } : await memoryStoreOf(memory, settings.plugins ?? [], agent.baseDir)
+    strategy = store.strategy
+    plugins = [...(await memoryPlugins(strategy)), ...(store.plugin !== undefined ? [store.plugin] : []), ...(settings.plugins ?? [])]
     referenced = await referencedTools(agent, settings, notices)
   } catch (error) {
     await shared?.close()

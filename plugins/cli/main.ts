@@ -31,7 +31,9 @@ const loadLeanProgram = (): Program => {
   return requireProgram("./yaml-main.cjs")
 }
 
-const program: Promise<Program> = leanCommands.has(process.argv[2] ?? "")
+// compile --dry-run builds each agent's runtime to reach its tools: the full program does that
+const lean = leanCommands.has(process.argv[2] ?? "") && !(process.argv[2] === "compile" && process.argv.includes("--dry-run"))
+const program: Promise<Program> = lean
   ? Promise.resolve().then(loadLeanProgram)
   : servesPureTools(process.argv, process.env)
     ? Promise.resolve().then(() => requireProgram("./mcp-main.cjs"))

@@ -7,7 +7,8 @@ import { mcpRegistration } from "./mcp.ts"
 import { registerRag } from "./rag.ts"
 import { registerRun } from "./run.ts"
 import { registerServe } from "./serve.ts"
-import { registerYaml } from "./yaml.ts"
+import { compileDryRun } from "./compileDryRun.ts"
+import { yamlCommands } from "./yaml.ts"
 import { registerTrace } from "./trace.ts"
 import { registerTools } from "./tools.ts"
 import { registerRepl } from "./repl.ts"
@@ -30,7 +31,7 @@ export const main = (argv: ReadonlyArray<string>): Promise<void> =>
     [
       registerEval,
       registerRun,
-      registerYaml,
+      yamlCommands(compileDryRun),
       registerServe,
       registerRag,
       registerMcp,

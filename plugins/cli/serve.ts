@@ -8,6 +8,7 @@ import { type Host, noPlugins, pluginTools } from "./plugins.ts"
 import type { Registration } from "./shell.ts"
 import { Term } from "lambdagent"
 import { buildRuntime, loadAgent, shellTools } from "./agent.ts"
+import { serveCli } from "./cliServer.ts"
 import { parseSandboxFlag, SANDBOX_FLAGS, SANDBOX_HELP } from "./sandbox.ts"
 import { OTEL_FLAGS, OTEL_HELP, otelOptions } from "./otel.ts"
 import { bearerToken, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
@@ -30,11 +31,13 @@ interface ServeOptions {
   readonly pausedDir?: string
   readonly otel?: string
   readonly ws?: boolean
+  readonly cli?: boolean
 }
 
 export const serveCommand = async (config: string, options: ServeOptions, host: Host = noPlugins): Promise<void> => {
-  if (options.mcp === true && options.a2a === true) throw usageError("choose one of --mcp and --a2a")
-  if (options.ws === true && (options.mcp === true || options.a2a === true)) throw usageError("--ws applies to plain serve only (not --mcp or --a2a)")
+  if ([options.mcp, options.a2a, options.cli].filter((o) => o === true).length > 1) throw usageError("choose one of --mcp, --a2a and --cli")
+  if (options.ws === true && (options.mcp === true || options.a2a === true || options.cli === true))
+    throw usageError("--ws applies to plain serve only (not --mcp, --a2a or --cli)")
   if (options.mcp !== true && options.http !== undefined) {
     throw usageError("--http applies to --mcp only (plain serve and --a2a listen with --port)")
   }
@@ -66,6 +69,20 @@ export const serveCommand = async (config: string, options: ServeOptions, host: 
       ...(options.http !== undefined ? { http: options.http } : {}),
       ...(options.host !== undefined ? { host: options.host } : {}),
       ...mcpSecurity
+    })
+    await close()
+    return
+  }
+  const cliServer = agent.compiled?.config.cli?.server
+  if (
+    options.cli === true ||
+    (cliServer?.enabled === true && options.a2a !== true && options.ws !== true && agent.compiled?.config.a2a?.server === undefined)
+  ) {
+    await serveCli(agent.term, runtime, cliServer ?? {}, {
+      baseDir: agent.baseDir,
+      ...(options.host !== undefined ? { host: options.host } : {}),
+      ...(options.port !== undefined ? { port: options.port } : {}),
+      log: (line) => process.stderr.write(`${line}\n`)
     })
     await close()
     return
@@ -123,6 +140,10 @@ export const registerServe: Registration = (program, run, host) => {
     .option("--tool <NAME=CMD>", "a shell command as a tool (repeatable)", collect, [])
     .option(SANDBOX_FLAGS, SANDBOX_HELP)
     .option(OTEL_FLAGS, OTEL_HELP)
+    .option(
+      "--cli",
+      "serve over the command line as the config's cli.server says: one request per line on stdin (pipe), a Unix socket or a TCP port (the default when cli.server.enabled is true)"
+    )
     .option("--ws", "also stream runs over WebSocket at /ws (off by default)")
     .option("--paused-dir <dir>", "keep runs paused at an ask in this directory, across restarts (default: in memory); POST /runs/:id/resume goes on")
     .option("--mcp", "serve the agent as one MCP tool (stdio, or Streamable HTTP with --http)")

@@ -1,6 +1,7 @@
 /**
  * `lambdagent compile | lint | migrate | lambda | skills list`: the YAML plugin's commands.
  */
+import type { Host } from "./plugins.ts"
 import type { Registration } from "./shell.ts"
 import { integer, oneOf, textOrJson, usageError } from "./options.ts"
 
@@ -31,16 +32,48 @@ const compileFormat = (text: string): "text" | "json" => {
   return textOrJson(text)
 }
 
-export const registerYaml: Registration = (program, run) => {
+/** `compile --dry-run`: compile, then check every tool's reachability (the full program provides it). */
+export type CompileDryRun = (
+  target: string,
+  options: { readonly format: "text" | "json"; readonly validate?: boolean; readonly timeoutMs?: number },
+  host: Host
+) => Promise<{ readonly stdout: string; readonly stderr: string; readonly exitCode: number }>
+
+/** The YAML commands; `dryRun` is given by the full program (the lean one starts no runtime). */
+export const yamlCommands =
+  (dryRun?: CompileDryRun): Registration =>
+  (program, run, host) => {
+    registerCommands(program, run, host, dryRun)
+  }
+
+const registerCommands = (program: Parameters<Registration>[0], run: Parameters<Registration>[1], host: Host, dryRun: CompileDryRun | undefined) => {
   program
     .command("compile")
     .description("compile agent configs (a file or a directory) and print their lambda structure")
     .argument("<target>", "a .yml/.yaml file or a directory of them")
     .option("--format <format>", "text or json (python is refused: no Python source is generated)", compileFormat, "text")
     .option("--validate", "also lint; lint errors give exit code 3")
-    .action(async (target: string, options: { format: "text" | "json"; validate?: boolean }) =>
+    .option("--dry-run", "also check that every tool can be reached (MCP servers pinged, programs found on PATH); exit 1 if one cannot")
+    .option("--timeout <seconds>", "with --dry-run: how long to wait for each server (default 2)", integer("--timeout", 1))
+    .action(async (target: string, options: { format: "text" | "json"; validate?: boolean; dryRun?: boolean; timeout?: number }) =>
       run(
         async () => {
+          if (options.dryRun === true) {
+            if (dryRun === undefined) throw usageError("--dry-run needs the full lambdagent program")
+            emit(
+              await dryRun(
+                target,
+                {
+                  format: options.format,
+                  ...(options.validate === true ? { validate: true } : {}),
+                  ...(options.timeout !== undefined ? { timeoutMs: options.timeout * 1000 } : {})
+                },
+                host
+              )
+            )
+            return
+          }
+          if (options.timeout !== undefined) throw usageError("--timeout goes with --dry-run")
           const yaml = await import("lambdagent/yaml")
           emit(yaml.compileCommand(target, { format: options.format, ...(options.validate === true ? { validate: true } : {}) }))
         },
@@ -57,10 +90,21 @@ export const registerYaml: Registration = (program, run) => {
     .option("--max-llm-calls <n>", "fail when the worst case makes more LLM calls", integer("--max-llm-calls", 0))
     .option("--max-tool-calls <n>", "fail when the worst case makes more tool calls", integer("--max-tool-calls", 0))
     .option("--format <format>", "text or json", textOrJson, "text")
+    .option("--fix", "repair what is mechanically fixable (missing terminate, unset maxSteps, numbers out of range), show the diff, then lint")
+    .option("--dry-run", "with --fix: show the diff and lint the repaired text, writing nothing")
     .action(
       async (
         target: string,
-        options: { level?: "error" | "warn" | "info"; rules?: string; ignore?: string; maxLlmCalls?: number; maxToolCalls?: number; format: "text" | "json" }
+        options: {
+          level?: "error" | "warn" | "info"
+          rules?: string
+          ignore?: string
+          maxLlmCalls?: number
+          maxToolCalls?: number
+          format: "text" | "json"
+          fix?: boolean
+          dryRun?: boolean
+        }
       ) =>
         run(
           async () => {
@@ -68,6 +112,7 @@ export const registerYaml: Registration = (program, run) => {
             const rules = list(options.rules)
             const ignore = list(options.ignore)
             const { maxLlmCalls, maxToolCalls } = options
+            if (options.dryRun === true && options.fix !== true) throw usageError("--dry-run goes with --fix")
             emit(
               yaml.lintCommand(target, {
                 format: options.format,
@@ -75,7 +120,9 @@ export const registerYaml: Registration = (program, run) => {
                 ...(rules !== undefined ? { rules } : {}),
                 ...(ignore !== undefined ? { ignore } : {}),
                 ...(maxLlmCalls !== undefined ? { maxLlmCalls } : {}),
-                ...(maxToolCalls !== undefined ? { maxToolCalls } : {})
+                ...(maxToolCalls !== undefined ? { maxToolCalls } : {}),
+                ...(options.fix === true ? { fix: true } : {}),
+                ...(options.dryRun === true ? { dryRun: true } : {})
               })
             )
           },

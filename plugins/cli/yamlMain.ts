@@ -5,10 +5,10 @@
  */
 import * as z from "zod"
 import { runProgram } from "./shell.ts"
-import { registerYaml } from "./yaml.ts"
+import { yamlCommands } from "./yaml.ts"
 
 // The bundle has its own copy of zod and validates a handful of configs per process: compiling
 // specialised parsers first (zod's default) costs more than it saves (~5 ms per lint).
 z.config({ jitless: true })
 
-export const main = (argv: ReadonlyArray<string>): Promise<void> => runProgram(argv, [registerYaml])
+export const main = (argv: ReadonlyArray<string>): Promise<void> => runProgram(argv, [yamlCommands()])

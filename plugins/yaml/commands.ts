@@ -7,15 +7,17 @@
  * @since 0.1.0
  * @module
  */
-import { readdirSync, statSync } from "node:fs"
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Term } from "lambdagent"
 import { type CompiledAgent, loadConfig, type Overrides, subAgentToolName } from "./compile.ts"
 import { description, describe, toLambdaExpr } from "./describe.ts"
 import { formatIssue, isYamlError, type YamlError } from "./errors.ts"
 import { lint, type LintOptions, type LintResult } from "./lint.ts"
+import { type Fix, fixConfig } from "./fix.ts"
 import { errorReport, formatLintText, lintExitCode, lintReport } from "./report.ts"
 import { lintRules } from "./rules.ts"
+import { unifiedDiff } from "./diff.ts"
 
 /**
  * What a command prints and how it exits.
@@ -215,6 +217,10 @@ export const compileCommand = (target: string, options: CompileCommandOptions = 
 export interface LintCommandOptions extends LintOptions {
   /** `text` (default) or `json` (see `LintReportSchema`). */
   readonly format?: "text" | "json"
+  /** `--fix`: repair what is mechanically fixable (see `fixConfig`), show the diff, lint the result. */
+  readonly fix?: boolean
+  /** With `fix`: show the diff and lint the repaired text, writing nothing. */
+  readonly dryRun?: boolean
 }
 
 /**
@@ -243,10 +249,39 @@ export const lintCommand = (target: string, options: LintCommandOptions = {}): C
       exitCode: 2
     }
   }
+  if (options.fix === true) return lintFixed(files, options, format)
   const results = files.map((file) => lint({ path: file }, options))
   const exitCode = lintExitCode(results)
   if (format === "json") return { stdout: jsonText(lintReport(results)), stderr: "", exitCode }
   return { stdout: `${formatLintText(results, { summary: options.level === undefined || options.level === "info" })}\n`, stderr: "", exitCode }
+}
+
+/** `lint --fix [--dry-run]`: repair each file (or only show how), then lint the repaired text. */
+const lintFixed = (files: ReadonlyArray<string>, options: LintCommandOptions, format: "text" | "json"): CommandResult => {
+  const dryRun = options.dryRun === true
+  const repaired: Array<{ readonly file: string; readonly fixes: ReadonlyArray<Fix>; readonly diff: string }> = []
+  const results = files.map((file) => {
+    const before = readFileSync(file, "utf8")
+    const { text, fixes } = fixConfig(before)
+    repaired.push({ file, fixes, diff: unifiedDiff(before, text, { from: file, to: `${file} (fixed)` }) })
+    if (fixes.length > 0 && !dryRun) writeFileSync(file, text)
+    return lint(dryRun ? { text, file } : { path: file }, options)
+  })
+  const exitCode = lintExitCode(results)
+  if (format === "json") return { stdout: jsonText({ ...lintReport(results), dryRun, fixed: repaired }), stderr: "", exitCode }
+  const count = repaired.reduce((n, r) => n + r.fixes.length, 0)
+  const summary =
+    count === 0
+      ? "lint --fix: nothing to fix"
+      : `lint --fix: ${count} fix${count === 1 ? "" : "es"} ${dryRun ? "would be made (--dry-run: nothing written)" : "made"}:\n${repaired
+          .flatMap((r) => r.fixes.map((f) => `  ${r.file}: ${f.rule} ${f.field}: ${f.message}`))
+          .join("\n")}`
+  const diffs = repaired.map((r) => r.diff).join("")
+  return {
+    stdout: `${diffs}${diffs === "" ? "" : "\n"}${formatLintText(results, { summary: options.level === undefined || options.level === "info" })}\n`,
+    stderr: `${summary}\n`,
+    exitCode
+  }
 }
 
 /**

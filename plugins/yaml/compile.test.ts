@@ -223,6 +223,75 @@ describe("type: react", () => {
   })
 })
 
+describe("cli:NAME references (seed C14)", () => {
+  it("resolve cli:sub in localTools and chain tool steps to the program sub; the model sees sub", () => {
+    const react = compile({
+      type: "router",
+      router: {
+        classifier: { prompt: "which?" },
+        routes: { work: { type: "react", systemPrompt: "w", mcp: { localTools: ["cli:sub", "terminate"] } } },
+        default: { type: "chain", chain: { steps: [{ tool: "cli:sub" }, { prompt: "Polish." }] } }
+      },
+      cli: { agents: { sub: { command: "lambdagent run sub.yml --quiet -" } } }
+    })
+    const route = react.term as Term.Of<"Route">
+    expect((route.routes[0]![1] as Term.Of<"React">).tools).toEqual(["sub", "terminate"])
+    expect(Term.toJsonText(route.default!)).toContain('{"tool":"sub"}')
+    expect(react.tools.filter((t) => t.kind === "cli")).toEqual([
+      expect.objectContaining({ name: "sub", cli: { command: "lambdagent run sub.yml --quiet -" } })
+    ])
+  })
+
+  it("leave cli:NAME alone when no program has that name, so lint names the unknown tool", () => {
+    const agent = compile({ type: "react", systemPrompt: "x", mcp: { localTools: ["cli:other", "terminate"] }, cli: { agents: { sub: { command: "x" } } } })
+    expect((agent.term as Term.Of<"React">).tools).toContain("cli:other")
+  })
+})
+
+describe("cli.pipelines (seed §17.3)", () => {
+  const programs = { summarizer: { command: "sum" }, translator: { command: "tr" } }
+
+  it("compiles a pipeline to its steps composed, and parallel: true to the steps side by side, joined", () => {
+    const agent = compile({
+      type: "chain",
+      chain: { steps: [{ tool: "research_and_translate" }, { tool: "both" }] },
+      cli: {
+        agents: programs,
+        pipelines: { research_and_translate: { steps: ["summarizer", "translator"] }, both: { steps: ["summarizer", "cli:translator"], parallel: true } }
+      }
+    })
+    const [serial, side] = (agent.term as Term.Of<"Compose">).stages
+    expect(Term.toJsonText(serial!)).toBe('{"compose":[{"tool":"summarizer"},{"tool":"translator"}]}')
+    expect(side).toMatchObject({
+      _tag: "Par",
+      merge: "concat",
+      branches: [
+        { _tag: "Tool", name: "summarizer" },
+        { _tag: "Tool", name: "translator" }
+      ]
+    })
+    expect(agent.tools.map((t) => `${t.name}:${t.kind}`).sort()).toEqual(["summarizer:cli", "translator:cli"])
+  })
+
+  it("gives the top-level react agent every pipeline as an agent tool, described by its steps", () => {
+    const agent = compile({
+      type: "react",
+      systemPrompt: "Help.",
+      mcp: { localTools: ["terminate"] },
+      cli: { agents: programs, pipelines: { research_and_translate: { steps: ["summarizer", "translator"] } } }
+    })
+    const react = agent.term as Term.Of<"React">
+    expect(react.tools).toContain("research_and_translate")
+    expect(react.agents?.find(([name]) => name === "research_and_translate")?.[1]._tag).toBe("Compose")
+    expect(Term.toJsonText(agent.term)).toContain("- research_and_translate: the pipeline summarizer >> translator")
+  })
+
+  it("refuses a pipeline with no steps or an unknown field", () => {
+    expect(() => compile({ type: "simple", systemPrompt: "x", cli: { pipelines: { p: { steps: [] } } } })).toThrow(/cli\.pipelines\.p\.steps/)
+    expect(() => compile({ type: "simple", systemPrompt: "x", cli: { pipelines: { p: { steps: ["a"], serial: true } } } })).toThrow(/serial/)
+  })
+})
+
 describe("type: chain", () => {
   const chain = {
     type: "chain",

@@ -34,6 +34,7 @@ import type {
   AgentFile,
   AgentType,
   CliAgentConfig,
+  CliPipelineConfig,
   GuardConfig,
   McpConfig,
   ModelConfig,
@@ -146,6 +147,8 @@ export interface McpConnection {
   readonly command?: string
   readonly args?: ReadonlyArray<string>
   readonly env?: Readonly<Record<string, string>>
+  /** For `app.mcp.custom.nodes`: `mcp` (default), `http` (plain `POST {tool, input}` → `{output}`) or `auto`. */
+  readonly protocol?: "mcp" | "http" | "auto"
 }
 
 /**
@@ -683,14 +686,21 @@ const skillText = (skill: SkillConfig): string | undefined => {
 }
 
 interface AgentTool {
-  readonly kind: "subagent" | "skill"
+  readonly kind: "subagent" | "skill" | "pipeline"
   readonly key: string
   readonly path: FieldPath
   readonly description: string | undefined
   readonly config?: SubAgentConfig
   readonly skill?: SkillConfig
+  readonly pipeline?: CliPipelineConfig
   term?: Term.Term
 }
+
+/** How the model is told what an agent tool without a description does. */
+const agentToolSummary = (tool: AgentTool): string =>
+  tool.pipeline !== undefined
+    ? `the pipeline ${tool.pipeline.steps.join(tool.pipeline.parallel === true ? " ∥ " : " >> ")}`
+    : `the ${tool.kind === "skill" ? "skill" : "sub-agent"} ${tool.key}`
 
 /** Where a file sits among the sub-agent files being compiled (to refuse cycles). */
 interface FileContext {
@@ -731,6 +741,10 @@ class Compiler {
   ) {
     for (const [name, sub] of Object.entries(file.subAgents ?? {})) {
       this.agentTools.set(subAgentToolName(name, sub), { kind: "subagent", key: name, path: ["subAgents", name], description: sub.description, config: sub })
+    }
+    for (const [name, pipeline] of Object.entries(file.cli?.pipelines ?? {})) {
+      if (!this.agentTools.has(name))
+        this.agentTools.set(name, { kind: "pipeline", key: name, path: ["cli", "pipelines", name], description: pipeline.description, pipeline })
     }
     file.skills?.forEach((skill, i) => {
       if (!this.agentTools.has(skill.name))
@@ -870,6 +884,7 @@ class Compiler {
     if (isRoot && !disabled) {
       this.file.mcpServers?.forEach((s, i) => s.tools?.forEach((t, j) => push(t, ["mcpServers", i, "tools", j], true)))
       for (const name of Object.keys(this.file.cli?.agents ?? {})) push(name, ["cli", "agents", name], true)
+      for (const name of Object.keys(this.file.cli?.pipelines ?? {})) push(name, ["cli", "pipelines", name], true)
       this.file.a2a?.clients?.forEach((c, i) => push(c.name, ["a2a", "clients", i, "name"], true))
       this.overrides.tools?.forEach((t) => push(toolName(t), [...path, "type"], true))
       for (const [name, sub] of Object.entries(this.file.subAgents ?? {})) push(subAgentToolName(name, sub), ["subAgents", name], true)
@@ -1002,7 +1017,9 @@ class Compiler {
     const name = step.name ?? `step${i + 1}`
     let core =
       step.tool !== undefined
-        ? this.tool(step.tool, [...at, "tool"], agent, agent.mcp?.localTools?.includes(step.tool) ?? false)
+        ? this.isAgentTool(step.tool)
+          ? this.mark(this.agentToolTerm(step.tool), [...at, "tool"])
+          : this.tool(step.tool, [...at, "tool"], agent, agent.mcp?.localTools?.includes(step.tool) ?? false)
         : step.ask !== undefined
           ? this.mark(Term.ask(step.ask), [...at, "ask"])
           : this.llm(step.prompt ?? "", name, mergeModel(model, step.model), at, undefined, step.output)
@@ -1058,15 +1075,26 @@ class Compiler {
     this.building.push(name)
     try {
       tool.term =
-        tool.skill !== undefined
-          ? this.agent(tool.skill.agent, [...tool.path, "agent"], this.file.model, tool.key, false)
-          : tool.config!.inline !== undefined
-            ? this.agent(tool.config!.inline, [...tool.path, "inline"], this.file.model, tool.key, false)
-            : this.subAgentFile(tool)
+        tool.pipeline !== undefined
+          ? this.pipeline(tool.pipeline, tool.path)
+          : tool.skill !== undefined
+            ? this.agent(tool.skill.agent, [...tool.path, "agent"], this.file.model, tool.key, false)
+            : tool.config!.inline !== undefined
+              ? this.agent(tool.config!.inline, [...tool.path, "inline"], this.file.model, tool.key, false)
+              : this.subAgentFile(tool)
     } finally {
       this.building.pop()
     }
     return tool.term
+  }
+
+  /** A pipeline of `cli.pipelines`: its steps composed (`a >> b`), or run side by side and joined. */
+  private pipeline(pipeline: CliPipelineConfig, path: FieldPath): Term.Term {
+    const steps = pipeline.steps.map((step, i) => {
+      const at = [...path, "steps", i]
+      return this.isAgentTool(step) ? this.mark(this.agentToolTerm(step), at) : this.tool(step, at, {}, false)
+    })
+    return this.mark(pipeline.parallel === true ? Term.par(steps, "concat") : Term.compose(steps), path)
   }
 
   private subAgentFile(tool: AgentTool): Term.Term {
@@ -1093,9 +1121,7 @@ class Compiler {
   private agentToolDocs(names: ReadonlyArray<string>): string {
     const lines = names.flatMap((n) => {
       const tool = this.agentTools.get(n)
-      return tool === undefined
-        ? []
-        : [`- ${n}: ${tool.description ?? `the ${tool.kind === "skill" ? "skill" : "sub-agent"} ${tool.key}`} Arguments: {"task": "<what to do>"}`]
+      return tool === undefined ? [] : [`- ${n}: ${tool.description ?? agentToolSummary(tool)} Arguments: {"task": "<what to do>"}`]
     })
     return lines.length === 0 ? "" : `\n\n## Agents you can call as tools\n${lines.join("\n")}`
   }
@@ -1195,7 +1221,8 @@ class Compiler {
             url: node.url,
             ...(node.endpoint !== undefined ? { endpoint: node.endpoint } : {}),
             ...(node.headers !== undefined ? { headers: node.headers } : {}),
-            ...(node.timeout !== undefined ? { timeout: node.timeout } : {})
+            ...(node.timeout !== undefined ? { timeout: node.timeout } : {}),
+            ...(node.protocol !== undefined ? { protocol: node.protocol } : {})
           }
         }
       }

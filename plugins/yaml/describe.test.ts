@@ -1,6 +1,6 @@
 import { Evaluator, Term, Value } from "lambdagent"
 import { describe as group, expect, it } from "vitest"
-import { fromConfig, loadConfig } from "./compile.ts"
+import { compileConfig, fromConfig, loadConfig } from "./compile.ts"
 import { describe, description, desugar, toLambdaExpr } from "./describe.ts"
 import { runAgent } from "./test-helpers.ts"
 
@@ -20,6 +20,17 @@ group("describe", () => {
       "Base case: terminate = λx.x",
       "Tools: web_search (mcp search-server), calculator (local), terminate (terminate), summarizer (cli)"
     ])
+  })
+
+  it("prints the runtime.engine a file chooses, and nothing when it chooses none", () => {
+    for (const engine of ["recursive", "cek", "adaptive"]) {
+      const agent = compileConfig({ type: "simple", systemPrompt: "Hi", runtime: { engine } })
+      expect(description(agent).engine).toBe(engine)
+      expect(describe(agent).split("\n").at(-1)).toBe(
+        `Engine: ${engine} (recorded; every engine runs on the one explicit-stack machine, with the same results and no JS stack limit)`
+      )
+    }
+    expect(describe(compileConfig({ type: "simple", systemPrompt: "Hi" }))).not.toContain("Engine:")
   })
 
   it("shows memory with its store and a router's cases", () => {

@@ -167,6 +167,8 @@ export interface Description {
   readonly memory: CompiledAgent["memory"]
   /** The shared memory, when the file enables one. */
   readonly sharedMemory?: CompiledAgent["sharedMemory"]
+  /** `runtime.engine`, when the file chooses one (every choice runs on the one machine). */
+  readonly engine?: string
 }
 
 const compiledOf = (input: CompiledAgent | ConfigInput, overrides: Overrides): CompiledAgent =>
@@ -207,9 +209,13 @@ export const description = (input: CompiledAgent | ConfigInput, overrides: Overr
     baseCase: reacts.some((r) => r.tools.includes("terminate")),
     tools: agent.tools.map((t) => ({ name: t.name, kind: t.kind, ...(t.server !== undefined ? { server: t.server } : {}) })),
     memory: agent.memory,
-    ...(agent.sharedMemory !== undefined ? { sharedMemory: agent.sharedMemory } : {})
+    ...(agent.sharedMemory !== undefined ? { sharedMemory: agent.sharedMemory } : {}),
+    ...(agent.runtime.engine !== undefined ? { engine: agent.runtime.engine } : {})
   }
 }
+
+/** What `runtime.engine` changes here: nothing but the record, since there is one machine. */
+const ENGINE_NOTE = "recorded; every engine runs on the one explicit-stack machine, with the same results and no JS stack limit"
 
 const count = (n: number) => (n === Infinity ? "unbounded" : String(n))
 
@@ -263,6 +269,7 @@ export const describe = (input: CompiledAgent | ConfigInput, overrides: Override
             : ""
     lines.push(`Shared memory: ${s.strategy} store${where}, namespace=${s.namespace}, ${s.appendOnly ? "append-only" : "rebindable"}, size=${s.size}`)
   }
+  if (d.engine !== undefined) lines.push(`Engine: ${d.engine} (${ENGINE_NOTE})`)
   return lines.join("\n")
 }
 

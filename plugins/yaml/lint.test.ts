@@ -624,6 +624,8 @@ describe("rule details", () => {
     expect(fields(`type: parallel\n${MODEL}\nparallel:\n  agents: [{systemPrompt: a}]\n  mergePrompt: unused\n`)).toEqual(["parallel.mergePrompt"])
     expect(fields(`${SIMPLE}rag: {source: docs, agentic: true}\n`)).toEqual(["rag.agentic"])
     expect(fields(`${SIMPLE}memory: {enabled: false, size: 4}\n`)).toEqual(["memory"])
+    expect(fields(`${SIMPLE}cli:\n  server: {enabled: true, socketPath: a.sock, port: 9000}\n`)).toEqual(["cli.server.socketPath", "cli.server.port"])
+    expect(fields(`${SIMPLE}cli:\n  server: {enabled: true, mode: tcp, port: 9000}\n`)).toEqual([])
     expect(fields(`${REACT}react: {thinkPrompt: Think.}\n`.replace("react: {maxSteps: 10}\n", ""))).toEqual(["systemPrompt"])
   })
 

@@ -479,6 +479,9 @@ const fileRules = (
   // L037, L038 and L030: shared memory.
   sharedMemoryRules(f, file, compiled)
 
+  // L030: cli.server fields of another mode, or of a block serve does not use by itself.
+  cliServerRules(f, file)
+
   // L040, L041 and L030: the sandbox.
   for (const finding of sandboxFindings(file)) f.add(finding.rule, finding.path, finding.message)
 
@@ -550,6 +553,17 @@ const fileRules = (
     ["type"],
     `worst case per input: ${count(worst.llmCalls)} LLM call${worst.llmCalls === 1 ? "" : "s"}, ${count(worst.toolCalls)} tool call${worst.toolCalls === 1 ? "" : "s"}`
   )
+}
+
+/** L030 for `cli.server`: `socketPath` without mode socket, `port` without mode tcp. */
+const cliServerRules = (f: Findings, file: AgentFile): void => {
+  const server = file.cli?.server
+  if (server === undefined) return
+  const mode = server.mode ?? "pipe"
+  if (server.socketPath !== undefined && mode !== "socket")
+    f.add("L030", ["cli", "server", "socketPath"], `cli.server.socketPath applies to mode socket; it has no effect with mode ${mode}`)
+  if (server.port !== undefined && mode !== "tcp")
+    f.add("L030", ["cli", "server", "port"], `cli.server.port applies to mode tcp; it has no effect with mode ${mode}`)
 }
 
 /** The `sharedMemory:` block: what it enables, whether any agent uses it, fields without effect. */

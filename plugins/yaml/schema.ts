@@ -269,7 +269,11 @@ const MemorySchema = z
     size: count.describe("Entries read into each call (default 10).").optional(),
     ttl: count.describe("Seconds an entry lives; 0 = forever (default 0).").optional(),
     scope: z.enum(["session", "user", "global"]).describe("Whose memory (default session).").optional(),
-    customStore: name.describe("For strategy custom: the name of the store the runtime provides.").optional()
+    customStore: name
+      .describe(
+        "For strategy custom: a module (./my-store.js#MyStore relative to the config, or package#Export) exporting a store class, factory or object, or the name of a store a plugin registers."
+      )
+      .optional()
   })
   .meta({ id: "Memory", title: "Memory" })
 
@@ -574,7 +578,13 @@ const McpNodeSchema = z.strictObject({
   url: z.url().describe("Base URL of the MCP server."),
   endpoint: text.describe("Path appended to url.").optional(),
   headers: z.record(z.string(), z.string()).describe("HTTP headers; ${VAR} is left for the runtime to expand.").optional(),
-  timeout: seconds.describe("Seconds per call.").optional()
+  timeout: seconds.describe("Seconds per call.").optional(),
+  protocol: z
+    .enum(["mcp", "http", "auto"])
+    .describe(
+      "mcp (Streamable HTTP MCP, the default), http (the plain tool protocol: POST {tool, input} answers {output}) or auto (MCP when the server speaks it, else plain HTTP)."
+    )
+    .optional()
 })
 
 const McpServerSchema = z
@@ -598,6 +608,14 @@ const CliAgentSchema = z.strictObject({
   retry: count.describe("Retries after a failure (default 0).").optional(),
   description: text.describe("What the agent does, shown to the model.").optional()
 })
+
+const CliPipelineSchema = z
+  .strictObject({
+    steps: z.array(name).min(1).describe("The programs of cli.agents (or other tools) it runs, in order: steps [a, b] is a >> b."),
+    parallel: z.boolean().describe("Run every step on the same input and join their answers, instead of one after another (default false).").optional(),
+    description: text.describe("What the pipeline does, shown to the model.").optional()
+  })
+  .meta({ id: "CliPipeline", title: "CLI pipeline" })
 
 const SandboxSchema = z
   .strictObject({
@@ -707,7 +725,10 @@ export type A2AServerConfig = z.output<typeof A2AServerSchema>
 
 const RuntimeSchema = z
   .strictObject({
-    engine: z.enum(["recursive", "cek", "adaptive"]).describe("Recorded for compatibility: lambdagent has one evaluator.").optional(),
+    engine: z
+      .enum(["recursive", "cek", "adaptive"])
+      .describe("recursive (the default), cek or adaptive: recorded and printed by compile; every engine runs on the one explicit-stack machine.")
+      .optional(),
     maxSteps: positive.describe("Evaluator step budget.").optional(),
     timeout: seconds.describe("Seconds for a whole run.").optional(),
     maxLlmCalls: positive.describe("Most LLM calls in one run.").optional(),
@@ -780,13 +801,19 @@ export const AgentFileSchema = AgentSchema.extend({
         .strictObject({
           enabled: z.boolean().describe("Whether to serve.").optional(),
           mode: z.enum(["pipe", "socket", "tcp"]).describe("How to serve: pipe (stdin/stdout), socket (a Unix socket) or tcp.").optional(),
-          format: z.enum(["text", "json", "jsonl"]).describe("How requests and answers are written.").optional(),
-          socketPath: name.describe("For mode socket: the socket's path.").optional(),
+          format: z
+            .enum(["text", "json", "jsonl"])
+            .describe("How requests and answers are written: text lines, or one JSON value a line ({input} in, {result} or {error} out) for json and jsonl.")
+            .optional(),
+          socketPath: name.describe("For mode socket: the socket's path, relative to the agent file.").optional(),
           port: z.number().int().min(0).max(65_535).describe("For mode tcp: the port.").optional()
         })
-        .describe("Serving this agent over the command line; not compiled, kept in CompiledAgent.runtime.cliServer for the runtime.")
+        .describe(
+          "Serving this agent over the command line, one request per line: lambdagent serve does so when enabled is true (or with --cli); kept in CompiledAgent.runtime.cliServer."
+        )
         .optional(),
-      agents: z.record(name, CliAgentSchema).describe("Other programs called as tools: λx. exec(command, x).").optional()
+      agents: z.record(name, CliAgentSchema).describe("Other programs called as tools: λx. exec(command, x).").optional(),
+      pipelines: z.record(name, CliPipelineSchema).describe("Named compositions of programs, called as tools: steps [a, b] is λx. b(a(x)).").optional()
     })
     .describe("Command-line programs: serving this agent, and other programs called as tools.")
     .optional(),
@@ -1031,3 +1058,16 @@ export type McpConfig = z.output<typeof McpSchema>
  * ```
  */
 export type CliAgentConfig = z.output<typeof CliAgentSchema>
+
+/**
+ * One parsed entry of `cli.pipelines`: a named composition of tools, called as one tool.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { CliPipelineConfig } from "lambdagent/yaml"
+ * const p: CliPipelineConfig = { steps: ["summarizer", "translator"], parallel: false }
+ * ```
+ */
+export type CliPipelineConfig = z.output<typeof CliPipelineSchema>

@@ -583,7 +583,37 @@ export const validateConfig = (source: Source, options: ValidateOptions = {}): A
   const providers = new Set<string>([...knownProviders, ...(options.providers ?? [])])
   structureIssues(parsed.data, source, issues, providers)
   if (issues.issues.length > 0) throw schemaError(dedupe(issues.issues), source.file)
-  return parsed.data
+  return withBareCliNames(parsed.data)
+}
+
+/**
+ * The file with every reference to a program of `cli.agents` written `cli:NAME` (the seed's name
+ * for it) turned into `NAME`, the name the tool has: models see it, and providers allow no `:` in
+ * a tool's name. References are the entries of `localTools`, the `tool` of chain steps and the
+ * steps of `cli.pipelines`; a `cli:NAME` with no program `NAME` is left as written (and
+ * reported as an unknown tool).
+ */
+const withBareCliNames = (file: AgentFile): AgentFile => {
+  const programs = new Set(Object.keys(file.cli?.agents ?? {}))
+  if (programs.size === 0) return file
+  const bare = (name: unknown) => (typeof name === "string" && name.startsWith("cli:") && programs.has(name.slice(4)) ? name.slice(4) : name)
+  const walk = (value: unknown, key: string | undefined): unknown => {
+    if (Array.isArray(value)) {
+      if (key === "localTools") return value.map(bare)
+      if (key === "steps")
+        return value.map((step) =>
+          typeof step === "string"
+            ? bare(step)
+            : walk(typeof step === "object" && step !== null && "tool" in step ? { ...step, tool: bare(step.tool) } : step, undefined)
+        )
+      return value.map((v) => walk(v, undefined))
+    }
+    if (typeof value !== "object" || value === null) return value
+    const out: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(value)) out[k] = walk(v, k)
+    return out
+  }
+  return walk(file, undefined) as AgentFile
 }
 
 const dedupe = (issues: ReadonlyArray<Issue>): ReadonlyArray<Issue> => {

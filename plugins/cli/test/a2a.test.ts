@@ -171,7 +171,7 @@ describe("serve --a2a", () => {
   it("refuses --a2a with --mcp or --http (usage errors, exit 2)", async () => {
     const both = await runCli(["serve", "examples/agents/simple.yml", "--a2a", "--mcp"])
     expect(both.code).toBe(2)
-    expect(both.stderr).toContain("choose one of --mcp and --a2a")
+    expect(both.stderr).toContain("choose one of --mcp, --a2a and --cli")
     const http = await runCli(["serve", "examples/agents/simple.yml", "--a2a", "--http", "8000"])
     expect(http.code).toBe(2)
     expect(http.stderr).toContain("--http applies to --mcp only")

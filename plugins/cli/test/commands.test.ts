@@ -292,7 +292,7 @@ describe("servers", () => {
       expect(await withWs.stop()).toBe(0)
     }
     const mixed = await runCli(["serve", "examples/agents/simple.yml", "--ws", "--mcp"])
-    expect(mixed).toMatchObject({ code: 2, stderr: "error: UsageError: --ws applies to plain serve only (not --mcp or --a2a)\n" })
+    expect(mixed).toMatchObject({ code: 2, stderr: "error: UsageError: --ws applies to plain serve only (not --mcp, --a2a or --cli)\n" })
   })
 
   it("serve --mcp offers the agent as one MCP tool, with progress", async () => {

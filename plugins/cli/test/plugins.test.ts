@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { join, relative, resolve } from "node:path"
 import { describe, expect, it } from "vitest"
 import { runCli } from "./helpers.ts"
 
@@ -66,6 +66,41 @@ describe("plugins written outside lambdagent", () => {
     expect(unloaded.stderr).toMatch(
       /^error: UnknownStore: memory store "notes" \(memory.customStore\) is not registered by any loaded plugin; load the plugin that registers it with --plugin MODULE/m
     )
+  })
+
+  it("load a memory store from the module memory.customStore names (class or factory), relative to the config", async () => {
+    const module = relative(dir, resolve(storePlugin))
+    const env = { NOTES_STORE_FILE: join(dir, "module-notes.json") }
+    for (const [file, spec] of [
+      ["class.yml", `${module}#NotesStore`],
+      ["factory.yml", `${resolve(storePlugin)}#makeNotesStore`]
+    ] as const) {
+      const agent = write(
+        file,
+        `type: simple\nsystemPrompt: Chat.\nmemory: {enabled: true, strategy: custom, customStore: "${spec}", size: 5, ttl: 0, scope: user}\n`
+      )
+      const run = await runCli(["run", agent, `hello from ${file}`, "--model", "scripted:echo"], { env })
+      expect(run.code, run.stderr).toBe(0)
+      const written = JSON.parse(readFileSync(env.NOTES_STORE_FILE, "utf8")) as Record<string, Array<{ value: string }>>
+      expect(JSON.parse(written["user:default"]![0]!.value)).toMatchObject({ input: `hello from ${file}` })
+    }
+  })
+
+  it("refuse a customStore module that is missing, lacks the export or exports no store, never substituting another store", async () => {
+    const config = (spec: string) =>
+      write("bad-store.yml", `type: simple\nsystemPrompt: Chat.\nmemory: {enabled: true, strategy: custom, customStore: "${spec}"}\n`)
+    const missing = await runCli(["run", config("./no-such-store.js#Store"), "hi", "--model", "scripted:echo"])
+    expect(missing.code).toBe(4)
+    expect(missing.stderr).toMatch(/^error: StoreModuleNotFound: memory.customStore "\.\/no-such-store\.js#Store": no file /m)
+    const noExport = await runCli(["run", config(`${resolve(storePlugin)}#Nothing`), "hi", "--model", "scripted:echo"])
+    expect(noExport.code).toBe(2)
+    expect(noExport.stderr).toContain('has no export "Nothing" (exports: NotesStore, default, makeNotesStore, notAStore)')
+    const notStore = await runCli(["run", config(`${resolve(storePlugin)}#notAStore`), "hi", "--model", "scripted:echo"])
+    expect(notStore.code).toBe(2)
+    expect(notStore.stderr).toContain("the store it gave has no put, listRecent, clear methods")
+    const noPackage = await runCli(["run", config("no-such-store-package#Store"), "hi", "--model", "scripted:echo"])
+    expect(noPackage.code).toBe(4)
+    expect(noPackage.stderr).toContain('no package "no-such-store-package" is installed where the config is')
   })
 
   it("a plugin that is missing, or does not export a plugin, is refused with a clear line", async () => {
