@@ -51,10 +51,11 @@ describe("the lambdagent launcher", () => {
   })
 
   it("keeps the lean program small: a size budget that catches a dependency pulled in whole", () => {
-    // ~605 KB today (the multi-agent forms and their YAML blocks added ~30 KB). A named
-    // `import { z } from "zod"` anywhere on the YAML path brings in all of zod (its locales, every
-    // schema kind), over 300 KB more; so would the agent runtime.
-    expect(statSync(leanProgram).size).toBeLessThan(700_000)
+    // ~715 KB today: the YAML plugin ~150 KB, zod's mini build ~147 KB, yaml ~115 KB, effect ~96 KB,
+    // the machine, its compiled tier and the forms ~120 KB. A named `import { z } from "zod"`
+    // anywhere on the YAML path brings in all of zod (its locales, every schema kind), over 300 KB
+    // more; so would the agent runtime.
+    expect(statSync(leanProgram).size).toBeLessThan(800_000)
   })
 
   it("gives the lean commands the same frame as the full CLI: version, help, usage errors", async () => {
