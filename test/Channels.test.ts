@@ -200,7 +200,7 @@ describe("channels", () => {
     await expect(run(pingPong(50), "go", { budget: { steps: used + 20 } })).rejects.toMatchObject({ _tag: "BudgetExceeded", budget: "steps" })
   })
 
-  it("checkpoints before the scope and after it; a resumed run runs the scope again and ends the same", async () => {
+  it("checkpoints inside the scope too; resumed from each, a run ends the same without repeating a recorded call", async () => {
     const journal = Checkpoint.journal()
     const term = chain(
       agent("first"),
@@ -209,15 +209,17 @@ describe("channels", () => {
     )
     const whole = await run(term, "go", { checkpoint: { save: journal.save } })
     const saved = journal.checkpoints()
-    // at "first", at the channels scope, at "last" — none from inside the scope
-    expect(saved.map((c) => c.waiting?.kind)).toEqual(["llm", "channels", "llm"])
-    // the scope's messages are not recorded, so the checkpoint after it is a new base: it is not replayed
-    expect(journal.entries.map((e) => e._tag)).toEqual(["Base", "Delta", "Base"])
+    // at "first", at the channels scope, at its par, at "A" and "B" inside it, at "last"
+    expect(saved.map((c) => c.waiting?.kind)).toEqual(["llm", "channels", "par", "llm", "llm", "llm"])
     for (const checkpoint of saved) {
-      const runtime = createRuntime({ model, trace: "agent" })
+      let calls = 0
+      const counting: LanguageModel.LanguageModelShape = { ...model, chat: (request) => (calls++, model.chat(request)) }
+      const runtime = createRuntime({ model: counting, trace: "agent" })
       try {
         const resumed = await runtime.resume(Checkpoint.parse(JSON.stringify(checkpoint)))
         expect(resumed.result).toBe(whole.result)
+        expect(resumed.trace.map((e) => `${e.kind}:${e.name}:${e.output ?? ""}`)).toEqual(whole.trace.map((e) => `${e.kind}:${e.name}:${e.output ?? ""}`))
+        expect(calls).toBe(4 - checkpoint.answers.filter((a) => a.kind === "llm").length)
       } finally {
         await runtime.close()
       }
@@ -249,7 +251,7 @@ describe("channels", () => {
     const resumed = await createRuntime({ model: counting }).resume(JSON.parse(JSON.stringify(paused!.checkpoint)), { answer: "yes" })
     expect(resumed.result).toBe(answered.result)
     expect(resumed.trace.map((e) => `${e.kind}:${e.name}`)).toEqual(answered.trace.map((e) => `${e.kind}:${e.name}`))
-    // the scope's messages are not recorded: it runs again ("A" asked twice in all), the call before it does not
-    expect(calls).toBe(3)
+    // the scope's messages and "A" are recorded: only "B" and "last" are asked
+    expect(calls).toBe(2)
   })
 })
