@@ -362,12 +362,14 @@ const message = <E, R>(
     )
   }
   const started = performance.now()
+  // the step it was asked at: a message answered from a record is not kept waiting
+  const step = usage.steps
   const traced =
     exec.traceLevel === "off"
       ? undefined
       : (value: Value.Value) =>
           exec.record({
-            step: usage.steps,
+            step,
             kind: request.kind,
             name: request.channel,
             [request.kind === "send" ? "input" : "output"]: preview(Value.toText(value)),
