@@ -270,6 +270,61 @@ describe("channels", () => {
     }
   })
 
+  it("nested scopes resume from each checkpoint, each message from its own scope's record", async () => {
+    const term = Term.channels(
+      [{ name: "c", capacity: 1 }],
+      Term.par(
+        [
+          chain(
+            agent("outer"),
+            Term.channels([{ name: "c", capacity: 0 }], Term.par([chain(agent("inner"), Term.send("c")), chain(Term.receive("c"), agent("took"))], "concat")),
+            Term.send("c")
+          ),
+          chain(Term.receive("c"), agent("end"))
+        ],
+        "concat"
+      )
+    )
+    const journal = Checkpoint.journal()
+    const whole = await run(term, "go", { checkpoint: { save: journal.save } })
+    for (const checkpoint of journal.checkpoints()) {
+      const runtime = createRuntime({ model, trace: "agent" })
+      try {
+        expect((await runtime.resume(Checkpoint.parse(JSON.stringify(checkpoint)))).result).toBe(whole.result)
+      } finally {
+        await runtime.close()
+      }
+    }
+    const scopes = new Set(
+      journal
+        .checkpoints()
+        .at(-1)!
+        .answers.flatMap((a) => (a.message === undefined ? [] : [a.message.scope]))
+    )
+    expect([...scopes].sort()).toEqual(["1", "1.0/1.0/2"])
+  })
+
+  it("a resumed run recording its answers records the scope's messages too, and the recording replays offline", async () => {
+    const term = Term.channels(
+      [{ name: "c", capacity: 0 }],
+      Term.par([
+        chain(agent("A"), Term.send("c")),
+        chain(agent("B"), Term.send("c")),
+        Term.lam("x", Term.list([Term.app(Term.receive("c"), x), Term.app(Term.receive("c"), x)]))
+      ])
+    )
+    const journal = Checkpoint.journal()
+    const whole = await run(term, "go", { checkpoint: { save: journal.save } })
+    for (const checkpoint of journal.checkpoints()) {
+      const answers: Array<Replay.Entry> = []
+      const resumed = await createRuntime({ model }).resume(checkpoint, { record: (e) => void answers.push(e) })
+      expect(resumed.result).toEqual(whole.result)
+      expect(answers.filter((a) => a.kind === "send" || a.kind === "receive")).toHaveLength(4)
+      const offline = await createRuntime({ model: Scripted.fixed("never asked") }).run(term, "go", { replay: { recording: Replay.make({ term, answers }) } })
+      expect(offline.result).toEqual(whole.result)
+    }
+  })
+
   it("an ask inside a scope pauses the run; resumed with the answer (through JSON), it ends as a run answered at once", async () => {
     const term = chain(
       agent("first"),
