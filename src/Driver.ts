@@ -71,7 +71,7 @@ export interface Handlers<E, R> {
   readonly admit?: (request: Oracle.Request) => string | undefined
   /**
    * Told of every answer as it becomes a value (to record a run for replay); `recorded` is the
-   * recorded answer it was given from ({@link DriveOptions.recorded} or {@link message}), when it
+   * recorded answer it was given from ({@link DriveOptions.recorded} or the `message` handler), when it
    * was. A `send` or `receive` passed on its channel is told when the channel decides it (which
    * may be before the waiting branch runs on), with `message`: where it passed.
    */
