@@ -858,8 +858,8 @@ const hooksOf = (hooks: ReadonlyArray<Required<Hooks>>): Hooks => {
       // hooks that are already done keep a complete answer complete
       return effects.every((e) => isExit(e) && Exit.isSuccess(e)) ? Effect.void : Effect.forEach(effects, (e) => e, { discard: true })
     },
-    answered: (request, value, run, recorded) => {
-      for (const h of hooks) h.answered(request, value, run, recorded)
+    answered: (request, value, run, recorded, message) => {
+      for (const h of hooks) h.answered(request, value, run, recorded, message)
     }
   }
 }

@@ -314,7 +314,10 @@ describe("channels", () => {
       ])
     )
     const journal = Checkpoint.journal()
-    const whole = await run(term, "go", { checkpoint: { save: journal.save } })
+    const recorded: Array<Replay.Entry> = []
+    // checkpointing and recording at once: both are told of every message
+    const whole = await run(term, "go", { checkpoint: { save: journal.save }, record: (e) => void recorded.push(e) })
+    expect(recorded.filter((a) => a.message !== undefined)).toHaveLength(4)
     for (const checkpoint of journal.checkpoints()) {
       const answers: Array<Replay.Entry> = []
       const resumed = await createRuntime({ model }).resume(checkpoint, { record: (e) => void answers.push(e) })
