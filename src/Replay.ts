@@ -2,7 +2,7 @@
  * Offline replay: a run's oracle answers as data, and a run answered from them.
  *
  * A {@link Recording} holds every answer a run was given — LLM replies, tool outputs, memory
- * reads — each with the request it answered (by request key, `Execution.requestKey`), what the
+ * reads, the messages of `channels` scopes — each with the request it answered (by request key, `Execution.requestKey`), what the
  * call added to the trace and its tokens. {@link recorder} is the driver hook that records them;
  * {@link player} gives the driver handlers that answer a new run of the same term from them, with
  * no provider, tool or store. A request that differs from the recorded one (another prompt,
@@ -167,7 +167,8 @@ const messageJson = (m: LanguageModel.ChatMessage): Term.Json => ({
  * asked. An LLM call is its name, system prompt, model settings (not the transport's `baseUrl`
  * and `timeout`), input text, for a ReAct step its tools and transcript, and for a structured
  * answer its output schema and the turns asking for a repair; a tool call its
- * name and input; a memory access its scope, size, input (and a write's output).
+ * name and input; a memory access its scope, size, input (and a write's output); a message its
+ * channel (and a send's value).
  *
  * @since 0.2.0
  * @category encoding
