@@ -629,16 +629,25 @@ export const player = <E = never, R = never>(recording: Recording, options: Play
     }
     return { value: answerValue(entry), events: [], tokens: 0, message: { op: entry.kind, scope: m.scope, channel: m.channel, seq: m.seq } }
   }
+  /** Messages a receive was given from the recording, by scope, channel and number. */
+  const delivered = new Set<string>()
+  const messageKey = (m: { readonly scope: string; readonly channel: string; readonly seq: number }) => `${m.scope}\u0000${m.channel}\u0000${m.seq}`
   /**
    * A message answered from the recording when it is the one recorded; `undefined`: it passes on
-   * its channel — after a divergence with `live`, and when the recording has no message under its
-   * key (it was still waiting when the recorded run ended, failing: it waits again).
+   * its channel — after a divergence with `live` (but a send whose recorded message a receive was
+   * already given from the recording is done: its receiver has it), and when the recording has
+   * no message under its key (it was still waiting when the recorded run ended, failing: it waits
+   * again).
    */
   const message = (request: Oracle.ChannelRequest, run: Driver.RunState): Effect.Effect<Driver.RecordedAnswer | undefined, ReplayDivergence | ReplayError> => {
-    if (diverged !== undefined && live !== undefined) return Effect.succeed(undefined)
     const exec = run.execution
     const key = exec.requestKey(request)
     const entry = entries.get(key)
+    if (diverged !== undefined && live !== undefined) {
+      const m = entry?.message
+      if (request.kind !== "send" || entry?.kind !== "send" || m === undefined || !delivered.has(messageKey(m))) return Effect.succeed(undefined)
+      return Effect.succeed({ value: request.value, events: [], tokens: 0, message: { op: "send", scope: m.scope, channel: m.channel, seq: m.seq } })
+    }
     if (entry === undefined) return Effect.succeed(undefined)
     const actual = requestOf(request)
     if (entry.kind !== request.kind || Term.stringify(entry.request) !== Term.stringify(actual)) {
@@ -657,6 +666,7 @@ export const player = <E = never, R = never>(recording: Recording, options: Play
       throw error
     }
     used.add(key)
+    if (request.kind === "receive") delivered.add(messageKey(recorded.message!))
     options.onReplayed?.(request, recorded.value, run)
     return Effect.succeed(recorded)
   }

@@ -171,6 +171,22 @@ describe("Replay", () => {
       expect(error).toMatchObject({ _tag: "ReplayDivergence", key: "2.0/1.0/1", form: "an LLM call" })
     })
 
+    it("with live, a sender that diverges after its receiver was given its message from the recording is not left waiting", async () => {
+      // the receiver comes first: it is given the recorded message before the sender's prompt diverges
+      const term = (system: string) =>
+        Term.channels(
+          [{ name: "c", capacity: 0 }],
+          Term.par([
+            Term.compose([Term.receive("c"), Term.llm({ system: "review", conversation: false })]),
+            Term.compose([Term.llm({ system, conversation: false }), Term.send("c")])
+          ])
+        )
+      const whole = await record(term("draft"))
+      const { out, divergences } = await replay(term("changed"), whole.text, { live: model })
+      expect(divergences.map((d) => d.key)).toEqual(["1.0/1.1/1"])
+      expect((out!.result as ReadonlyArray<unknown>)[0]).toEqual((whole.out!.result as ReadonlyArray<unknown>)[0])
+    })
+
     it("a message that carries another value diverges at the send, though no prompt changed before it", async () => {
       const whole = await record(scope("draft", same))
       const { error } = await replay(scope("draft", Term.lam("s", Term.lit("other"))), whole.text)
