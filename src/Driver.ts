@@ -280,16 +280,36 @@ const answer = <E, R>(
   }
 }
 
+const scopesOf = new WeakMap<ReadonlyMap<string, RecordedAnswer>, Map<string, Array<RecordedAnswer>>>()
+
+/** A record's messages by the key of their scope, gathered once per record (a run may open many scopes). */
+const messagesByScope = (recorded: ReadonlyMap<string, RecordedAnswer>): Map<string, Array<RecordedAnswer>> => {
+  let scopes = scopesOf.get(recorded)
+  if (scopes === undefined) {
+    scopes = new Map()
+    for (const answer of recorded.values()) {
+      const scope = answer.message?.scope
+      if (scope === undefined) continue
+      const list = scopes.get(scope)
+      if (list === undefined) scopes.set(scope, [answer])
+      else list.push(answer)
+    }
+    scopesOf.set(recorded, scopes)
+  }
+  return scopes
+}
+
 /**
  * What a record says the channels of scope `key` held, by channel name: how many messages each
  * had accepted and handed on, and those still in it. A record with a message missing in between
  * (not the record of one run) is an error.
  */
-const backlogOf = (recorded: ReadonlyMap<string, RecordedAnswer>, key: string, steps: number): Map<string, Backlog> | EvalError => {
+const backlogOf = (recorded: ReadonlyMap<string, RecordedAnswer>, key: string, steps: number): Map<string, Backlog> | EvalError | undefined => {
+  const messages = messagesByScope(recorded).get(key)
+  if (messages === undefined) return undefined
   const channels = new Map<string, { sent: Map<number, Value.Value>; received: number }>()
-  for (const answer of recorded.values()) {
-    const m = answer.message
-    if (m === undefined || m.scope !== key) continue
+  for (const answer of messages) {
+    const m = answer.message!
     let channel = channels.get(m.channel)
     if (channel === undefined) channels.set(m.channel, (channel = { sent: new Map(), received: 0 }))
     if (m.op === "send") channel.sent.set(m.seq, answer.value)
