@@ -20,7 +20,7 @@ import * as z from "zod"
 import type * as Budget from "./Budget.ts"
 import * as Checkpoint from "./Checkpoint.ts"
 import * as Driver from "./Driver.ts"
-import { CheckpointError, EvalError, isLambdaError, type LambdaError, type ReplayDivergence, type ReplayError, RunPaused } from "./Errors.ts"
+import { CheckpointError, EvalError, isLambdaError, type LambdaError, type ReplayDivergence, ReplayError, RunPaused } from "./Errors.ts"
 import * as Evaluator from "./Evaluator.ts"
 import { isExit } from "./internal/exits.ts"
 import { InputProblem, type NativeTools, nativeInput, nativeTools } from "./internal/nativeTools.ts"
@@ -871,8 +871,8 @@ const hooksOf = (hooks: ReadonlyArray<Required<Hooks>>): Hooks => {
       // hooks that are already done keep a complete answer complete
       return effects.every((e) => isExit(e) && Exit.isSuccess(e)) ? Effect.void : Effect.forEach(effects, (e) => e, { discard: true })
     },
-    answered: (request, value, run, recorded) => {
-      for (const h of hooks) h.answered(request, value, run, recorded)
+    answered: (request, value, run, recorded, message) => {
+      for (const h of hooks) h.answered(request, value, run, recorded, message)
     }
   }
 }
@@ -1021,6 +1021,17 @@ const runFrom = (
     const hooks = [...(recorder === undefined ? [] : [recorder]), ...(options.record === undefined ? [] : [Replay.recorder(options.record)])]
     const replay = options.replay
     const player = replay === undefined ? undefined : playerOf(live, services, replay)
+    if (player !== undefined) {
+      // the recorded messages give each channels scope what its channels held
+      let messages: ReadonlyMap<string, Driver.RecordedAnswer>
+      try {
+        messages = player.messages()
+      } catch (error) {
+        if (error instanceof ReplayError) return Effect.fail(error)
+        throw error
+      }
+      if (messages.size > 0) drive = { ...drive, recorded: drive.recorded === undefined ? messages : new Map([...messages, ...drive.recorded]) }
+    }
     const handlers: Driver.Handlers<AgentError, never> = {
       ...(player?.handlers ?? live),
       ...hooksOf(hooks),

@@ -68,10 +68,10 @@ export const deltaFormat = "lambdagent.checkpoint.delta"
  * @example
  * ```ts
  * import { Checkpoint } from "lambdagent"
- * console.log(Checkpoint.version) // 2
+ * console.log(Checkpoint.version) // 3
  * ```
  */
-export const version = 2
+export const version = 3
 
 const Graph = Schema.Struct({
   terms: Schema.Record(Schema.String, Schema.Unknown),
@@ -85,12 +85,17 @@ const Usage = Schema.Struct({ steps: Schema.Number, llmCalls: Schema.Number, too
 /** What a checkpoint waits on: the request's key and kind, and its name (a tool's, an LLM term's, a question). */
 const Waiting = Schema.Struct({ key: Schema.String, kind: Schema.String, name: Schema.optionalKey(Schema.String) })
 
+/** A message's channel (its scope's request key and name) and its number there. */
+const MessageJson = Schema.Struct({ scope: Schema.String, channel: Schema.String, seq: Schema.Number })
+
 const AnswerJson = Schema.Struct({
   key: Schema.String,
   kind: Schema.String,
   tokens: Schema.Number,
   events: Schema.Array(Schema.Unknown),
-  value: Graph
+  value: Graph,
+  /** For a `send` or `receive`: where the message passed. */
+  message: Schema.optionalKey(MessageJson)
 })
 
 /** A machine state a run can be replayed from: the counters and trace there, the machine, and how many answers it had been given. */
@@ -338,7 +343,15 @@ const answerJson = (root: Term.Term, answer: Answer): AnswerJson => {
     const v = answer.value
     const value =
       typeof v === "string" || typeof v === "boolean" || v === null ? { terms: NO_TERMS, units: EMPTY, heap: EMPTY, roots: [v] } : graphOf(root, [v])
-    json = { key: answer.key, kind: answer.kind, tokens: answer.tokens, events: answer.events, value }
+    const m = answer.message
+    json = {
+      key: answer.key,
+      kind: answer.kind,
+      tokens: answer.tokens,
+      events: answer.events,
+      value,
+      ...(m !== undefined ? { message: { scope: m.scope, channel: m.channel, seq: m.seq } } : {})
+    }
     encodedAnswers.set(answer, json)
   }
   return json
@@ -821,12 +834,16 @@ export const restore = (checkpoint: Checkpoint, options: RestoreOptions = {}): R
     throw error
   }
   const answers = checkpoint.answers.map((json): Answer => {
+    const m = json.message
+    if (m !== undefined && json.kind !== "send" && json.kind !== "receive")
+      fail("format", `the checkpoint's answer ${json.key} is a ${json.kind}, not a message`)
     const answer: Answer = {
       key: json.key,
       kind: json.kind as Answer["kind"],
       tokens: json.tokens,
       events: json.events as ReadonlyArray<Trace.TraceEvent>,
-      value: decodeValue(json.value)[0] as Value.Value
+      value: decodeValue(json.value)[0] as Value.Value,
+      ...(m !== undefined ? { message: { op: json.kind as "send" | "receive", scope: m.scope, channel: m.channel, seq: m.seq } } : {})
     }
     encodedAnswers.set(answer, json)
     return answer
@@ -963,11 +980,12 @@ const costOf = (state: State): number => NODE_STEPS * (state.graph.heap.length +
  * Before every oracle call it hands `save` an {@link Entry}. The first is a whole checkpoint
  * whose base is the run's start (encoded only when read: nothing in it changes). The next ones
  * are deltas — the answers since — except that a new base (the machine encoded as it is) is taken
- * before a call of the run itself (not inside `par` branches) when replaying from the last base
- * would cost about ten times as much as taking a new one (counted in steps and answers, so bases
- * fall at the same places in every run), after 256 answers, after a `channels` scope (whose
- * messages are not recorded, so it cannot be replayed), and for the checkpoints of
- * {@link RecorderOptions.everySteps}.
+ * before a call of the run itself (not inside `par` branches or `channels` scopes) when replaying
+ * from the last base would cost about ten times as much as taking a new one (counted in steps and
+ * answers, so bases fall at the same places in every run), after 256 answers, and for the
+ * checkpoints of {@link RecorderOptions.everySteps}. The messages of `channels` scopes are
+ * recorded as answers too, each when its channel decides it, with where it passed
+ * (`Driver.Message`).
  *
  * @since 0.2.0
  * @category constructors
@@ -1017,10 +1035,6 @@ export const recorder = <E>(execution: Evaluator.Execution, options: RecorderOpt
   let first = true
   let handed = answers.length
   let latest: Parts | undefined
-  /** A `channels` scope ended: the run cannot be replayed across it, so its next checkpoint is a base. */
-  let mustRebase = false
-  /** … and inside `par` branches, until then, no checkpoint is handed on. */
-  let holding = false
   let baseSteps = from !== undefined ? from.base.usage.steps : execution.steps
   let replayLimit = Math.max(MIN_REPLAY_STEPS, from !== undefined ? REPLAY_PER_BASE * costOf(from.base) : 0)
   let stepsAt = execution.steps
@@ -1039,17 +1053,16 @@ export const recorder = <E>(execution: Evaluator.Execution, options: RecorderOpt
     baseAnswers = answers.length
     baseSteps = execution.steps
     replayLimit = Math.max(MIN_REPLAY_STEPS, REPLAY_PER_BASE * costOf(state))
-    mustRebase = holding = false
   }
 
   const take = (own: boolean, pending: Oracle.Request | undefined, key: string | undefined): Effect.Effect<void, E> => {
     const since = answers.length - baseAnswers
     let rebased = false
-    if (own && (pending === undefined || mustRebase || since >= BASE_EVERY_ANSWERS || execution.steps - baseSteps + ANSWER_STEPS * since >= replayLimit)) {
+    if (own && (pending === undefined || since >= BASE_EVERY_ANSWERS || execution.steps - baseSteps + ANSWER_STEPS * since >= replayLimit)) {
       // the first entry too, when it is due: the start alone would replay all of that
       rebase(pending)
       rebased = true
-    } else if (pending === undefined || holding) return Effect.void
+    } else if (pending === undefined) return Effect.void
     stepsAt = execution.steps
     // before a request, the driver has just read the clock (Counters.now): a clock read costs as much as the rest
     const clock = execution.counters.now
@@ -1085,18 +1098,16 @@ export const recorder = <E>(execution: Evaluator.Execution, options: RecorderOpt
               : Effect.void
         }
       : {}),
-    answered: (request, value, run, recorded) => {
+    answered: (request, value, run, recorded, message) => {
       // an answer replayed from the record is recorded already
       if (recorded !== undefined) return
       const kind = request.kind
-      if (kind !== "llm" && (kind === "tool" ? isTerminate(request.name) : kind === "par" || kind === "send" || kind === "receive" || kind === "channels")) {
-        if (kind === "channels") {
-          mustRebase = true
-          holding = run.execution.scope !== ""
-        }
+      const exec = run.execution
+      if (message !== undefined) {
+        answers.push({ key: exec.requestKey(request), kind, value, events: EMPTY, tokens: 0, message })
         return
       }
-      const exec = run.execution
+      if (kind !== "llm" && (kind === "tool" ? isTerminate(request.name) : kind === "par" || kind === "channels")) return
       let key: string
       let mark: number | undefined
       if (request === ownRequest) {

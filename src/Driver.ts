@@ -23,7 +23,7 @@ import * as Oracle from "./Oracle.ts"
 import type * as Trace from "./Trace.ts"
 import { preview } from "./Trace.ts"
 import { isTerminate } from "./forms/tool.ts"
-import { type Fork, Scope } from "./internal/channels.ts"
+import { type Backlog, type Fork, Scope } from "./internal/channels.ts"
 import { isExit } from "./internal/exits.ts"
 import * as Spans from "./internal/spans.ts"
 import * as Value from "./Value.ts"
@@ -71,9 +71,17 @@ export interface Handlers<E, R> {
   readonly admit?: (request: Oracle.Request) => string | undefined
   /**
    * Told of every answer as it becomes a value (to record a run for replay); `recorded` is the
-   * recorded answer it was given from ({@link DriveOptions.recorded}), when it was.
+   * recorded answer it was given from ({@link DriveOptions.recorded} or the `message` handler), when it
+   * was. A `send` or `receive` passed on its channel is told when the channel decides it (which
+   * may be before the waiting branch runs on), with `message`: where it passed.
    */
-  readonly answered?: (request: Oracle.Request, answer: Value.Value, run: RunState, recorded?: RecordedAnswer) => void
+  readonly answered?: (request: Oracle.Request, answer: Value.Value, run: RunState, recorded?: RecordedAnswer, message?: Message) => void
+  /**
+   * Answers a `send` or `receive` from a recording (a replay does): the recorded answer, or
+   * `undefined` to pass the message on its channel. Without it, a message recorded in
+   * {@link DriveOptions.recorded} is answered from there.
+   */
+  readonly message?: (request: Oracle.ChannelRequest, run: RunState) => Effect.Effect<RecordedAnswer | undefined, E, R>
   /**
    * Run before a request is answered live, before its budgets are counted (a checkpoint is
    * saved here); its failure ends the run before the call is made.
@@ -103,6 +111,30 @@ export interface RecordedAnswer {
   readonly value: Value.Value
   readonly events: ReadonlyArray<Trace.TraceEvent>
   readonly tokens: number
+  /** For a `send` or `receive`: the message it passed (for a send, `value` is the value sent). */
+  readonly message?: Message
+}
+
+/**
+ * Where a message passed: the channel — the request key of its `channels` scope and its name —
+ * and the message's number on it (0, 1, … in the order the channel accepted them; receivers take
+ * them in that order). A run's messages recorded under their request keys replay it exactly,
+ * whatever order its branches then run in (docs/semantics.md, D10).
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { Driver } from "lambdagent"
+ * const m: Driver.Message = { op: "send", scope: "2", channel: "drafts", seq: 0 }
+ * ```
+ */
+export interface Message {
+  /** Which side of the message the request was. */
+  readonly op: "send" | "receive"
+  readonly scope: string
+  readonly channel: string
+  readonly seq: number
 }
 
 /**
@@ -119,10 +151,7 @@ export interface RecordedAnswer {
 export interface RunState {
   /** The machine the request came from (a `par` branch is an execution of its own). */
   readonly execution: Evaluator.Execution
-  /**
-   * Whether the request comes from inside a `channels` scope. Such a run is not checkpointed
-   * until the scope ends: its branches' messages depend on each other's timing.
-   */
+  /** Whether the request comes from inside a `channels` scope. */
   readonly inChannels?: boolean
 }
 
@@ -150,7 +179,8 @@ export interface DriveOptions {
   /**
    * Answers an earlier run recorded, by request key (`Execution.requestKey`): a request found
    * here is answered from it, counted against the budgets as the original was, without asking
-   * the handlers.
+   * the handlers. Its messages (answers with `message`) also give each `channels` scope the
+   * messages it held: those sent and not yet received.
    */
   readonly recorded?: ReadonlyMap<string, RecordedAnswer>
   /**
@@ -232,7 +262,11 @@ const answer = <E, R>(
       if (handlers.ask !== undefined) return handlers.ask(request, run)
       return Effect.fail(new EvalError({ kind: "OracleError", message: `nothing answers ${Oracle.describe(request)}`, steps: exec.steps }))
     case "channels": {
-      const scoped = loop(exec.scoped(request), handlers, options, undefined, new Scope(scope, request.term.declare))
+      const key = exec.requestKey(request)
+      const backlog = options.recorded === undefined ? undefined : backlogOf(options.recorded, key, exec.steps)
+      if (backlog instanceof EvalError) return Effect.fail(backlog)
+      const opened = new Scope(scope, request.term.declare, key, backlog)
+      const scoped = loop(exec.scoped(request), handlers, options, undefined, opened)
       return options.spans === true
         ? Spans.channels(
             scoped,
@@ -242,8 +276,64 @@ const answer = <E, R>(
     }
     case "send":
     case "receive":
-      return message(exec, request, scope)
+      return message(exec, run, request, scope, handlers, recorded)
   }
+}
+
+const scopesOf = new WeakMap<ReadonlyMap<string, RecordedAnswer>, Map<string, Array<RecordedAnswer>>>()
+
+/** A record's messages by the key of their scope, gathered once per record (a run may open many scopes). */
+const messagesByScope = (recorded: ReadonlyMap<string, RecordedAnswer>): Map<string, Array<RecordedAnswer>> => {
+  let scopes = scopesOf.get(recorded)
+  if (scopes === undefined) {
+    scopes = new Map()
+    for (const answer of recorded.values()) {
+      const scope = answer.message?.scope
+      if (scope === undefined) continue
+      const list = scopes.get(scope)
+      if (list === undefined) scopes.set(scope, [answer])
+      else list.push(answer)
+    }
+    scopesOf.set(recorded, scopes)
+  }
+  return scopes
+}
+
+/**
+ * What a record says the channels of scope `key` held, by channel name: how many messages each
+ * had accepted and handed on, and those still in it. A record with a message missing in between
+ * (not the record of one run) is an error.
+ */
+const backlogOf = (recorded: ReadonlyMap<string, RecordedAnswer>, key: string, steps: number): Map<string, Backlog> | EvalError | undefined => {
+  const messages = messagesByScope(recorded).get(key)
+  if (messages === undefined) return undefined
+  const channels = new Map<string, { sent: Map<number, Value.Value>; received: number }>()
+  for (const answer of messages) {
+    const m = answer.message!
+    let channel = channels.get(m.channel)
+    if (channel === undefined) channels.set(m.channel, (channel = { sent: new Map(), received: 0 }))
+    if (m.op === "send") channel.sent.set(m.seq, answer.value)
+    else channel.received = Math.max(channel.received, m.seq + 1)
+  }
+  const backlog = new Map<string, Backlog>()
+  for (const [name, { sent, received }] of channels) {
+    let total = received
+    for (const seq of sent.keys()) total = Math.max(total, seq + 1)
+    const held: Array<Value.Value> = []
+    for (let seq = received; seq < total; seq++) {
+      const value = sent.get(seq)
+      if (value === undefined) {
+        return new EvalError({
+          kind: "RuntimeError",
+          message: `the recorded messages of channel ${JSON.stringify(name)} are incomplete: message ${seq} was received or sent after it, and is not recorded`,
+          steps
+        })
+      }
+      held.push(value)
+    }
+    backlog.set(name, { sent: total, received, held })
+  }
+  return backlog
 }
 
 /**
@@ -268,8 +358,18 @@ const toolCalls = <E, R>(
   )
 }
 
-/** Pass a message on a channel of the enclosing scopes; one step of the budget, one trace event. */
-const message = (exec: Evaluator.Execution, request: Oracle.ChannelRequest, scope: Scope | undefined): Effect.Effect<Value.Value, LambdaError> => {
+/**
+ * Pass a message on a channel of the enclosing scopes, or answer it from a record
+ * (`handlers.message`, else `recorded`); one step of the budget, one trace event.
+ */
+const message = <E, R>(
+  exec: Evaluator.Execution,
+  run: RunState,
+  request: Oracle.ChannelRequest,
+  scope: Scope | undefined,
+  handlers: Handlers<E, R>,
+  recorded: RecordedAnswer | undefined
+): Effect.Effect<Value.Value, E | LambdaError, R> => {
   const usage = exec.usage
   if (++usage.steps > exec.budget.steps) return Effect.fail(exec.exhausted("steps", exec.budget.steps, `step budget of ${exec.budget.steps} exhausted`))
   if (scope === undefined) {
@@ -281,31 +381,54 @@ const message = (exec: Evaluator.Execution, request: Oracle.ChannelRequest, scop
       })
     )
   }
-  const who = exec.branchPath === undefined ? "the run" : `branch ${exec.branchPath}`
   const started = performance.now()
-  let passed: Effect.Effect<Value.Value, EvalError>
-  try {
-    // a message the channel serves at once is an Exit, so the loop goes on without the scheduler
-    passed = request.kind === "send" ? scope.send(request.channel, request.value, who, usage.steps) : scope.receive(request.channel, who, usage.steps)
-  } catch (error) {
-    if (error instanceof EvalError) return Effect.fail(error)
-    throw error
+  // the step it was asked at: a message answered from a record is not kept waiting
+  const step = usage.steps
+  const traced =
+    exec.traceLevel === "off"
+      ? undefined
+      : (value: Value.Value) =>
+          exec.record({
+            step,
+            kind: request.kind,
+            name: request.channel,
+            [request.kind === "send" ? "input" : "output"]: preview(Value.toText(value)),
+            durationMs: performance.now() - started
+          })
+  const answered = handlers.answered
+  const pass = (recorded: RecordedAnswer | undefined): Effect.Effect<Value.Value, LambdaError> => {
+    if (recorded !== undefined) {
+      // a send answers with what it sent; the record holds the same value (or a replay would have diverged)
+      const value = request.kind === "send" ? request.value : recorded.value
+      answered?.(request, value, run, recorded)
+      traced?.(value)
+      return Effect.succeed(value)
+    }
+    const who = exec.branchPath === undefined ? "the run" : `branch ${exec.branchPath}`
+    // recorded when the channel decides, so a checkpoint taken meanwhile never holds half a message
+    const note = answered === undefined ? undefined : (value: Value.Value, m: Message) => answered(request, value, run, undefined, m)
+    let passed: Effect.Effect<Value.Value, EvalError>
+    try {
+      // a message the channel serves at once is an Exit, so the loop goes on without the scheduler
+      passed =
+        request.kind === "send" ? scope.send(request.channel, request.value, who, usage.steps, note) : scope.receive(request.channel, who, usage.steps, note)
+    } catch (error) {
+      if (error instanceof EvalError) return Effect.fail(error)
+      throw error
+    }
+    if (traced === undefined) return passed
+    const done = completed(passed)
+    if (done !== undefined) {
+      if (Exit.isSuccess(done)) traced(done.value)
+      return passed
+    }
+    return Effect.map(passed, (value) => (traced(value), value))
   }
-  if (exec.traceLevel === "off") return passed
-  const trace = (value: Value.Value) =>
-    exec.record({
-      step: usage.steps,
-      kind: request.kind,
-      name: request.channel,
-      [request.kind === "send" ? "input" : "output"]: preview(Value.toText(value)),
-      durationMs: performance.now() - started
-    })
-  const done = completed(passed)
-  if (done !== undefined) {
-    if (Exit.isSuccess(done)) trace(done.value)
-    return passed
-  }
-  return Effect.map(passed, (value) => (trace(value), value))
+  if (handlers.message === undefined) return pass(recorded)
+  const asked = handlers.message(request, run)
+  const ready = completed(asked)
+  if (ready === undefined) return Effect.flatMap(asked, pass)
+  return Exit.isSuccess(ready) ? pass(ready.value) : (ready as unknown as Effect.Effect<never, E>)
 }
 
 /**
@@ -415,15 +538,15 @@ const begin = <E, R>(
 ): Effect.Effect<Value.Value, E | LambdaError, R> => {
   const slice = options.sliceMs ?? DEFAULT_SLICE_MS
   const run: RunState = scope === undefined ? { execution: exec } : { execution: exec, inChannels: true }
-  // inside a channels scope nothing is checkpointed or recorded: a resumed run runs the scope again
-  const record = scope === undefined ? handlers.answered : undefined
-  const suspended = scope === undefined ? handlers.suspended : undefined
-  const sliced = scope === undefined ? handlers.sliced : undefined
+  const record = handlers.answered
+  const suspended = handlers.suspended
+  const sliced = handlers.sliced
   const deadline = exec.deadline
   const timeUp = () => exec.exhausted("time", exec.budget.timeMs, `time budget of ${exec.budget.timeMs} ms exhausted`)
   const recorded = options.recorded
   const valueOf = (request: Oracle.Request, output: unknown): Value.Value => {
     const value = Oracle.toValue(output)
+    // a message is recorded by `message`, when its channel decides it
     if (record !== undefined && request.kind !== "send" && request.kind !== "receive") {
       const from = recorded === undefined || request.kind === "par" || request.kind === "channels" ? undefined : recorded.get(exec.requestKey(request))
       record(request, value, run, from)

@@ -2,7 +2,7 @@
  * Offline replay: a run's oracle answers as data, and a run answered from them.
  *
  * A {@link Recording} holds every answer a run was given — LLM replies, tool outputs, memory
- * reads — each with the request it answered (by request key, `Execution.requestKey`), what the
+ * reads, the messages of `channels` scopes — each with the request it answered (by request key, `Execution.requestKey`), what the
  * call added to the trace and its tokens. {@link recorder} is the driver hook that records them;
  * {@link player} gives the driver handlers that answer a new run of the same term from them, with
  * no provider, tool or store. A request that differs from the recorded one (another prompt,
@@ -71,7 +71,9 @@ const TraceEventSchema = Schema.Struct({
 /**
  * The schema of one recorded answer: the request's key and kind, the request as JSON (see
  * {@link requestOf}), the answer (`Value.toJson`; `null` for a memory write, whose answer is its
- * output), and the tokens and trace events of the call.
+ * output), and the tokens and trace events of the call. A message of a `channels` scope
+ * (`send`, `receive`) also says where it passed (`Driver.Message`: the scope's request key, the
+ * channel, the message's number there); its answer is the value passed.
  *
  * @since 0.2.0
  * @category schemas
@@ -84,11 +86,12 @@ const TraceEventSchema = Schema.Struct({
  */
 export const EntrySchema = Schema.Struct({
   key: Schema.String,
-  kind: Schema.Literals(["llm", "tool", "tools", "memory-read", "memory-write", "ask"]),
+  kind: Schema.Literals(["llm", "tool", "tools", "memory-read", "memory-write", "ask", "send", "receive"]),
   request: Schema.Unknown,
   answer: Schema.Unknown,
   tokens: Schema.Number,
-  events: Schema.Array(TraceEventSchema)
+  events: Schema.Array(TraceEventSchema),
+  message: Schema.optionalKey(Schema.Struct({ scope: Schema.String, channel: Schema.String, seq: Schema.Number }))
 })
 
 /**
@@ -164,7 +167,8 @@ const messageJson = (m: LanguageModel.ChatMessage): Term.Json => ({
  * asked. An LLM call is its name, system prompt, model settings (not the transport's `baseUrl`
  * and `timeout`), input text, for a ReAct step its tools and transcript, and for a structured
  * answer its output schema and the turns asking for a repair; a tool call its
- * name and input; a memory access its scope, size, input (and a write's output).
+ * name and input; a memory access its scope, size, input (and a write's output); a message its
+ * channel (and a send's value).
  *
  * @since 0.2.0
  * @category encoding
@@ -375,14 +379,13 @@ export interface Recorder {
   readonly answered: NonNullable<Driver.Handlers<never, never>["answered"]>
 }
 
-type Driven = Extract<Oracle.Request, { readonly kind: "par" | "channels" | "send" | "receive" }>
-const DRIVEN: ReadonlySet<string> = new Set(["par", "channels", "send", "receive"])
-const isDriven = (request: Oracle.Request): request is Driven => DRIVEN.has(request.kind)
+type Driven = Extract<Oracle.Request, { readonly kind: "par" | "channels" }>
+const isDriven = (request: Oracle.Request): request is Driven => request.kind === "par" || request.kind === "channels"
 
 /**
- * A {@link Recorder} telling `onEntry` of every answer (`terminate` and `par`, which the driver
- * answers itself, are not recorded), those a resumed run is given from its checkpoint's record
- * included.
+ * A {@link Recorder} telling `onEntry` of every answer (`terminate`, `par` and `channels`, which
+ * the driver answers itself, are not recorded), those a resumed run is given from its
+ * checkpoint's record included. Messages are recorded with where they passed.
  *
  * @since 0.2.0
  * @category constructors
@@ -411,11 +414,19 @@ export const recorder = (onEntry: (entry: Entry) => void): Recorder => {
       marks.set(exec.requestKey(request), exec.events.length)
       return Effect.void
     },
-    answered: (request, value, run, recorded) => {
+    answered: (request, value, run, recorded, message) => {
       // the driver answers these itself, in a replay as in the run
       if (isDriven(request) || (request.kind === "tool" && isTerminate(request.name))) return
       const exec = run.execution
       const key = exec.requestKey(request)
+      if (request.kind === "send" || request.kind === "receive") {
+        const m = message ?? recorded?.message
+        if (m !== undefined) {
+          const where = { scope: m.scope, channel: m.channel, seq: m.seq }
+          onEntry({ key, kind: request.kind, request: requestOf(request), answer: Value.toJson(value), tokens: 0, events: [], message: where })
+        }
+        return
+      }
       // an answer a resumed run was given from its checkpoint's record added that record's events
       const events = recorded !== undefined ? recorded.events : exec.events.slice(marks.get(key) ?? exec.events.length)
       marks.delete(key)
@@ -474,6 +485,13 @@ export interface Player<E, R> {
    * for, the divergence of the first of them (the new run ended at `steps`).
    */
   readonly leftover: (steps: number) => ReplayDivergence | undefined
+  /**
+   * The recorded messages of `channels` scopes, by request key, for the driver's `recorded`
+   * option: each scope then holds the messages its channels held in the recorded run (those sent
+   * and never received), whatever order the replayed branches run in. Throws a `ReplayError` for
+   * a message the recording cannot give back.
+   */
+  readonly messages: () => ReadonlyMap<string, Driver.RecordedAnswer>
 }
 
 /**
@@ -508,6 +526,9 @@ const describeRecorded = (request: unknown): string => {
       return "tool calls of one turn"
     case "ask":
       return "a question to a person"
+    case "send":
+    case "receive":
+      return `a ${r.kind} on channel ${JSON.stringify((r as { channel?: unknown }).channel)}`
     default:
       return "a memory store"
   }
@@ -601,6 +622,54 @@ export const player = <E = never, R = never>(recording: Recording, options: Play
     options.onReplayed?.(request, value, run)
     return Driver.answerRecorded(exec, { value, events: entry.events as ReadonlyArray<Trace.TraceEvent>, tokens: entry.tokens })
   }
+  const messageOf = (entry: Entry): Driver.RecordedAnswer => {
+    const m = entry.message
+    if (m === undefined || (entry.kind !== "send" && entry.kind !== "receive")) {
+      return fail("answer", `the recorded ${entry.kind} of request ${entry.key} does not say where its message passed`)
+    }
+    return { value: answerValue(entry), events: [], tokens: 0, message: { op: entry.kind, scope: m.scope, channel: m.channel, seq: m.seq } }
+  }
+  /** Messages a receive was given from the recording, by scope, channel and number. */
+  const delivered = new Set<string>()
+  const messageKey = (m: { readonly scope: string; readonly channel: string; readonly seq: number }) => `${m.scope}\u0000${m.channel}\u0000${m.seq}`
+  /**
+   * A message answered from the recording when it is the one recorded; `undefined`: it passes on
+   * its channel — after a divergence with `live` (but a send whose recorded message a receive was
+   * already given from the recording is done: its receiver has it), and when the recording has
+   * no message under its key (it was still waiting when the recorded run ended, failing: it waits
+   * again).
+   */
+  const message = (request: Oracle.ChannelRequest, run: Driver.RunState): Effect.Effect<Driver.RecordedAnswer | undefined, ReplayDivergence | ReplayError> => {
+    const exec = run.execution
+    const key = exec.requestKey(request)
+    const entry = entries.get(key)
+    if (diverged !== undefined && live !== undefined) {
+      const m = entry?.message
+      if (request.kind !== "send" || entry?.kind !== "send" || m === undefined || !delivered.has(messageKey(m))) return Effect.succeed(undefined)
+      return Effect.succeed({ value: request.value, events: [], tokens: 0, message: { op: "send", scope: m.scope, channel: m.channel, seq: m.seq } })
+    }
+    if (entry === undefined) return Effect.succeed(undefined)
+    const actual = requestOf(request)
+    if (entry.kind !== request.kind || Term.stringify(entry.request) !== Term.stringify(actual)) {
+      const found = divergenceAt(key, exec.steps, describeRecorded(actual), entry.request, actual)
+      if (diverged === undefined) {
+        diverged = found
+        options.onDivergence?.(found)
+      }
+      return live === undefined ? Effect.fail(found) : Effect.succeed(undefined)
+    }
+    let recorded: Driver.RecordedAnswer
+    try {
+      recorded = messageOf(entry)
+    } catch (error) {
+      if (error instanceof ReplayError) return Effect.fail(error)
+      throw error
+    }
+    used.add(key)
+    if (request.kind === "receive") delivered.add(messageKey(recorded.message!))
+    options.onReplayed?.(request, recorded.value, run)
+    return Effect.succeed(recorded)
+  }
   return {
     handlers: {
       llm: (request, run) => answer(request, run, live?.llm),
@@ -608,8 +677,10 @@ export const player = <E = never, R = never>(recording: Recording, options: Play
       // after a divergence the calls are made one by one, each by the live `tool` handler
       tools: (request, run, each) => answer(request, run, live !== undefined ? () => each() : undefined),
       memory: (request, run) => answer(request, run, live?.memory),
-      ask: (request, run) => answer(request, run, live?.ask)
+      ask: (request, run) => answer(request, run, live?.ask),
+      message
     },
+    messages: () => new Map(recording.answers.filter((entry) => entry.message !== undefined).map((entry) => [entry.key, messageOf(entry)])),
     divergence: () => diverged,
     leftover: (steps) => {
       if (diverged !== undefined) return undefined

@@ -1,10 +1,14 @@
 /**
  * Channels: par branches passing messages (pipeline, fan-in, rendezvous, buffering), deadlocks
  * ending the run with an error that names the channels and branches, bad channels refused, the
- * messages traced, budgeted and a run with channels checkpointed and resumed.
+ * messages traced, budgeted; a run with channels checkpointed anywhere (inside its scopes too)
+ * and resumed, or replayed offline, ends as the uninterrupted run without asking again for what
+ * was answered.
  */
-import { Checkpoint, createRuntime, type LanguageModel, Scripted, Term, Tools } from "lambdagent"
+import fc from "fast-check"
+import { Checkpoint, createRuntime, type LanguageModel, Replay, Scripted, Term, Tools } from "lambdagent"
 import { describe, expect, it } from "vitest"
+import { agentTerms, conversationModel, observable, tools as agentTools } from "./fixtures/agentTerms.ts"
 
 const x = Term.var("x")
 const agent = (system: string) => Term.llm({ system, conversation: false })
@@ -200,7 +204,7 @@ describe("channels", () => {
     await expect(run(pingPong(50), "go", { budget: { steps: used + 20 } })).rejects.toMatchObject({ _tag: "BudgetExceeded", budget: "steps" })
   })
 
-  it("checkpoints before the scope and after it; a resumed run runs the scope again and ends the same", async () => {
+  it("checkpoints inside the scope too; resumed from each, a run ends the same without repeating a recorded call", async () => {
     const journal = Checkpoint.journal()
     const term = chain(
       agent("first"),
@@ -209,20 +213,119 @@ describe("channels", () => {
     )
     const whole = await run(term, "go", { checkpoint: { save: journal.save } })
     const saved = journal.checkpoints()
-    // at "first", at the channels scope, at "last" — none from inside the scope
-    expect(saved.map((c) => c.waiting?.kind)).toEqual(["llm", "channels", "llm"])
-    // the scope's messages are not recorded, so the checkpoint after it is a new base: it is not replayed
-    expect(journal.entries.map((e) => e._tag)).toEqual(["Base", "Delta", "Base"])
+    // at "first", at the channels scope, at its par, at "A" and "B" inside it, at "last"
+    expect(saved.map((c) => c.waiting?.kind)).toEqual(["llm", "channels", "par", "llm", "llm", "llm"])
     for (const checkpoint of saved) {
-      const runtime = createRuntime({ model, trace: "agent" })
+      let calls = 0
+      const counting: LanguageModel.LanguageModelShape = { ...model, chat: (request) => (calls++, model.chat(request)) }
+      const runtime = createRuntime({ model: counting, trace: "agent" })
       try {
         const resumed = await runtime.resume(Checkpoint.parse(JSON.stringify(checkpoint)))
         expect(resumed.result).toBe(whole.result)
+        expect(resumed.trace.map((e) => `${e.kind}:${e.name}:${e.output ?? ""}`)).toEqual(whole.trace.map((e) => `${e.kind}:${e.name}:${e.output ?? ""}`))
+        expect(calls).toBe(4 - checkpoint.answers.filter((a) => a.kind === "llm").length)
       } finally {
         await runtime.close()
       }
     }
     expect(whole.result).toBe("last(A(first(go))\n\nB(A(first(go))))")
+  })
+
+  it("a resumed scope keeps the order its messages arrived in, though its branches now run in another", async () => {
+    // "slow" answers only once the consumer, having taken the first message, calls "open"
+    let open: () => void = () => {}
+    const gate = new Promise<void>((resolve) => (open = resolve))
+    const gated = [
+      Tools.define({ name: "slow", description: "waits for open", run: async () => (await gate, "slow") }),
+      Tools.define({ name: "fast", description: "at once", run: () => "fast" }),
+      Tools.define({ name: "open", description: "opens the gate", run: (s: string) => (open(), s) })
+    ]
+    const term = Term.channels(
+      [{ name: "c", capacity: 0 }],
+      Term.par([
+        chain(Term.tool("slow"), Term.send("c")),
+        chain(Term.tool("fast"), Term.send("c")),
+        Term.lam("x", Term.list([Term.app(chain(Term.receive("c"), Term.tool("open")), x), Term.app(Term.receive("c"), x)]))
+      ])
+    )
+    const journal = Checkpoint.journal()
+    const whole = await run(term, "go", { checkpoint: { save: journal.save } }, gated)
+    expect(whole.result).toEqual(["slow", "fast", ["fast", "slow"]])
+    // before "open": the consumer had taken "fast"; "slow" was still being called
+    const last = journal.checkpoints().at(-1)!
+    expect(last.waiting).toMatchObject({ kind: "tool", name: "open" })
+    const calls: Array<string> = []
+    const ungated = ["slow", "fast", "open"].map((name) =>
+      Tools.define({ name, description: name, run: (s: string) => (calls.push(name), name === "open" ? s : name) })
+    )
+    const runtime = createRuntime({ model, tools: ungated, trace: "agent" })
+    try {
+      // "slow" now answers at once and its branch runs first: run again, the scope would hand "slow" over first
+      const resumed = await runtime.resume(Checkpoint.parse(JSON.stringify(last)))
+      expect(resumed.result).toEqual(whole.result)
+      // the call in flight at the checkpoint is made again; "fast", answered before it, is not
+      expect(calls.sort()).toEqual(["open", "slow"])
+    } finally {
+      await runtime.close()
+    }
+  })
+
+  it("nested scopes resume from each checkpoint, each message from its own scope's record", async () => {
+    const term = Term.channels(
+      [{ name: "c", capacity: 1 }],
+      Term.par(
+        [
+          chain(
+            agent("outer"),
+            Term.channels([{ name: "c", capacity: 0 }], Term.par([chain(agent("inner"), Term.send("c")), chain(Term.receive("c"), agent("took"))], "concat")),
+            Term.send("c")
+          ),
+          chain(Term.receive("c"), agent("end"))
+        ],
+        "concat"
+      )
+    )
+    const journal = Checkpoint.journal()
+    const whole = await run(term, "go", { checkpoint: { save: journal.save } })
+    for (const checkpoint of journal.checkpoints()) {
+      const runtime = createRuntime({ model, trace: "agent" })
+      try {
+        expect((await runtime.resume(Checkpoint.parse(JSON.stringify(checkpoint)))).result).toBe(whole.result)
+      } finally {
+        await runtime.close()
+      }
+    }
+    const scopes = new Set(
+      journal
+        .checkpoints()
+        .at(-1)!
+        .answers.flatMap((a) => (a.message === undefined ? [] : [a.message.scope]))
+    )
+    expect([...scopes].sort()).toEqual(["1", "1.0/1.0/2"])
+  })
+
+  it("a resumed run recording its answers records the scope's messages too, and the recording replays offline", async () => {
+    const term = Term.channels(
+      [{ name: "c", capacity: 0 }],
+      Term.par([
+        chain(agent("A"), Term.send("c")),
+        chain(agent("B"), Term.send("c")),
+        Term.lam("x", Term.list([Term.app(Term.receive("c"), x), Term.app(Term.receive("c"), x)]))
+      ])
+    )
+    const journal = Checkpoint.journal()
+    const recorded: Array<Replay.Entry> = []
+    // checkpointing and recording at once: both are told of every message
+    const whole = await run(term, "go", { checkpoint: { save: journal.save }, record: (e) => void recorded.push(e) })
+    expect(recorded.filter((a) => a.message !== undefined)).toHaveLength(4)
+    for (const checkpoint of journal.checkpoints()) {
+      const answers: Array<Replay.Entry> = []
+      const resumed = await createRuntime({ model }).resume(checkpoint, { record: (e) => void answers.push(e) })
+      expect(resumed.result).toEqual(whole.result)
+      expect(answers.filter((a) => a.kind === "send" || a.kind === "receive")).toHaveLength(4)
+      const offline = await createRuntime({ model: Scripted.fixed("never asked") }).run(term, "go", { replay: { recording: Replay.make({ term, answers }) } })
+      expect(offline.result).toEqual(whole.result)
+    }
   })
 
   it("an ask inside a scope pauses the run; resumed with the answer (through JSON), it ends as a run answered at once", async () => {
@@ -249,7 +352,99 @@ describe("channels", () => {
     const resumed = await createRuntime({ model: counting }).resume(JSON.parse(JSON.stringify(paused!.checkpoint)), { answer: "yes" })
     expect(resumed.result).toBe(answered.result)
     expect(resumed.trace.map((e) => `${e.kind}:${e.name}`)).toEqual(answered.trace.map((e) => `${e.kind}:${e.name}`))
-    // the scope's messages are not recorded: it runs again ("A" asked twice in all), the call before it does not
-    expect(calls).toBe(3)
+    // the scope's messages and "A" are recorded: only "B" and "last" are asked
+    expect(calls).toBe(2)
+  })
+
+  describe("recorded messages", () => {
+    const inner = agentTerms()
+    /**
+     * Random scopes that cannot deadlock: producers each run an agent and send its answer, one
+     * consumer takes every message (in whatever order they arrive) and runs an agent on each,
+     * through a channel of capacity 0 to 2; agents before and after the scope.
+     */
+    const scoped = fc
+      .tuple(inner, fc.array(inner, { minLength: 1, maxLength: 3 }), fc.array(inner, { minLength: 1, maxLength: 3 }), fc.nat(2), inner)
+      .map(([before, producers, consumers, capacity, after]) => {
+        const taken = (i: number) => Term.app(chain(Term.receive("c"), consumers[i % consumers.length]!), x)
+        const consumer = Term.lam("x", Term.list(producers.map((_, i) => taken(i))))
+        return chain(before, Term.channels([{ name: "c", capacity }], Term.par([...producers.map((p) => chain(p, Term.send("c"))), consumer], "tuple")), after)
+      })
+
+    /** A run of `term` counting the model's and the tools' calls; `save` is told how many were made before each checkpoint. */
+    const counted = () => {
+      const calls = { llm: 0, tool: 0 }
+      const model: LanguageModel.LanguageModelShape = { ...conversationModel, chat: (r) => (calls.llm++, conversationModel.chat(r)) }
+      const tools = agentTools.map((t) => ({
+        ...t,
+        run: (input: never, context: never) => (calls.tool++, (t.run as (i: never, c: never) => unknown)(input, context))
+      }))
+      return { calls, runtime: createRuntime({ model, tools: tools as typeof agentTools, trace: "agent" }) }
+    }
+    const budget = { llmCalls: 1000, toolCalls: 1000 }
+
+    type Outcome = Awaited<ReturnType<ReturnType<typeof createRuntime>["run"]>>
+    /** A run's result, or its error's message. */
+    const settled = (run: Promise<Outcome>) =>
+      run.then(
+        (out) => ({ out }),
+        (error: Error) => ({ error: error.message })
+      )
+    /**
+     * What two runs alike agree on: the value, the counters, the trace without durations, and
+     * without the step numbers of `par` branches' events (branches share the step counter, and a
+     * message answered from a record does not wait for the branch that sent it, so they interleave
+     * differently).
+     */
+    const alike = (run: { out: Outcome } | { error: string }) =>
+      "error" in run
+        ? run
+        : {
+            result: run.out.result,
+            steps: run.out.stats.steps,
+            llmCalls: run.out.stats.llmCalls,
+            toolCalls: run.out.stats.toolCalls,
+            trace: observable(run.out.trace).map((e) => ("branch" in e ? { ...e, step: 0 } : e))
+          }
+
+    it("resumed from each of its checkpoints, a random run with channels ends the same and makes only the calls not yet answered", async () => {
+      await fc.assert(
+        fc.asyncProperty(scoped, async (term) => {
+          const original = counted()
+          const journal = Checkpoint.journal()
+          const before: Array<{ llm: number; tool: number }> = []
+          const save = (entry: Checkpoint.Entry) => (before.push({ ...original.calls }), journal.save(entry))
+          const whole = await settled(original.runtime.run(term, "go", { budget, checkpoint: { save } }))
+          await original.runtime.close()
+          const checkpoints = journal.checkpoints()
+          for (const [i, checkpoint] of checkpoints.entries()) {
+            const again = counted()
+            const resumed = await settled(again.runtime.resume(Checkpoint.parse(JSON.stringify(checkpoint))))
+            await again.runtime.close()
+            expect(alike(resumed)).toEqual(alike(whole))
+            // every call answered before the checkpoint comes from its record, every later one is made once
+            expect(again.calls).toEqual({ llm: original.calls.llm - before[i]!.llm, tool: original.calls.tool - before[i]!.tool })
+          }
+        }),
+        { numRuns: 40 }
+      )
+    })
+
+    it("a random run with channels, recorded, replays offline with no model or tools and ends the same", async () => {
+      await fc.assert(
+        fc.asyncProperty(scoped, async (term) => {
+          const answers: Array<Replay.Entry> = []
+          const original = counted()
+          const whole = await settled(original.runtime.run(term, "go", { budget, record: (e) => void answers.push(e) }))
+          await original.runtime.close()
+          const recording = Replay.parse(Term.stringify(Replay.make({ term, answers })))
+          const offline = createRuntime({ model: Scripted.sequence([], { name: "unreachable" }), trace: "agent" })
+          const replayed = await settled(offline.run(term, "go", { budget, replay: { recording } }))
+          await offline.close()
+          expect(alike(replayed)).toEqual(alike(whole))
+        }),
+        { numRuns: 40 }
+      )
+    })
   })
 })

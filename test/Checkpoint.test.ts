@@ -202,7 +202,7 @@ describe("Checkpoint", () => {
       const text = good()
       expect(reason(() => Checkpoint.parse(text.slice(0, text.length / 2)))).toBe("format")
       expect(reason(() => Checkpoint.parse('{"hello":1}'))).toBe("format")
-      expect(reason(() => Checkpoint.parse(text.replace('"version":2', '"version":1')))).toBe("version")
+      expect(reason(() => Checkpoint.parse(text.replace('"version":3', '"version":2')))).toBe("version")
       expect(reason(() => Checkpoint.parse(text.replace('"steps":', '"steps":1')))).toBe("digest")
       expect(reason(() => Checkpoint.parse(text, { term: Term.tool("other") }))).toBe("term")
       expect(Checkpoint.restore(Checkpoint.parse(text)).pending?.kind).toBe("tool")

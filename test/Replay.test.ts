@@ -135,6 +135,66 @@ describe("Replay", () => {
     expect(d.message).not.toContain("\n")
   })
 
+  describe("channels", () => {
+    const scope = (system: string, sent: Term.Term) =>
+      Term.compose([
+        Term.llm({ system: "first", conversation: false }),
+        Term.channels(
+          [{ name: "c", capacity: 0 }],
+          Term.par(
+            [
+              Term.compose([Term.llm({ system, conversation: false }), sent, Term.send("c")]),
+              Term.compose([Term.receive("c"), Term.llm({ system: "review", conversation: false })])
+            ],
+            "concat"
+          )
+        )
+      ])
+    const same = Term.lam("s", Term.var("s"))
+
+    it("records a scope's messages and replays it offline, each message answered from the recording", async () => {
+      const term = scope("draft", same)
+      const whole = await record(term)
+      const recording = Replay.parse(whole.text)
+      expect(recording.answers.filter((a) => a.kind === "send" || a.kind === "receive").map((a) => [a.kind, a.message])).toEqual([
+        ["send", { scope: "2", channel: "c", seq: 0 }],
+        ["receive", { scope: "2", channel: "c", seq: 0 }]
+      ])
+      const { out, divergences } = await replay(term, whole.text)
+      expect(out!.result).toEqual(whole.out!.result)
+      expect(divergences).toEqual([])
+    })
+
+    it("a changed prompt inside a scope diverges at that request", async () => {
+      const whole = await record(scope("draft", same))
+      const { error } = await replay(scope("changed", same), whole.text)
+      expect(error).toMatchObject({ _tag: "ReplayDivergence", key: "2.0/1.0/1", form: "an LLM call" })
+    })
+
+    it("with live, a sender that diverges after its receiver was given its message from the recording is not left waiting", async () => {
+      // the receiver comes first: it is given the recorded message before the sender's prompt diverges
+      const term = (system: string) =>
+        Term.channels(
+          [{ name: "c", capacity: 0 }],
+          Term.par([
+            Term.compose([Term.receive("c"), Term.llm({ system: "review", conversation: false })]),
+            Term.compose([Term.llm({ system, conversation: false }), Term.send("c")])
+          ])
+        )
+      const whole = await record(term("draft"))
+      const { out, divergences } = await replay(term("changed"), whole.text, { live: model })
+      expect(divergences.map((d) => d.key)).toEqual(["1.0/1.1/1"])
+      expect((out!.result as ReadonlyArray<unknown>)[0]).toEqual((whole.out!.result as ReadonlyArray<unknown>)[0])
+    })
+
+    it("a message that carries another value diverges at the send, though no prompt changed before it", async () => {
+      const whole = await record(scope("draft", same))
+      const { error } = await replay(scope("draft", Term.lam("s", Term.lit("other"))), whole.text)
+      expect(error).toMatchObject({ _tag: "ReplayDivergence", key: "2.0/1.0/2", form: 'a send on channel "c"' })
+      expect((error as Errors.ReplayDivergence).message).toContain('value is "other"')
+    })
+  })
+
   it("with live, goes on after the divergence with the model and tools, replaying what came before", async () => {
     const term = Term.compose([
       Term.llm({ system: "first", conversation: false }),

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from "vitest"
 import * as a2a from "../examples/a2a.ts"
 import * as approval from "../examples/approval.ts"
 import * as chain from "../examples/chain.ts"
+import * as channelsResume from "../examples/channels-resume.ts"
 import * as checkpoint from "../examples/checkpoint.ts"
 import * as guard from "../examples/guard.ts"
 import * as memory from "../examples/memory.ts"
@@ -29,6 +30,10 @@ describe("examples run offline", () => {
       recorded: 3,
       replayed: "Write(Analyze(Extract(report)))"
     })
+  })
+  it("channels: a pipeline resumed inside its scope, then replayed offline", async () => {
+    const result = ["Draft(the topic)", "Review(Draft(the topic))", "Edit(Review(Draft(the topic)))"]
+    expect(await channelsResume.main()).toEqual({ result, askedAfterResume: ["Edit."], replayed: result })
   })
   it("approval: a person in the loop", async () => {
     expect(await approval.main()).toEqual({

@@ -68,7 +68,7 @@ describe("SQLite checkpoints", () => {
       expect((await Effect.runPromise(location.list)).map((e) => [e.key, e.base])).toEqual([["r0.000001", 1]])
       const error = await failureOf(CheckpointStore.readFrom(location, "r0.000001"))
       expect(error.reason).toBe("version")
-      expect(error.message).toMatch(/r0\.000001: a checkpoint of format version 1; this lambdagent reads format version 2/)
+      expect(error.message).toMatch(/r0\.000001: a checkpoint of format version 1; this lambdagent reads format version 3/)
     } finally {
       await close()
     }

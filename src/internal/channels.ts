@@ -12,8 +12,19 @@
  */
 import * as Effect from "effect/Effect"
 import { EvalError } from "../Errors.ts"
+import type { Message } from "../Driver.ts"
 import type { ChannelDeclaration } from "../forms/channels.ts"
 import type * as Value from "../Value.ts"
+
+/** Told of a send or receive when its channel decides it: the value passed, and where. */
+export type Note = (value: Value.Value, message: Message) => void
+
+/** A channel's history as a record holds it: messages sent and received so far, and those still in it, oldest first. */
+export interface Backlog {
+  readonly sent: number
+  readonly received: number
+  readonly held: ReadonlyArray<Value.Value>
+}
 
 /** A machine waiting on a channel: what it waits for, and how to wake it. */
 interface Waiter {
@@ -23,6 +34,7 @@ interface Waiter {
   readonly who: string
   /** For a sender, the value it offers. */
   readonly value: Value.Value
+  readonly note: Note | undefined
   readonly resume: (effect: Effect.Effect<Value.Value, EvalError>) => void
 }
 
@@ -30,10 +42,27 @@ class Channel {
   readonly buffer: Array<Value.Value> = []
   readonly senders: Array<Waiter> = []
   readonly receivers: Array<Waiter> = []
+  /** Messages accepted and handed on so far; the buffer's first message is number `received`. */
+  sent = 0
+  received = 0
   constructor(
+    readonly scope: string,
     readonly name: string,
     readonly capacity: number
   ) {}
+
+  /** A message accepted from a sender: its number. */
+  accept(note: Note | undefined, value: Value.Value): number {
+    const seq = this.sent++
+    note?.(value, { op: "send", scope: this.scope, channel: this.name, seq })
+    return seq
+  }
+
+  /** Message `seq` taken by a receiver. */
+  take(note: Note | undefined, value: Value.Value, seq: number): void {
+    this.received++
+    note?.(value, { op: "receive", scope: this.scope, channel: this.name, seq })
+  }
 }
 
 /** The branches of one `par` inside a hub, still running. */
@@ -99,17 +128,29 @@ const deadlock = (waiters: ReadonlyArray<Waiter>, steps: number): EvalError => {
   })
 }
 
-/** One open `channels` scope. */
+/** One open `channels` scope: `key` is the request key of its `channels` request. */
 export class Scope {
   readonly hub: Hub
   private readonly channels = new Map<string, Channel>()
 
   constructor(
     readonly parent: Scope | undefined,
-    declare: ReadonlyArray<ChannelDeclaration>
+    declare: ReadonlyArray<ChannelDeclaration>,
+    key: string,
+    /** What a record says the channels had passed, by name, for a scope that resumes a recorded one. */
+    backlog?: ReadonlyMap<string, Backlog>
   ) {
     this.hub = parent?.hub ?? new Hub()
-    for (const d of declare) this.channels.set(d.name, new Channel(d.name, d.capacity))
+    for (const d of declare) {
+      const channel = new Channel(key, d.name, d.capacity)
+      const past = backlog?.get(d.name)
+      if (past !== undefined) {
+        channel.sent = past.sent
+        channel.received = past.received
+        channel.buffer.push(...past.held)
+      }
+      this.channels.set(d.name, channel)
+    }
   }
 
   private find(name: string, steps: number): Channel {
@@ -126,37 +167,42 @@ export class Scope {
   }
 
   /** Offer `value` on channel `name`: taken at once by a waiting receiver or a free slot, else wait. */
-  send(name: string, value: Value.Value, who: string, steps: number): Effect.Effect<Value.Value, EvalError> {
+  send(name: string, value: Value.Value, who: string, steps: number, note?: Note): Effect.Effect<Value.Value, EvalError> {
     const channel = this.find(name, steps)
     const receiver = channel.receivers.shift()
     if (receiver !== undefined) {
+      channel.take(receiver.note, value, channel.accept(note, value))
       this.hub.wake(receiver, value)
       return Effect.succeed(value)
     }
     if (channel.buffer.length < channel.capacity) {
+      channel.accept(note, value)
       channel.buffer.push(value)
       return Effect.succeed(value)
     }
-    return this.wait({ op: "send", channel, who, value }, channel.senders, steps)
+    return this.wait({ op: "send", channel, who, value, note }, channel.senders, steps)
   }
 
   /** Take the next value of channel `name` (making room for a waiting sender), else wait. */
-  receive(name: string, who: string, steps: number): Effect.Effect<Value.Value, EvalError> {
+  receive(name: string, who: string, steps: number, note?: Note): Effect.Effect<Value.Value, EvalError> {
     const channel = this.find(name, steps)
     const sender = channel.senders.shift()
     if (channel.buffer.length > 0) {
       const value = channel.buffer.shift()!
+      channel.take(note, value, channel.received)
       if (sender !== undefined) {
+        channel.accept(sender.note, sender.value)
         channel.buffer.push(sender.value)
         this.hub.wake(sender, sender.value)
       }
       return Effect.succeed(value)
     }
     if (sender !== undefined) {
+      channel.take(note, sender.value, channel.accept(sender.note, sender.value))
       this.hub.wake(sender, sender.value)
       return Effect.succeed(sender.value)
     }
-    return this.wait({ op: "receive", channel, who, value: null }, channel.receivers, steps)
+    return this.wait({ op: "receive", channel, who, value: null, note }, channel.receivers, steps)
   }
 
   private wait(waiter: Omit<Waiter, "resume">, queue: Array<Waiter>, steps: number): Effect.Effect<Value.Value, EvalError> {

@@ -91,8 +91,8 @@ describe("bad checkpoint files", () => {
       ["reordered", (l) => [l[0], l[2], l[1]].join("\n"), /\.000002: does not match its digest/],
       [
         "other-version",
-        (l) => [l[0]!.replace('"version":2', '"version":3'), l[1], l[2]].join("\n"),
-        /a checkpoint of format version 3; this lambdagent reads format version 2/
+        (l) => [l[0]!.replace('"version":3', '"version":4'), l[1], l[2]].join("\n"),
+        /a checkpoint of format version 4; this lambdagent reads format version 3/
       ],
       ["foreign", () => '{"hello":"world"}\n', /: not a lambdagent checkpoint$/m],
       ["empty", () => "", /: an empty file, not a checkpoint journal$/m]

@@ -1,7 +1,8 @@
 /**
  * Offline replay and trace diff, driving the built CLI: a ReAct run with a shell tool on the
  * scripted model is recorded with `run --trace-file`, replayed with no provider key and no tool
- * run, replayed against a changed prompt (divergence, then `--live-after-divergence`), and diffed.
+ * run, replayed against a changed prompt (divergence, then `--live-after-divergence`), and diffed;
+ * a run of the channels pipeline example replays offline too, its messages from the recording.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -68,6 +69,21 @@ describe("lambdagent replay", () => {
     const text = await runCli(["replay", recorded], { env })
     expect(text.stdout).toBe("HELLO!\n")
     expect(text.stderr).toBe("")
+  })
+
+  it("replays a run with a channels scope offline, each message from the recording", async () => {
+    const pipeline = join(dir, "pipeline.json")
+    const run = await runCli(["run", "examples/agents/pipeline.yml", "the topic", "--model", "scripted:echo", "--trace-file", pipeline, "--quiet"], { env })
+    expect(run.stderr).toBe("")
+    const original = JSON.parse(readFileSync(pipeline, "utf8"))
+    expect(original.replay.answers.map((a: { kind: string }) => a.kind).filter((k: string) => k === "send" || k === "receive")).toHaveLength(4)
+    const out = await runCli(["replay", pipeline, "--format", "json"], { env })
+    expect(out.stderr).toBe("")
+    expect(out.code).toBe(0)
+    const replayed = JSON.parse(out.stdout)
+    expect(replayed.result).toEqual(original.result)
+    expect(replayed.divergence).toBeNull()
+    expect(replayed.stats).toMatchObject({ llmCalls: 3, steps: original.stats.steps })
   })
 
   it("a changed prompt stops at the first request that differs, naming the step, the form and both requests", async () => {
