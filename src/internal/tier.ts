@@ -40,6 +40,9 @@ export const setMode = (next: Mode): void => {
 /** Terms of more nodes than this are compiled to closure trees: their source would cost more to compile than it saves. */
 const SOURCE_NODES = 20_000
 
+/** Terms of more nodes than this run on the machine the first time (see {@link tierOf}). */
+const FIRST_RUN_NODES = 50_000
+
 // ---------------------------------------------------------------------------------------------
 // Closure trees
 // ---------------------------------------------------------------------------------------------
@@ -303,8 +306,10 @@ const measureTree = (root: Code): { readonly nesting: number; readonly nodes: nu
 
 /** What the tier made of a code tree: its closure tree, then its generated functions (`null`: not possible). */
 interface Entry {
-  readonly closures: Compiled | null
+  /** Built at the tree's first run on the tier (`null`: it needs the machine). */
+  closures: Compiled | null | undefined
   source: Compiled | null | undefined
+  readonly nesting: number
   readonly nodes: number
   runs: number
 }
@@ -332,12 +337,19 @@ export const tierOf = (code: Code): Compiled | undefined => {
   let entry = entries.get(code)
   if (entry === undefined) {
     const { nesting, nodes } = measureTree(code)
-    entry = { closures: attempt(() => closureTree(code, nesting)), source: undefined, nodes, runs: 0 }
+    entry = { closures: undefined, source: undefined, nesting, nodes, runs: 0 }
     entries.set(code, entry)
+  }
+  // a large tree's first run is on the machine: a closure per node would take several times the
+  // memory of its code, for a term that may run once (a request's input)
+  if (++entry.runs < 2 && entry.nodes > FIRST_RUN_NODES) return undefined
+  if (entry.closures === undefined) {
+    const nesting = entry.nesting
+    entry.closures = attempt(() => closureTree(code, nesting))
   }
   const closures = entry.closures
   if (closures === null) return undefined
-  if (mode !== "source" || ++entry.runs < 2 || entry.nodes > SOURCE_NODES) return closures
+  if (mode !== "source" || entry.runs < 2 || entry.nodes > SOURCE_NODES) return closures
   if (entry.source === undefined) entry.source = attempt(() => ({ ...generate(code), nesting: closures.nesting }))
   return entry.source ?? closures
 }
