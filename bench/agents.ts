@@ -28,8 +28,11 @@ const add = Tools.define({
   run: ({ a, b }) => a + b
 })
 
-/** A fresh process running `runs` loops of `steps` steps: their times and its final RSS. */
-const child = (mode: "lambdagent" | "plain", steps: number, runs: number): { times: Array<number>; rss: number } => {
+/**
+ * A fresh process running `runs` loops of `steps` steps: its setup time (the tool, the runtime and
+ * the term; the plain loop's schema), the time of each run and its final RSS.
+ */
+const child = (mode: "lambdagent" | "plain", steps: number, runs: number): { setup: number; times: Array<number>; rss: number } => {
   const r = spawnSync(process.execPath, [loopScript, mode, String(steps), String(runs)], { encoding: "utf8" })
   if (r.status !== 0) throw new Error(`react-loop.mjs ${mode} failed: ${r.stderr}`)
   return JSON.parse(r.stdout)
@@ -114,10 +117,21 @@ const warmBoth = async (f: () => unknown, g: () => unknown, warmMs = 3000, sampl
 
 export async function run(): Promise<void> {
   const STEPS = 20
-  // cold: the first 10 runs of fresh processes (three processes, the median of their means)
-  const coldOf = (mode: "lambdagent" | "plain") => median([0, 1, 2].map(() => mean(child(mode, STEPS, 10).times.slice(0, 10)) * 1000))
-  const coldLambda = coldOf("lambdagent")
-  const coldPlain = coldOf("plain")
+  // cold: the first 10 runs of fresh processes (three processes, the median of their means), and
+  // what the first run costs with the setup before it (creating the runtime counts)
+  const coldOf = (mode: "lambdagent" | "plain") => {
+    const processes = [0, 1, 2].map(() => child(mode, STEPS, 10))
+    return {
+      runs: median(processes.map((p) => mean(p.times.slice(0, 10)) * 1000)),
+      setup: median(processes.map((p) => p.setup)),
+      first: median(processes.map((p) => p.times[0]!)),
+      setupAndFirst: median(processes.map((p) => p.setup + p.times[0]!)),
+      setupAndRuns: median(processes.map((p) => (p.setup + p.times.slice(0, 10).reduce((a, b) => a + b, 0)) * 100))
+    }
+  }
+  const cold = { lambdagent: coldOf("lambdagent"), plain: coldOf("plain") }
+  const coldLambda = cold.lambdagent.runs
+  const coldPlain = cold.plain.runs
 
   // budgets out of the way: the longest loop makes 320 LLM calls
   const budgets = { llmCalls: 1_000_000, toolCalls: 1_000_000, tokens: Number.MAX_SAFE_INTEGER }
@@ -163,6 +177,17 @@ export async function run(): Promise<void> {
       ],
       ["chain, 3 stages (per stage)", "", fmt(warmChain / 3, 2), "", fmt(warmChainPlain / 3, 3), `${fmt(warmChain / warmChainPlain, 0)}×`]
     ]
+  )
+  table(
+    `A fresh process: the setup (tool, runtime, term; plain: the schema), then the first of its ReAct runs (${STEPS} steps)`,
+    ["", "setup ms", "first run ms", "setup + first run ms", "cold µs/step with the setup"],
+    (["lambdagent", "plain"] as const).map((mode) => [
+      mode === "plain" ? "plain TS" : mode,
+      fmt(cold[mode].setup, 2),
+      fmt(cold[mode].first, 2),
+      fmt(cold[mode].setupAndFirst, 2),
+      fmt(perStep(cold[mode].setupAndRuns, STEPS), 2)
+    ])
   )
 
   const lengths = [5, 20, 80, 320]
