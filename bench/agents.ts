@@ -29,10 +29,10 @@ const add = Tools.define({
 })
 
 /**
- * A fresh process running `runs` loops of `steps` steps: its setup time (the tool, the runtime and
- * the term; the plain loop's schema), the time of each run and its final RSS.
+ * A fresh process running `runs` loops of `steps` steps: the time of its imports, of its setup (the
+ * tool, the runtime and the term; the plain loop's schema), of each run, and its final RSS.
  */
-const child = (mode: "lambdagent" | "plain", steps: number, runs: number): { setup: number; times: Array<number>; rss: number } => {
+const child = (mode: "lambdagent" | "plain", steps: number, runs: number): { imports: number; setup: number; times: Array<number>; rss: number } => {
   const r = spawnSync(process.execPath, [loopScript, mode, String(steps), String(runs)], { encoding: "utf8" })
   if (r.status !== 0) throw new Error(`react-loop.mjs ${mode} failed: ${r.stderr}`)
   return JSON.parse(r.stdout)
@@ -123,6 +123,7 @@ export async function run(): Promise<void> {
     const processes = [0, 1, 2].map(() => child(mode, STEPS, 10))
     return {
       runs: median(processes.map((p) => mean(p.times.slice(0, 10)) * 1000)),
+      imports: median(processes.map((p) => p.imports)),
       setup: median(processes.map((p) => p.setup)),
       first: median(processes.map((p) => p.times[0]!)),
       setupAndFirst: median(processes.map((p) => p.setup + p.times[0]!)),
@@ -179,10 +180,11 @@ export async function run(): Promise<void> {
     ]
   )
   table(
-    `A fresh process: the setup (tool, runtime, term; plain: the schema), then the first of its ReAct runs (${STEPS} steps)`,
-    ["", "setup ms", "first run ms", "setup + first run ms", "cold µs/step with the setup"],
+    `A fresh process: the imports (plain: zod), the setup (tool, runtime, term; plain: the schema), then the first of its ReAct runs (${STEPS} steps)`,
+    ["", "imports ms", "setup ms", "first run ms", "setup + first run ms", "cold µs/step with the setup"],
     (["lambdagent", "plain"] as const).map((mode) => [
       mode === "plain" ? "plain TS" : mode,
+      fmt(cold[mode].imports, 1),
       fmt(cold[mode].setup, 2),
       fmt(cold[mode].first, 2),
       fmt(cold[mode].setupAndFirst, 2),
