@@ -129,7 +129,8 @@ class Generator {
 
   /** A call to the runtime for what the inline code does not cover (when {@link bailing}, giving up instead). */
   private slowly(call: () => string): string {
-    return this.bailing ? "(bad = true, null)" : call()
+    // a number, so that an expression whose every other outcome is a number stays one to the engine
+    return this.bailing ? "(bad = true, 0)" : call()
   }
 
   /** `v` (a temporary) as a condition. */
@@ -237,6 +238,8 @@ class Generator {
    * the budget or the clock, or on which the inline code gives up (an integer leaving the safe
    * range, an operand of another type), runs through the body function `body` instead, which
    * does exactly what the machine does; the expression is pure, so evaluating it again is safe.
+   * When the body is an addition or subtraction, the accumulator is kept in a local holding only
+   * numbers while it is one, which the engine keeps unboxed instead of allocating each sum.
    */
   private inlineFold(c: Code, body: string): string {
     const saved = [this.temps, this.kind, this.bailing] as const
@@ -246,11 +249,17 @@ class Generator {
     const expr = this.simple(c, c)
     const temps = Array.from({ length: this.temps }, (_, i) => `, t${i}`).join("")
     ;[this.temps, this.kind, this.bailing] = saved
+    const numeric = c.op === Op.Simple && c.sop === Op.Binary && (c.x === BinOp.Add || c.x === BinOp.Sub)
+    const v = numeric ? "n" : "acc"
+    // the elements from `l` on that the inline code takes; stops at the first it does not
+    const inline =
+      `for (; l.length > 0; l = l.tail) { p1 = ${v}; p2 = l.head; a = undefined; ` +
+      `if (s < stop && ((s + 1) & ${CHECK_EVERY}) !== 0) { r = ${expr}; if (!bad) { ${v} = r; s += ${c.n}; continue } bad = false } break }`
+    const run = numeric ? `if (typeof acc === "number") { let n = acc; ${inline} acc = n }` : inline
     return (
-      `const o = env, x = ctx; let stop = S.maxSteps, s = S.steps, bad = false, p1, p2, a, r${temps}; ` +
-      `for (let l = xs; l.length > 0; l = l.tail) { p1 = acc; p2 = l.head; a = undefined; ` +
-      `if (s < stop && ((s + 1) & ${CHECK_EVERY}) !== 0) { r = ${expr}; if (!bad) { acc = r; s += ${c.n}; continue } bad = false } ` +
-      `S.steps = s; acc = ${body}(p1, p2, env, ctx); s = S.steps; stop = S.maxSteps } S.steps = s;`
+      `const o = env, x = ctx; let stop = S.maxSteps, s = S.steps, bad = false, l = xs, p1, p2, a, r${temps}; ` +
+      `for (;;) { ${run} if (l.length === 0) break; ` +
+      `S.steps = s; acc = ${body}(acc, l.head, env, ctx); s = S.steps; stop = S.maxSteps; l = l.tail } S.steps = s;`
     )
   }
 

@@ -158,6 +158,16 @@ describe("compiled tier", () => {
         fc.tuple(fc.constantFrom<Term.UnaryOp>("fst", "snd"), tie("body")).map(([op, a]) => T.unary(op, a))
       )
     }))
+    // sums and differences of the pair's parts, the shapes that keep the accumulator a number
+    const operand = fc.oneof(
+      fc.constantFrom(T.unary("fst", T.var("p")), T.unary("snd", T.var("p")), T.var("k")),
+      intLit.map((n) => T.lit(n)),
+      body
+    )
+    const fn = fc.oneof(
+      body,
+      fc.tuple(fc.constantFrom<Term.BinaryOp>("add", "sub"), operand, operand).map(([op, a, b]) => T.binary(op, a, b))
+    )
     const element = fc.oneof(
       fc.integer({ min: -5, max: 5 }),
       fc.constantFrom<Term.Json>(2 ** 53 - 1, -(2 ** 53) + 1, true, "ab", { pair: [1, 2] }, { pair: [true, 2 ** 53 - 2] })
@@ -167,12 +177,19 @@ describe("compiled tier", () => {
       fc.constantFrom(T.lit(true), T.pair(T.lit(1), T.lit(2)))
     )
     fc.assert(
-      fc.property(body, start, fc.array(element, { maxLength: 40 }), fc.integer({ min: 1, max: 400 }), fc.boolean(), (b, z, xs, steps, asTool) => {
-        const code = T.lam("xs", T.app(T.lam("k", T.fold(T.lam("p", b), z, T.var("xs"))), T.lit(3)))
-        const options = asTool ? { tool: "tool", tools: { tool: code }, budget: { steps } } : { budget: { steps } }
-        const [machine, tier] = both(() => Evaluator.run(code, xs, options))
-        expect(tier).toEqual(machine)
-      }),
+      fc.property(
+        fn,
+        start,
+        fc.oneof(fc.array(element, { maxLength: 40 }), fc.array(fc.integer({ min: -5, max: 5 }), { maxLength: 40 })),
+        fc.integer({ min: 1, max: 400 }),
+        fc.boolean(),
+        (b, z, xs, steps, asTool) => {
+          const code = T.lam("xs", T.app(T.lam("k", T.fold(T.lam("p", b), z, T.var("xs"))), T.lit(3)))
+          const options = asTool ? { tool: "tool", tools: { tool: code }, budget: { steps } } : { budget: { steps } }
+          const [machine, tier] = both(() => Evaluator.run(code, xs, options))
+          expect(tier).toEqual(machine)
+        }
+      ),
       { numRuns: 1000 }
     )
   })
