@@ -2,7 +2,9 @@
  * The evaluator against plain TypeScript doing the same computation in the same run: the compiled
  * tier (what `Evaluator.run` uses for whole runs of pure code) and the machine alone (what a time
  * slice runs on), each cold (the first run of a term just built) and warm (median of 7 after
- * warm-up).
+ * warm-up). The plain code works on the structure the term is given: a `for` loop over a list
+ * value's cells, or over the array of a JSON input; a term given a list value is also set against
+ * the same loop over an array of the same numbers, which shows what walking list cells costs.
  */
 import { Evaluator, Term, Value } from "lambdagent"
 import { fmt, measure, table } from "./harness.ts"
@@ -21,6 +23,13 @@ const plainFib = (n: number): number => (n < 2 ? n : plainFib(n - 1) + plainFib(
 const plainSum = (xs: ReadonlyArray<number>): number => {
   let total = 0
   for (let i = 0; i < xs.length; i++) total += xs[i]!
+  return total
+}
+
+/** The plain loop over a list value, the structure the term is given (its elements are integers). */
+const plainListSum = (xs: Value.List): number => {
+  let total = 0
+  for (let l = xs; l.length > 0; l = l.tail) total += l.head as number
   return total
 }
 
@@ -50,7 +59,10 @@ interface Workload {
   readonly options?: (code: Term.Term) => Evaluator.RunOptions
   /** Runs of the term in one sample. */
   readonly repeat?: number
+  /** Plain TypeScript doing the same computation on the structure the term is given. */
   readonly plain: () => unknown
+  /** The same loop over a JavaScript array, when the term is given a list value (what the list itself costs). */
+  readonly array?: () => unknown
 }
 
 const asTool = (code: Term.Term): Evaluator.RunOptions => ({ tool: "f", tools: { f: code } })
@@ -58,21 +70,39 @@ const asTool = (code: Term.Term): Evaluator.RunOptions => ({ tool: "f", tools: {
 export async function run(): Promise<void> {
   const list1k = Array.from({ length: 1_000 }, (_, i) => i)
   const list1m = Array.from({ length: 1_000_000 }, (_, i) => i)
+  const value1k = Value.fromArray(list1k)
+  const value1m = Value.fromArray(list1m)
+  const nestedOver = (sum: () => number) => () => {
+    let total = 0
+    for (let i = 0; i < 1000; i++) total += sum()
+    return total
+  }
   const workloads: Array<Workload> = [
-    { name: "fold-sum 1,000 (list value)", make: sumFold, input: Value.fromArray(list1k), start: fromValue, plain: () => plainSum(list1k) },
-    { name: "fold-sum 1,000,000 (list value)", make: sumFold, input: Value.fromArray(list1m), start: fromValue, plain: () => plainSum(list1m) },
+    {
+      name: "fold-sum 1,000 (list value)",
+      make: sumFold,
+      input: value1k,
+      start: fromValue,
+      plain: () => plainListSum(value1k),
+      array: () => plainSum(list1k)
+    },
+    {
+      name: "fold-sum 1,000,000 (list value)",
+      make: sumFold,
+      input: value1m,
+      start: fromValue,
+      plain: () => plainListSum(value1m),
+      array: () => plainSum(list1m)
+    },
     { name: "fold-sum 1,000,000 (JSON array input)", make: sumFold, input: list1m, start: fromJson, plain: () => plainSum(list1m) },
     { name: "fib(25), self-recursive", make: fib, input: 25, start: fromValue, options: asTool, plain: () => plainFib(25) },
     {
       name: "nested folds, 1,000,000 inner",
       make: nested,
-      input: Value.fromArray(list1k),
+      input: value1k,
       start: fromValue,
-      plain: () => {
-        let total = 0
-        for (let i = 0; i < 1000; i++) total += plainSum(list1k)
-        return total
-      }
+      plain: nestedOver(() => plainListSum(value1k)),
+      array: nestedOver(() => plainSum(list1k))
     },
     {
       name: "1,000 runs of tool square",
@@ -111,10 +141,13 @@ export async function run(): Promise<void> {
     const tier = measure(timed(onTier, code), 7, 2)
     const machine = measure(timed(onMachine, code), 7, 2)
     const plain = measure(w.plain, 7, 2)
-    const ratio = (ms: number) => `${fmt(ms / Math.max(plain.medianMs, 0.0001), 1)}×`
+    const array = w.array === undefined ? undefined : measure(w.array, 7, 2)
+    const ratio = (ms: number, base = plain.medianMs) => `${fmt(ms / Math.max(base, 0.0001), 1)}×`
     return [
       w.name,
       fmt(plain.medianMs, 3),
+      array === undefined ? "" : fmt(array.medianMs, 3),
+      array === undefined ? "" : ratio(tier.medianMs, array.medianMs),
       fmt(tierCold, 2),
       fmt(tier.medianMs, 3),
       ratio(tier.medianMs),
@@ -125,7 +158,7 @@ export async function run(): Promise<void> {
   })
   table(
     "Evaluator vs plain TypeScript, ms (cold: first run of a fresh term; warm: median of 7 after warm-up; reference Haskell: fib(25) ≈ 120 ms, nested folds ≈ 320 ms)",
-    ["workload", "plain TS warm", "tier cold", "tier warm", "tier/plain", "machine cold", "machine warm", "machine/plain"],
+    ["workload", "plain TS warm", "array loop warm", "tier/array", "tier cold", "tier warm", "tier/plain", "machine cold", "machine warm", "machine/plain"],
     rows
   )
 }

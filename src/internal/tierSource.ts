@@ -36,6 +36,17 @@ const { S, Env, Closure, Pair, List, fromArray, slowTick, bin, un, truth, notBoo
 function T() { if (++S.steps > S.maxSteps || (S.steps & ${CHECK_EVERY}) === 0) slowTick() }
 `
 
+/** The binary operators whose common cases {@link Generator} writes inline (`eq` is inline only when equal). */
+const INLINE_BINARY: ReadonlySet<BinOp> = new Set([BinOp.Add, BinOp.Sub, BinOp.Lt, BinOp.Gt, BinOp.Lte, BinOp.Gte, BinOp.And, BinOp.Or])
+
+/** Whether a simple expression's common cases are all inline code, so a fold can inline it in its loop. */
+const inlinable = (c: Code): boolean => {
+  if (!c.simple) return false
+  if (c.op !== Op.Simple) return true
+  if (c.sop === Op.Unary) return (c.x === UnOp.Fst || c.x === UnOp.Snd) && inlinable(c.a!)
+  return INLINE_BINARY.has(c.x as BinOp) && inlinable(c.a!) && inlinable(c.b!)
+}
+
 class Generator {
   /** The constants the source refers to as `K[i]` (hoisted as `k<i>`). */
   readonly constants: Array<unknown> = []
@@ -53,6 +64,12 @@ class Generator {
    * taking its argument pair apart (`pair`: `p1`, `p2`; the pair `a` is built when needed).
    */
   private kind: "root" | "arg" | "pair" = "root"
+  /**
+   * Whether the expression being generated is a fold body inlined in its loop (see
+   * {@link inlineFold}): there a case the inline code does not cover sets `bad` instead of
+   * calling the runtime, and the loop runs that element through the body function.
+   */
+  private bailing = false
 
   constant(value: unknown): string {
     let i = this.constantIndex.get(value)
@@ -110,14 +127,20 @@ class Generator {
     return index === 0 ? this.argument : `o${".next".repeat(index - 1)}.v`
   }
 
+  /** A call to the runtime for what the inline code does not cover (when {@link bailing}, giving up instead). */
+  private slowly(call: () => string): string {
+    // a number, so that an expression whose every other outcome is a number stays one to the engine
+    return this.bailing ? "(bad = true, 0)" : call()
+  }
+
   /** `v` (a temporary) as a condition. */
   private truth(v: string, what: string, at: Code): string {
-    return `(${v} === true ? true : ${v} === false ? false : notBoolean(${v}, ${this.constant(what)}, ${this.where(at)}))`
+    return `(${v} === true ? true : ${v} === false ? false : ${this.slowly(() => `notBoolean(${v}, ${this.constant(what)}, ${this.where(at)})`)})`
   }
 
   /** A binary operator over two evaluated temporaries (not `and`/`or`), with the common cases inline. */
   private binary(op: BinOp, l: string, r: string, at: Code): string {
-    const slow = `bin(${op}, ${l}, ${r}, ${this.where(at)})`
+    const slow = this.slowly(() => `bin(${op}, ${l}, ${r}, ${this.where(at)})`)
     const ints = `typeof ${l} === "number" && typeof ${r} === "number"`
     switch (op) {
       case BinOp.Add:
@@ -141,9 +164,10 @@ class Generator {
   }
 
   private unary(op: UnOp, v: string, at: Code): string {
-    if (op === UnOp.Fst) return `(${v} instanceof Pair ? ${v}.fst : un(${op}, ${v}, ${this.where(at)}))`
-    if (op === UnOp.Snd) return `(${v} instanceof Pair ? ${v}.snd : un(${op}, ${v}, ${this.where(at)}))`
-    return `un(${op}, ${v}, ${this.where(at)})`
+    const slow = this.slowly(() => `un(${op}, ${v}, ${this.where(at)})`)
+    if (op === UnOp.Fst) return `(${v} instanceof Pair ? ${v}.fst : ${slow})`
+    if (op === UnOp.Snd) return `(${v} instanceof Pair ? ${v}.snd : ${slow})`
+    return slow
   }
 
   /** A simple expression, failing at `at` (its steps are counted by the node that holds it). */
@@ -156,7 +180,7 @@ class Generator {
       case Op.Var:
         return this.variable(c.x as number)
       case Op.Self:
-        return `(x.self !== undefined ? x.self : noSelf(${this.where(at)}))`
+        return `(x.self !== undefined ? x.self : ${this.slowly(() => `noSelf(${this.where(at)})`)})`
     }
     if (this.kind === "pair" && c.sop === Op.Unary && c.a!.op === Op.Var && c.a!.x === 0) {
       // a part of the argument pair, which a `pair` body has apart
@@ -189,20 +213,54 @@ class Generator {
 
   /**
    * A fold's loop (`xs` is a list, `f` a closure): a function of its own, as {@link applySite}.
-   * When the fold's function is written in place (`lam`), its `pair` body is called directly.
+   * When the fold's function is written in place (`lam`), its `pair` body is called directly,
+   * or inlined in the loop when it is a simple expression the inline code covers.
    */
   private foldSite(lam: Code | undefined): string {
     const i = this.sites++
     const generic = `if (f.code !== c${i}) { b${i} = sourceBody(f.code); c${i} = f.code } const g = b${i}; for (let l = xs; l.length > 0; l = l.tail) acc = g(new Pair(acc, l.head), env, ctx);`
-    const loop =
-      lam === undefined
-        ? generic
-        : `if (f.code === ${this.constant(lam)}) { for (let l = xs; l.length > 0; l = l.tail) acc = ${this.fn(lam.a!, "pair")}(acc, l.head, env, ctx) } else { ${generic} }`
+    let loop = generic
+    if (lam !== undefined) {
+      const body = this.fn(lam.a!, "pair")
+      const direct = inlinable(lam.a!) ? this.inlineFold(lam.a!, body) : `for (let l = xs; l.length > 0; l = l.tail) acc = ${body}(acc, l.head, env, ctx)`
+      loop = `if (f.code === ${this.constant(lam)}) { ${direct} } else { ${generic} }`
+    }
     this.decls.push(
       `let c${i}, b${i};`,
       `function a${i}(f, acc, xs) { if (xs.length === 0) return acc; const env = f.env, ctx = f.ctx; if (++S.calls > S.maxCalls) fallback(); ${loop} S.calls--; return acc }`
     )
     return `a${i}`
+  }
+
+  /**
+   * A fold's loop with its function's body `c` (a simple expression, see {@link inlinable})
+   * inline: the accumulator and the step count stay in locals. An element whose step would check
+   * the budget or the clock, or on which the inline code gives up (an integer leaving the safe
+   * range, an operand of another type), runs through the body function `body` instead, which
+   * does exactly what the machine does; the expression is pure, so evaluating it again is safe.
+   * When the body is an addition or subtraction, the accumulator is kept in a local holding only
+   * numbers while it is one, which the engine keeps unboxed instead of allocating each sum.
+   */
+  private inlineFold(c: Code, body: string): string {
+    const saved = [this.temps, this.kind, this.bailing] as const
+    this.temps = 0
+    this.kind = "pair"
+    this.bailing = true
+    const expr = this.simple(c, c)
+    const temps = Array.from({ length: this.temps }, (_, i) => `, t${i}`).join("")
+    ;[this.temps, this.kind, this.bailing] = saved
+    const numeric = c.op === Op.Simple && c.sop === Op.Binary && (c.x === BinOp.Add || c.x === BinOp.Sub)
+    const v = numeric ? "n" : "acc"
+    // the elements from `l` on that the inline code takes; stops at the first it does not
+    const inline =
+      `for (; l.length > 0; l = l.tail) { p1 = ${v}; p2 = l.head; a = undefined; ` +
+      `if (s < stop && ((s + 1) & ${CHECK_EVERY}) !== 0) { r = ${expr}; if (!bad) { ${v} = r; s += ${c.n}; continue } bad = false } break }`
+    const run = numeric ? `if (typeof acc === "number") { let n = acc; ${inline} acc = n }` : inline
+    return (
+      `const o = env, x = ctx; let stop = S.maxSteps, s = S.steps, bad = false, l = xs, p1, p2, a, r${temps}; ` +
+      `for (;;) { ${run} if (l.length === 0) break; ` +
+      `S.steps = s; acc = ${body}(acc, l.head, env, ctx); s = S.steps; stop = S.maxSteps; l = l.tail } S.steps = s;`
+    )
   }
 
   /** Apply `f` (a temporary) to `arg` at site `site`, failing at `at` when it is not a function. */

@@ -142,6 +142,58 @@ describe("compiled tier", () => {
     expect(tier).toEqual(machine)
   })
 
+  it("gives the machine's values, errors and steps for a fold whose simple function runs inline in its loop", () => {
+    // operators with inline code and without (`eq` when unequal, `mul`), over elements the inline code gives up on
+    const leaf = fc.oneof(
+      intLit.map((n) => T.lit(n)),
+      fc.constantFrom(T.lit(true), T.lit("ab"), T.var("p"), T.var("k"), T.var("xs"), T.self, T.unary("fst", T.var("p")), T.unary("snd", T.var("p")))
+    )
+    const { body } = fc.letrec<{ body: Term.Term }>((tie) => ({
+      body: fc.oneof(
+        { depthSize: "small", withCrossShrink: true },
+        leaf,
+        fc
+          .tuple(fc.constantFrom<Term.BinaryOp>("add", "sub", "lt", "gte", "and", "or", "eq", "mul"), tie("body"), tie("body"))
+          .map(([op, a, b]) => T.binary(op, a, b)),
+        fc.tuple(fc.constantFrom<Term.UnaryOp>("fst", "snd"), tie("body")).map(([op, a]) => T.unary(op, a))
+      )
+    }))
+    // sums and differences of the pair's parts, the shapes that keep the accumulator a number
+    const operand = fc.oneof(
+      fc.constantFrom(T.unary("fst", T.var("p")), T.unary("snd", T.var("p")), T.var("k")),
+      intLit.map((n) => T.lit(n)),
+      body
+    )
+    const fn = fc.oneof(
+      body,
+      fc.tuple(fc.constantFrom<Term.BinaryOp>("add", "sub"), operand, operand).map(([op, a, b]) => T.binary(op, a, b))
+    )
+    const element = fc.oneof(
+      fc.integer({ min: -5, max: 5 }),
+      fc.constantFrom<Term.Json>(2 ** 53 - 1, -(2 ** 53) + 1, true, "ab", { pair: [1, 2] }, { pair: [true, 2 ** 53 - 2] })
+    )
+    const start = fc.oneof(
+      intLit.map((n) => T.lit(n)),
+      fc.constantFrom(T.lit(true), T.pair(T.lit(1), T.lit(2)))
+    )
+    fc.assert(
+      fc.property(
+        fn,
+        start,
+        fc.oneof(fc.array(element, { maxLength: 40 }), fc.array(fc.integer({ min: -5, max: 5 }), { maxLength: 40 })),
+        fc.integer({ min: 1, max: 400 }),
+        fc.boolean(),
+        (b, z, xs, steps, asTool) => {
+          const code = T.lam("xs", T.app(T.lam("k", T.fold(T.lam("p", b), z, T.var("xs"))), T.lit(3)))
+          const options = asTool ? { tool: "tool", tools: { tool: code }, budget: { steps } } : { budget: { steps } }
+          const [machine, tier] = both(() => Evaluator.run(code, xs, options))
+          expect(tier).toEqual(machine)
+        }
+      ),
+      { numRuns: 1000 }
+    )
+  })
+
   it("holds the memory budget as the machine does", () => {
     const copy = T.lam("xs", T.fold(T.lam("p", T.cons(T.unary("snd", T.var("p")), T.unary("fst", T.var("p")))), T.list([]), T.var("xs")))
     const xs = Array.from({ length: 70_000 }, (_, i) => i)
