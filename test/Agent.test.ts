@@ -245,6 +245,36 @@ describe("ReAct", () => {
     expect(Term.bounds(react(["add"], 3))).toEqual({ llmCalls: 3, toolCalls: 3 })
     await runtime.close()
   })
+
+  it("earlyStop ends the loop with the first observation it holds for", async () => {
+    const calls = Array.from({ length: 10 }, (_, i) => `{"tool":"add","args":{"a":${i},"b":1}}`)
+    const { requests, runtime } = reactRuntime(calls)
+    // the sums are 1, 2, 3, …: the loop stops at the observation 3, after three thoughts
+    const term = T.react({
+      think: T.llm({ system: "Solve it." }),
+      tools: ["add", "terminate"],
+      maxSteps: 6,
+      earlyStop: T.lam("o", T.eq(T.var("o"), T.lit("3")))
+    })
+    const out = await runtime.run(term, "count", { trace: "agent" })
+    expect(out.value).toBe("3")
+    expect(out.stats).toMatchObject({ llmCalls: 3, toolCalls: 3 })
+    expect(requests).toHaveLength(3)
+    expect(out.trace.map((e) => `${e.kind}:${e.name}`).slice(-2)).toEqual(["tool:add", "react:early stop"])
+    // a pure predicate adds nothing to the worst case
+    expect(Term.bounds(term)).toEqual({ llmCalls: 6, toolCalls: 6 })
+    expect(Term.pretty(term)).toContain('ELSE IF (λo. o = "3")(obs) THEN obs')
+    await runtime.close()
+  })
+
+  it("earlyStop that never holds leaves the loop to maxSteps; one that is not boolean is a type error", async () => {
+    const { runtime } = reactRuntime(Array.from({ length: 5 }, () => '{"tool":"add","args":{"a":1,"b":1}}'))
+    const never = T.react({ think: T.llm({ system: "s" }), tools: ["add"], maxSteps: 2, earlyStop: T.lam("o", T.lit(false)) })
+    expect(String((await runtime.run(never, "loop")).value)).toMatch(/^\[Task\]\nloop\n\n\[Step 1\][\s\S]*\[Step 2\]/)
+    const text = T.react({ think: T.llm({ system: "s" }), tools: ["add"], maxSteps: 2, earlyStop: T.lam("o", T.var("o")) })
+    expect(await failure(runtime.run(text, "loop"))).toMatchObject({ _tag: "EvalError", kind: "TypeError" })
+    await runtime.close()
+  })
 })
 
 describe("budgets, errors, cancellation, streaming", () => {

@@ -831,6 +831,13 @@ class Compiler {
     return this.mark(Term.tool(name), path)
   }
 
+  /** `react.earlyStop`: a validator expression over the step's observation `x`. */
+  private earlyStop(expression: string, path: FieldPath): Term.Term {
+    const predicate = this.mark(compileValidatorExpr(parseValidator(expression)), path)
+    this.visitBuiltins(predicate, path)
+    return predicate
+  }
+
   private guard(core: Term.Term, guard: GuardConfig, path: FieldPath): Term.Term {
     const checks: Array<Term.Term> = []
     if (guard.validator !== undefined) {
@@ -930,7 +937,8 @@ class Compiler {
             ...(r?.toolTimeout !== undefined ? { toolTimeout: r.toolTimeout } : {}),
             ...(r?.observationEnabled !== undefined ? { observe: r.observationEnabled } : {}),
             ...(r?.toolCalling !== undefined ? { toolCalling: r.toolCalling } : {}),
-            ...(r?.maxToolCalls !== undefined ? { maxToolCalls: r.maxToolCalls } : {})
+            ...(r?.maxToolCalls !== undefined ? { maxToolCalls: r.maxToolCalls } : {}),
+            ...(r?.earlyStop !== undefined ? { earlyStop: this.earlyStop(r.earlyStop, [...path, "react", "earlyStop"]) } : {})
           }),
           [...path, "react"]
         )

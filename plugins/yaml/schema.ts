@@ -209,7 +209,9 @@ const ReactSchema = z
     observationEnabled: z.boolean().describe("Append each tool result to the state (default true).").optional(),
     toolTimeout: count.describe("Seconds before a tool call becomes a timeout observation (default 30).").optional(),
     verbose: z.boolean().describe("Runtime display option: print the intermediate steps. No effect on the term.").optional(),
-    earlyStop: text.describe("Not compiled (no term meaning yet); lint reports it.").optional(),
+    earlyStop: text
+      .describe("A validator expression over x, each step's observation (the tool's result): when it holds, the loop ends with that observation as its answer.")
+      .optional(),
     thinkPrompt: text.describe("The system prompt of the think step, instead of systemPrompt.").optional(),
     toolCalling: z
       .enum(["native", "text", "auto"])
