@@ -183,6 +183,32 @@ describe("agent forms", () => {
   })
 })
 
+describe("conversation keys", () => {
+  it("each llm term's conversation in each session has its own key; a call that keeps none has null", async () => {
+    const requests: Array<LanguageModel.ChatRequest> = []
+    const runtime = createRuntime({ model: Scripted.respond((req) => (requests.push(req), "ok")) })
+    const a = T.llm({ system: "a" })
+    const b = T.llm({ system: "b" })
+    const stateless = T.llm({ system: "c", conversation: false })
+    const both = T.compose([a, b, stateless])
+    await runtime.run(both, "x", { session: "s1" })
+    await runtime.run(both, "y", { session: "s1" })
+    await runtime.run(both, "z", { session: "s2" })
+    const keys = requests.map((r) => r.conversation)
+    expect(keys[2]).toBeNull()
+    const [a1, b1] = keys
+    expect(new Set([a1, b1]).size).toBe(2)
+    // the same session continues the same conversations; another session has its own
+    expect(keys.slice(3, 5)).toEqual([a1, b1])
+    expect(keys.slice(6, 8).some((k) => k === a1 || k === b1)).toBe(false)
+    // forgetting a session's conversation starts new ones
+    runtime.resetConversation("s1")
+    await runtime.run(both, "w", { session: "s1" })
+    expect(requests[9]!.conversation).not.toBe(a1)
+    await runtime.close()
+  })
+})
+
 describe("ReAct", () => {
   const reactRuntime = (replies: ReadonlyArray<string>, tools: ReadonlyArray<Tools.ToolDefinition> = [add]) => {
     const requests: Array<LanguageModel.ChatRequest> = []

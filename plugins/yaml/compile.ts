@@ -805,7 +805,8 @@ class Compiler {
       ["topP", model?.topP],
       ["stop", model?.stopSequences],
       ["baseUrl", baseUrlKept ? model?.baseUrl : undefined],
-      ["timeout", model?.timeout]
+      ["timeout", model?.timeout],
+      ["session", model?.session]
     ]
     for (const [k, v] of entries) if (v !== undefined) settings[k] = v
     if (provider !== undefined && !this.providers.includes(provider)) this.providers.push(provider)

@@ -68,6 +68,7 @@ export const knownProviders = [
   "zhipu",
   "dashscope",
   "claude-code",
+  "claude-code+session",
   "scripted",
   "custom"
 ] as const
@@ -94,7 +95,7 @@ export const ModelSchema = z
   .strictObject({
     provider: name
       .describe(
-        "Provider: anthropic, openai, openai-compatible, ollama (its OpenAI-compatible /v1 endpoint), ollama-native (its native /api/chat), deepseek, moonshot, zhipu, dashscope, claude-code, scripted, custom."
+        "Provider: anthropic, openai, openai-compatible, ollama (its OpenAI-compatible /v1 endpoint), ollama-native (its native /api/chat), deepseek, moonshot, zhipu, dashscope, claude-code, claude-code+session (claude-code with session: true), scripted, custom."
       )
       .meta({ examples: [...knownProviders] })
       .optional(),
@@ -107,7 +108,13 @@ export const ModelSchema = z
     conversation: z.boolean().describe("Keep the conversation across calls (default true) or call statelessly.").optional(),
     maxHistoryTokens: positive.describe("Most tokens of history kept in a conversation.").optional(),
     contextWindow: positive.describe("The model's context window; without maxHistoryTokens, history is capped at min(contextWindow / 2, 80000).").optional(),
-    timeout: seconds.describe("Seconds before one call is abandoned (runtime default 600).").optional()
+    timeout: seconds.describe("Seconds before one call is abandoned (runtime default 600).").optional(),
+    session: z
+      .boolean()
+      .describe(
+        "Session mode of claude-code: each conversation (a repl, a serve session) resumes its own Claude Code session with --resume instead of resending its history."
+      )
+      .optional()
   })
   .meta({ id: "Model", title: "Model settings" })
 
