@@ -244,6 +244,13 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
     if (model.maxHistoryTokens !== undefined && model.conversation === false) {
       f.add("L030", [...mp, "maxHistoryTokens"], "maxHistoryTokens has no effect with conversation: false (no history is kept)")
     }
+    if (model.session === true) {
+      if (model.provider !== undefined && model.provider !== "claude-code" && model.provider !== "claude-code+session") {
+        f.add("L030", [...mp, "session"], `session applies to provider claude-code; it has no effect with provider ${model.provider}`)
+      } else if (model.conversation === false) {
+        f.add("L030", [...mp, "session"], "session has no effect with conversation: false (each call starts a fresh session)")
+      }
+    }
   }
   const memory = agent.memory
   if (memory !== undefined && memory.enabled !== false) {
