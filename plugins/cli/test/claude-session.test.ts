@@ -79,6 +79,14 @@ describe("Claude Code session mode", () => {
     expect(prompt(calls()[1]!)).toContain("User: hello")
   })
 
+  it("without a claude binary, run falls back to the offline model for claude-code+session too", async () => {
+    writeFileSync(join(dir, "spec.yml"), "type: simple\nsystemPrompt: Be brief.\nmodel: {provider: claude-code+session}\n")
+    const r = await runCli(["run", join(dir, "spec.yml"), "hi"], { env: { PATH: join(dir, "empty") } })
+    expect(r.code).toBe(0)
+    expect(r.stderr).toContain("claude-code+session: the claude binary is not installed; running on the offline scripted model")
+    expect(r.stdout).toBe("hi\n")
+  })
+
   it("serve keeps one Claude Code session per session id", async () => {
     const served = await startServe([join(dir, "session.yml"), "--port", "0"], env)
     const ask = async (input: string, session: string) => {
