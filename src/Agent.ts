@@ -319,12 +319,13 @@ export const makeModelResolver = (): ModelResolver => {
   return (settings) => {
     if (settings.provider === undefined) return undefined
     const spec = settings.name === undefined ? settings.provider : `${settings.provider}:${settings.name}`
-    const key = `${spec}\u0000${settings.baseUrl ?? ""}\u0000${settings.timeout ?? ""}`
+    const key = `${spec}\u0000${settings.baseUrl ?? ""}\u0000${settings.timeout ?? ""}\u0000${settings.session === true}`
     let model = cache.get(key)
     if (model === undefined) {
       model = Providers.fromSpec(spec, {
         ...(settings.baseUrl !== undefined ? { baseUrl: settings.baseUrl } : {}),
-        ...(settings.timeout !== undefined ? { timeoutMs: settings.timeout * 1000 } : {})
+        ...(settings.timeout !== undefined ? { timeoutMs: settings.timeout * 1000 } : {}),
+        ...(settings.session === true ? { session: true } : {})
       })
       cache.set(key, model)
     }
@@ -567,6 +568,19 @@ const outputOf = (prepared: Prepared, term: Term.Of<"Llm">, output: Term.Output)
 const historyOf = (services: Services, request: Oracle.LlmRequest): History | undefined =>
   request.term.conversation !== false && request.tools === undefined && request.term.output === undefined ? services.conversations.get(request.term) : undefined
 
+/** Each conversation's key for the model (see `ChatRequest.conversation`): one per history, so per term and session. */
+const conversationKeys = new WeakMap<History, string>()
+let conversationCount = 0
+
+const conversationKey = (history: History): string => {
+  let key = conversationKeys.get(history)
+  if (key === undefined) {
+    key = `conversation-${++conversationCount}`
+    conversationKeys.set(history, key)
+  }
+  return key
+}
+
 /** A replayed LLM answer joins its term's conversation, as a live one does. */
 const rememberReplayed = (services: Services, request: Oracle.Request, answer: Value.Value): void => {
   if (request.kind !== "llm") return
@@ -613,14 +627,13 @@ const answerLlm = (services: Services, request: Oracle.LlmRequest, run: Driver.R
   const transcript = request.transcript !== undefined && native !== undefined && !native.sameNames ? onTheWire(request.transcript, native) : request.transcript
   const messages = transcript !== undefined ? [systemMessage(prepared, system)].concat(transcript) : messagesOf(system, history, user)
   if (request.repair !== undefined) messages.push(...request.repair)
+  const conversation = history !== undefined ? conversationKey(history) : null
   const chat: LanguageModel.ChatRequest =
     native !== undefined
-      ? { messages, ...prepared.options, tools: native.specs, toolChoice: request.toolChoice ?? "auto" }
+      ? { messages, ...prepared.options, tools: native.specs, toolChoice: request.toolChoice ?? "auto", conversation }
       : output !== undefined
-        ? { messages, ...prepared.options, responseFormat: output.format }
-        : prepared.options === undefined
-          ? { messages }
-          : { messages, ...prepared.options }
+        ? { messages, ...prepared.options, responseFormat: output.format, conversation }
+        : { messages, ...prepared.options, conversation }
   const name = term.name ?? "llm"
   const started = tracing(run) ? now() : 0
   const called = callModel(services, model, chat, name, native === undefined || native.sameNames ? undefined : native.nameOf)

@@ -106,6 +106,14 @@ export interface ChatRequest {
    * model with {@link LanguageModelShape.structuredOutput}; other models ignore it.
    */
   readonly responseFormat?: ResponseFormat
+  /**
+   * The conversation the request continues, as an opaque key: the runtime sets it for an `llm`
+   * term that keeps a conversation, one key per term and run session, and sets `null` for a call
+   * that belongs to none (a ReAct step, a structured answer, `conversation: false`). A model with
+   * sessions of its own (Claude Code in session mode) keeps one session per key and starts a fresh
+   * one, kept nowhere, for `null`; other models ignore it.
+   */
+  readonly conversation?: string | null
 }
 
 /**

@@ -183,6 +183,32 @@ describe("agent forms", () => {
   })
 })
 
+describe("conversation keys", () => {
+  it("each llm term's conversation in each session has its own key; a call that keeps none has null", async () => {
+    const requests: Array<LanguageModel.ChatRequest> = []
+    const runtime = createRuntime({ model: Scripted.respond((req) => (requests.push(req), "ok")) })
+    const a = T.llm({ system: "a" })
+    const b = T.llm({ system: "b" })
+    const stateless = T.llm({ system: "c", conversation: false })
+    const both = T.compose([a, b, stateless])
+    await runtime.run(both, "x", { session: "s1" })
+    await runtime.run(both, "y", { session: "s1" })
+    await runtime.run(both, "z", { session: "s2" })
+    const keys = requests.map((r) => r.conversation)
+    expect(keys[2]).toBeNull()
+    const [a1, b1] = keys
+    expect(new Set([a1, b1]).size).toBe(2)
+    // the same session continues the same conversations; another session has its own
+    expect(keys.slice(3, 5)).toEqual([a1, b1])
+    expect(keys.slice(6, 8).some((k) => k === a1 || k === b1)).toBe(false)
+    // forgetting a session's conversation starts new ones
+    runtime.resetConversation("s1")
+    await runtime.run(both, "w", { session: "s1" })
+    expect(requests[9]!.conversation).not.toBe(a1)
+    await runtime.close()
+  })
+})
+
 describe("ReAct", () => {
   const reactRuntime = (replies: ReadonlyArray<string>, tools: ReadonlyArray<Tools.ToolDefinition> = [add]) => {
     const requests: Array<LanguageModel.ChatRequest> = []
@@ -243,6 +269,36 @@ describe("ReAct", () => {
     expect(out.stats).toMatchObject({ llmCalls: 3, toolCalls: 3 })
     expect(String(out.value)).toMatch(/^\[Task\]\nloop\n\n\[Step 1\][\s\S]*\[Step 3\]\nThought: .*\nAction: add\nObservation: 2$/)
     expect(Term.bounds(react(["add"], 3))).toEqual({ llmCalls: 3, toolCalls: 3 })
+    await runtime.close()
+  })
+
+  it("earlyStop ends the loop with the first observation it holds for", async () => {
+    const calls = Array.from({ length: 10 }, (_, i) => `{"tool":"add","args":{"a":${i},"b":1}}`)
+    const { requests, runtime } = reactRuntime(calls)
+    // the sums are 1, 2, 3, …: the loop stops at the observation 3, after three thoughts
+    const term = T.react({
+      think: T.llm({ system: "Solve it." }),
+      tools: ["add", "terminate"],
+      maxSteps: 6,
+      earlyStop: T.lam("o", T.eq(T.var("o"), T.lit("3")))
+    })
+    const out = await runtime.run(term, "count", { trace: "agent" })
+    expect(out.value).toBe("3")
+    expect(out.stats).toMatchObject({ llmCalls: 3, toolCalls: 3 })
+    expect(requests).toHaveLength(3)
+    expect(out.trace.map((e) => `${e.kind}:${e.name}`).slice(-2)).toEqual(["tool:add", "react:early stop"])
+    // a pure predicate adds nothing to the worst case
+    expect(Term.bounds(term)).toEqual({ llmCalls: 6, toolCalls: 6 })
+    expect(Term.pretty(term)).toContain('ELSE IF (λo. o = "3")(obs) THEN obs')
+    await runtime.close()
+  })
+
+  it("earlyStop that never holds leaves the loop to maxSteps; one that is not boolean is a type error", async () => {
+    const { runtime } = reactRuntime(Array.from({ length: 5 }, () => '{"tool":"add","args":{"a":1,"b":1}}'))
+    const never = T.react({ think: T.llm({ system: "s" }), tools: ["add"], maxSteps: 2, earlyStop: T.lam("o", T.lit(false)) })
+    expect(String((await runtime.run(never, "loop")).value)).toMatch(/^\[Task\]\nloop\n\n\[Step 1\][\s\S]*\[Step 2\]/)
+    const text = T.react({ think: T.llm({ system: "s" }), tools: ["add"], maxSteps: 2, earlyStop: T.lam("o", T.var("o")) })
+    expect(await failure(runtime.run(text, "loop"))).toMatchObject({ _tag: "EvalError", kind: "TypeError" })
     await runtime.close()
   })
 })

@@ -62,7 +62,14 @@ const samples: { readonly [K in Term.Tag]: ReadonlyArray<Term.Of<K>> } = {
   Memory: [Term.memory({ agent: think, size: 5, ttl: 60, scope: "user" })] as Array<Term.Of<"Memory">>,
   React: [
     Term.react({ think, tools: ["search", "terminate"], maxSteps: 4, toolTimeout: 5, observe: false }),
-    Term.react({ think, tools: ["search", "call_helper", "terminate"], maxSteps: 2, agents: [["call_helper", Term.llm({ system: "Help." })]] })
+    Term.react({ think, tools: ["search", "call_helper", "terminate"], maxSteps: 2, agents: [["call_helper", Term.llm({ system: "Help." })]] }),
+    Term.react({
+      think,
+      tools: ["search", "call_helper", "terminate"],
+      maxSteps: 3,
+      agents: [["call_helper", Term.llm({ system: "Help." })]],
+      earlyStop: Term.lam("o", Term.contains(Term.var("o"), Term.lit("FOUND")))
+    })
   ] as Array<Term.Of<"React">>,
   GroupChat: [
     Term.groupChat({

@@ -44,7 +44,7 @@ export interface Unreachable {
 export const unreachable = async (provider: string, agent: LoadedAgent): Promise<Unreachable | undefined> => {
   const variable = Providers.missingKey(provider)
   if (variable !== undefined) return { why: `no ${variable} is set`, fix: `export ${variable}=…` }
-  if (provider === "claude-code") {
+  if (provider === "claude-code" || provider === "claude-code+session") {
     const bin = process.env.LAMBDAGENT_CLAUDE_BIN ?? "claude"
     const found = bin.includes("/") ? existsSync(bin) : (process.env.PATH ?? "").split(":").some((dir) => existsSync(`${dir}/${bin}`))
     if (!found) return { why: `the ${bin} binary is not installed`, fix: "install Claude Code" }

@@ -1,5 +1,5 @@
 import { readdirSync } from "node:fs"
-import { Budget, Sandbox, Term, Tools, Value } from "lambdagent"
+import { Budget, createRuntime, Sandbox, Scripted, Term, Tools, Value } from "lambdagent"
 import { describe, expect, it } from "vitest"
 import { compileConfig, fromConfig, loadConfig, type CompiledAgent, toolReferences } from "./compile.ts"
 import { SchemaError, SemanticError } from "./errors.ts"
@@ -176,6 +176,39 @@ describe("type: react", () => {
   it("uses react.thinkPrompt as the think step's prompt", () => {
     const t = termOf({ type: "react", systemPrompt: "ignored", react: { thinkPrompt: "Think hard." } }) as Term.Of<"React">
     expect((t.think as Term.Of<"Llm">).system).toBe("Think hard.")
+  })
+
+  it("compiles react.earlyStop to a predicate on each observation that ends the loop with it", async () => {
+    const yaml = `type: react\nsystemPrompt: Search until found.\nreact:\n  maxSteps: 8\n  earlyStop: "x.startswith('FOUND')"\nmcp: {localTools: [search, terminate]}\n`
+    const t = fromConfig(yaml) as Term.Of<"React">
+    expect(Term.pretty(t.earlyStop!)).toBe('λx. x startsWith "FOUND"')
+    // the predicate is pure: the worst case stays maxSteps thoughts and tool calls
+    expect(Term.bounds(t)).toEqual({ llmCalls: 8, toolCalls: 8 })
+    const pages = ["nothing here", "still nothing", "FOUND: the answer", "never read"]
+    let page = 0
+    const search = Tools.define({ name: "search", description: "Search.", run: () => pages[page++]! })
+    const model = Scripted.respond(() => '{"tool": "search", "args": "q"}')
+    const runtime = createRuntime({ model, resolveModel: () => model, tools: [search] })
+    try {
+      const out = await runtime.run(t, "find it")
+      expect(out.value).toBe("FOUND: the answer")
+      expect(out.stats).toMatchObject({ llmCalls: 3, toolCalls: 3 })
+    } finally {
+      await runtime.close()
+    }
+  })
+
+  it("refuses an earlyStop that is not a validator expression, at its line", () => {
+    expect(() => fromConfig('type: react\nsystemPrompt: x\nreact:\n  earlyStop: "import os"\n')).toThrow(SchemaError)
+    const error = (() => {
+      try {
+        fromConfig('type: react\nsystemPrompt: x\nreact:\n  earlyStop: "y > 1"\n')
+      } catch (e) {
+        return e
+      }
+    })()
+    expect(error).toBeInstanceOf(SchemaError)
+    expect((error as SchemaError).issues[0]).toMatchObject({ field: "react.earlyStop", line: 4 })
   })
 
   it("with mcp.policy.mode disable offers only terminate", () => {

@@ -805,7 +805,8 @@ class Compiler {
       ["topP", model?.topP],
       ["stop", model?.stopSequences],
       ["baseUrl", baseUrlKept ? model?.baseUrl : undefined],
-      ["timeout", model?.timeout]
+      ["timeout", model?.timeout],
+      ["session", model?.session]
     ]
     for (const [k, v] of entries) if (v !== undefined) settings[k] = v
     if (provider !== undefined && !this.providers.includes(provider)) this.providers.push(provider)
@@ -829,6 +830,13 @@ class Compiler {
   private tool(name: string, path: FieldPath, agent: AgentConfig, listedLocally: boolean, rag?: Readonly<Record<string, unknown>>): Term.Term {
     this.useTool(name, path, agent, listedLocally, rag)
     return this.mark(Term.tool(name), path)
+  }
+
+  /** `react.earlyStop`: a validator expression over the step's observation `x`. */
+  private earlyStop(expression: string, path: FieldPath): Term.Term {
+    const predicate = this.mark(compileValidatorExpr(parseValidator(expression)), path)
+    this.visitBuiltins(predicate, path)
+    return predicate
   }
 
   private guard(core: Term.Term, guard: GuardConfig, path: FieldPath): Term.Term {
@@ -930,7 +938,8 @@ class Compiler {
             ...(r?.toolTimeout !== undefined ? { toolTimeout: r.toolTimeout } : {}),
             ...(r?.observationEnabled !== undefined ? { observe: r.observationEnabled } : {}),
             ...(r?.toolCalling !== undefined ? { toolCalling: r.toolCalling } : {}),
-            ...(r?.maxToolCalls !== undefined ? { maxToolCalls: r.maxToolCalls } : {})
+            ...(r?.maxToolCalls !== undefined ? { maxToolCalls: r.maxToolCalls } : {}),
+            ...(r?.earlyStop !== undefined ? { earlyStop: this.earlyStop(r.earlyStop, [...path, "react", "earlyStop"]) } : {})
           }),
           [...path, "react"]
         )

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest"
+import type { SchemaError } from "./errors.ts"
 import { lint, type LintOptions, ruleIds } from "./lint.ts"
 import { formatLintResult, lintReport, LintReportSchema } from "./report.ts"
 import { lintRules, ruleById } from "./rules.ts"
@@ -251,7 +252,6 @@ const cases: Readonly<Record<string, Cases>> = {
       { yaml: `${CHAIN}systemPrompt: Ignored.\n`, field: "systemPrompt" },
       { yaml: `${SIMPLE}react: {maxSteps: 3}\n`, field: "react" },
       { yaml: `${SIMPLE}mcp: {localTools: [a]}\n`, field: "mcp" },
-      { yaml: REACT.replace("react: {maxSteps: 10}", "react: {maxSteps: 10, earlyStop: done}"), field: "react.earlyStop" },
       { yaml: `${SIMPLE}sharedMemory: {strategy: redis, path: team.db}\n`, field: "sharedMemory.path" },
       { yaml: `${SIMPLE}sharedMemory: {enabled: false, appendOnly: true}\n`, field: "sharedMemory" },
       { yaml: `${SIMPLE}sandbox: {enabled: false, policy: strict}\n`, field: "sandbox" },
@@ -618,11 +618,18 @@ describe("rule details", () => {
         .findings.filter((f) => f.rule === "L030")
         .map((f) => f.field)
     expect(fields(`${SIMPLE}react: {maxSteps: 3}\nmcp: {localTools: [a]}\n`)).toEqual(["react", "mcp"])
-    expect(fields(REACT.replace("react: {maxSteps: 10}", "react: {maxSteps: 10, earlyStop: done}"))).toEqual(["react.earlyStop"])
+    // earlyStop is compiled into the loop: a field with an effect, and an expression checked like a validator
+    const earlyStop = (expression: string) => REACT.replace("react: {maxSteps: 10}", `react: {maxSteps: 10, earlyStop: ${JSON.stringify(expression)}}`)
+    expect(fields(earlyStop("'FOUND' in x"))).toEqual([])
+    expect(lint(earlyStop("done in x")).error).toMatchObject({ _tag: "SchemaError" })
+    expect((lint(earlyStop("done in x")).error as SchemaError).issues[0]).toMatchObject({ field: "react.earlyStop", line: 4 })
     expect(fields("type: simple\nsystemPrompt: x\nmodel: {name: m, contextWindow: 8000, maxHistoryTokens: 100}\n")).toEqual(["model.contextWindow"])
     expect(fields("type: simple\nsystemPrompt: x\nmodel: {name: m, maxHistoryTokens: 100, conversation: false}\n")).toEqual(["model.maxHistoryTokens"])
     expect(fields(`type: parallel\n${MODEL}\nparallel:\n  agents: [{systemPrompt: a}]\n  mergePrompt: unused\n`)).toEqual(["parallel.mergePrompt"])
     expect(fields(`${SIMPLE}rag: {source: docs, agentic: true}\n`)).toEqual(["rag.agentic"])
+    expect(fields("type: simple\nsystemPrompt: x\nmodel: {provider: openai, name: m, session: true}\n")).toEqual(["model.session"])
+    expect(fields("type: simple\nsystemPrompt: x\nmodel: {provider: claude-code, session: true, conversation: false}\n")).toEqual(["model.session"])
+    expect(fields("type: simple\nsystemPrompt: x\nmodel: {provider: claude-code, session: true}\n")).toEqual([])
     expect(fields(`${SIMPLE}memory: {enabled: false, size: 4}\n`)).toEqual(["memory"])
     expect(fields(`${SIMPLE}cli:\n  server: {enabled: true, socketPath: a.sock, port: 9000}\n`)).toEqual(["cli.server.socketPath", "cli.server.port"])
     expect(fields(`${SIMPLE}cli:\n  server: {enabled: true, mode: tcp, port: 9000}\n`)).toEqual([])

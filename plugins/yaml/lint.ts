@@ -213,7 +213,7 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
       f.add(
         "L004",
         agent.mcp?.localTools !== undefined ? at("mcp", "localTools") : agent.mcp !== undefined ? at("mcp") : at("type"),
-        "react agent without a terminate tool: it stops only when a thought names no tool or after maxSteps"
+        `react agent without a terminate tool: it stops only when a thought names no tool${react?.earlyStop !== undefined ? ", when earlyStop holds" : ""} or after maxSteps`
       )
     }
     if (maxSteps !== undefined && maxSteps > 50) {
@@ -243,6 +243,13 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
     }
     if (model.maxHistoryTokens !== undefined && model.conversation === false) {
       f.add("L030", [...mp, "maxHistoryTokens"], "maxHistoryTokens has no effect with conversation: false (no history is kept)")
+    }
+    if (model.session === true) {
+      if (model.provider !== undefined && model.provider !== "claude-code" && model.provider !== "claude-code+session") {
+        f.add("L030", [...mp, "session"], `session applies to provider claude-code; it has no effect with provider ${model.provider}`)
+      } else if (model.conversation === false) {
+        f.add("L030", [...mp, "session"], "session has no effect with conversation: false (each call starts a fresh session)")
+      }
     }
   }
   const memory = agent.memory
@@ -389,8 +396,6 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
   if (type === "react" && react?.thinkPrompt !== undefined && agent.systemPrompt !== undefined) {
     f.add("L030", at("systemPrompt"), "systemPrompt has no effect: react.thinkPrompt replaces it")
   }
-  if (react?.earlyStop !== undefined)
-    f.add("L030", at("react", "earlyStop"), "react.earlyStop is not compiled: the loop stops at terminate, at a thought without a tool, or at maxSteps")
   const usesTools = type === "react" || (type === "chain" && (agent.chain?.steps ?? []).some((s) => s.tool !== undefined))
   if (agent.mcp !== undefined && !usesTools) f.add("L030", at("mcp"), `mcp: has no effect on a ${type} agent that calls no tools`)
   if (agent.parallel?.mergePrompt !== undefined && agent.parallel.merge !== "custom") {

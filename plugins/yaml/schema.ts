@@ -68,6 +68,7 @@ export const knownProviders = [
   "zhipu",
   "dashscope",
   "claude-code",
+  "claude-code+session",
   "scripted",
   "custom"
 ] as const
@@ -94,7 +95,7 @@ export const ModelSchema = z
   .strictObject({
     provider: name
       .describe(
-        "Provider: anthropic, openai, openai-compatible, ollama (its OpenAI-compatible /v1 endpoint), ollama-native (its native /api/chat), deepseek, moonshot, zhipu, dashscope, claude-code, scripted, custom."
+        "Provider: anthropic, openai, openai-compatible, ollama (its OpenAI-compatible /v1 endpoint), ollama-native (its native /api/chat), deepseek, moonshot, zhipu, dashscope, claude-code, claude-code+session (claude-code with session: true), scripted, custom."
       )
       .meta({ examples: [...knownProviders] })
       .optional(),
@@ -107,7 +108,13 @@ export const ModelSchema = z
     conversation: z.boolean().describe("Keep the conversation across calls (default true) or call statelessly.").optional(),
     maxHistoryTokens: positive.describe("Most tokens of history kept in a conversation.").optional(),
     contextWindow: positive.describe("The model's context window; without maxHistoryTokens, history is capped at min(contextWindow / 2, 80000).").optional(),
-    timeout: seconds.describe("Seconds before one call is abandoned (runtime default 600).").optional()
+    timeout: seconds.describe("Seconds before one call is abandoned (runtime default 600).").optional(),
+    session: z
+      .boolean()
+      .describe(
+        "Session mode of claude-code: each conversation (a repl, a serve session) resumes its own Claude Code session with --resume instead of resending its history."
+      )
+      .optional()
   })
   .meta({ id: "Model", title: "Model settings" })
 
@@ -209,7 +216,9 @@ const ReactSchema = z
     observationEnabled: z.boolean().describe("Append each tool result to the state (default true).").optional(),
     toolTimeout: count.describe("Seconds before a tool call becomes a timeout observation (default 30).").optional(),
     verbose: z.boolean().describe("Runtime display option: print the intermediate steps. No effect on the term.").optional(),
-    earlyStop: text.describe("Not compiled (no term meaning yet); lint reports it.").optional(),
+    earlyStop: text
+      .describe("A validator expression over x, each step's observation (the tool's result): when it holds, the loop ends with that observation as its answer.")
+      .optional(),
     thinkPrompt: text.describe("The system prompt of the think step, instead of systemPrompt.").optional(),
     toolCalling: z
       .enum(["native", "text", "auto"])

@@ -439,6 +439,7 @@ const structureIssues = (file: AgentFile, source: Source, issues: IssueBuilder, 
       }
       if (guard.validator !== undefined) checkExpression(guard.validator, [...at, "validator"])
     }
+    if (agent.react?.earlyStop !== undefined) checkExpression(agent.react.earlyStop, [...path, "react", "earlyStop"])
     const custom = agent.groupchat?.termination?.custom
     if (custom !== undefined) checkExpression(custom, [...path, "groupchat", "termination", "custom"])
     if (agent.groupchat?.scheduler === "llm" && agent.groupchat.schedulerPrompt !== undefined && agent.groupchat.schedulerPrompt.trim() === "") {

@@ -40,6 +40,11 @@ export interface ModelSettings {
   readonly baseUrl?: string
   /** Seconds before one call is abandoned. */
   readonly timeout?: number
+  /**
+   * Session mode, for providers that keep sessions of their own (`claude-code`): each conversation
+   * resumes its own provider session instead of resending its history.
+   */
+  readonly session?: boolean
 }
 
 /**
@@ -158,8 +163,12 @@ const modelSettings = (p: Parser, at: ParseNode, m: Readonly<Record<string, unkn
         if (!Array.isArray(v) || v.some((s) => typeof s !== "string")) p.fail(at, "an array of strings", key)
         out[key] = v
         break
+      case "session":
+        if (typeof v !== "boolean") p.fail(at, "a boolean", key)
+        out[key] = v
+        break
       default:
-        p.fail(at, "one of provider, name, temperature, maxTokens, topP, stop, baseUrl, timeout", key)
+        p.fail(at, "one of provider, name, temperature, maxTokens, topP, stop, baseUrl, timeout, session", key)
     }
   }
   return out as ModelSettings

@@ -1,7 +1,8 @@
 /**
  * `react`: a bounded ReAct loop. Each step asks `think` for a thought, looks for a tool call in it
  * (JSON, then XML, then a keyword), calls the tool and observes; no call, or `terminate`, ends the
- * loop with the answer.
+ * loop with the answer. An `earlyStop` predicate, applied to each step's observation, ends the
+ * loop with that observation when it holds.
  *
  * A thinking `llm` sees the loop as a conversation: the task as the first user turn, then each
  * thought as an assistant turn and its observation as a user turn. The conversation grows by two
@@ -42,7 +43,7 @@ export type ToolCalling = "native" | "text" | "auto"
 
 const TOOL_CALLINGS: ReadonlyArray<ToolCalling> = ["native", "text", "auto"]
 
-/** `{"react": {"think": t, "tools": [name, …], "maxSteps": n, "toolTimeout"?: seconds, "observe"?: b, "toolCalling"?: mode, "maxToolCalls"?: n}}` */
+/** `{"react": {"think": t, "tools": [name, …], "maxSteps": n, "toolTimeout"?: seconds, "observe"?: b, "toolCalling"?: mode, "maxToolCalls"?: n, "earlyStop"?: p}}` */
 export interface React {
   readonly _tag: "React"
   readonly think: Term.Term
@@ -66,6 +67,13 @@ export interface React {
    * the worst-case bounds hold. A call written in the text is one call a step.
    */
   readonly maxToolCalls?: number
+  /**
+   * A predicate `λx. boolean` applied to each step's observation (the tool's result; the results
+   * of a step's native calls joined by newlines): when it returns `true` the loop ends with that
+   * observation as its answer, before the next thought. Meant to be pure (a validator-like
+   * expression), so a replay recomputes it and nothing about it is recorded.
+   */
+  readonly earlyStop?: Term.Term
 }
 
 /**
@@ -101,6 +109,10 @@ interface State {
   tool: string
   /** Whether the value returning now is an observation (else a thought). */
   observing: boolean
+  /** Whether the value returning now is the `earlyStop` predicate's answer about {@link observation}. */
+  stopping: boolean
+  /** The observation `earlyStop` is deciding on. */
+  observation: string
   /** The native tool calls of the current step, while they are made. */
   native: NativeStep | undefined
 }
@@ -126,6 +138,7 @@ export const stateText = (task: string, log: ReadonlyArray<Done>): string => {
 
 const think = (m: AgentMachine, c: Code, state: State): OracleRequest | undefined => {
   state.observing = false
+  state.stopping = false
   m.push(c, state)
   const thinker = c.a!
   if (thinker.term._tag === "Llm") {
@@ -302,8 +315,27 @@ const observed = (
     state.transcript.push(...turn)
     state.log.push({ thought: state.thought, tool, observation })
   }
-  if (state.steps >= term.maxSteps) return void m.done(stateText(state.task, state.log))
+  if (term.earlyStop !== undefined) {
+    state.stopping = true
+    state.observation = observation
+    m.push(c, state)
+    return void m.call(c.b!, state.fn, observation)
+  }
+  return next(m, c, state)
+}
+
+/** After a step: another thought, or, the steps used up, the state as text. */
+const next = (m: AgentMachine, c: Code, state: State): OracleRequest | undefined => {
+  if (state.steps >= (c.term as React).maxSteps) return void m.done(stateText(state.task, state.log))
   return think(m, c, state)
+}
+
+/** `earlyStop` answered about the last observation: end with it, or go on. */
+const decided = (m: AgentMachine, c: Code, state: State, value: Value.Value): OracleRequest | undefined => {
+  state.stopping = false
+  if (!m.isTrue(value, "react's earlyStop result")) return next(m, c, state)
+  if (m.tracing) m.record({ step: m.steps, kind: "react", name: "early stop", output: preview(state.observation) })
+  return void m.done(state.observation)
 }
 
 const step: AgentStep<React> = {
@@ -318,11 +350,14 @@ const step: AgentStep<React> = {
       thought: "",
       tool: "",
       observing: false,
+      stopping: false,
+      observation: "",
       native: undefined
     })
   },
   resume: (m, c, state: State, value) => {
     const term = c.term as React
+    if (state.stopping) return decided(m, c, state, value)
     if (!state.observing) {
       const answer = term.toolCalling === undefined || term.toolCalling === "text" ? undefined : Oracle.readToolCallAnswer(value)
       if (answer !== undefined) return nativeCalls(m, c, state, answer.text, answer.calls)
@@ -363,11 +398,17 @@ const step: AgentStep<React> = {
   }
 }
 
+/** A react node's children (see `children`) by role: the thinker, the agents, the `earlyStop` predicate. */
+const parts = <A>(t: React, kids: ReadonlyArray<A>): { readonly thinker: A; readonly agents: ReadonlyArray<A>; readonly earlyStop: A | undefined } => {
+  const count = t.agents?.length ?? 0
+  return { thinker: kids[0]!, agents: kids.slice(1, 1 + count), earlyStop: t.earlyStop !== undefined ? kids[1 + count] : undefined }
+}
+
 export const reactForm: Form<React, "react"> = {
   tag: "React",
   keys: ["react"],
   parse: (p, node, key, obj) => {
-    const f = p.fields(node, key, obj[key], ["think", "tools", "maxSteps"], ["toolTimeout", "observe", "agents", "toolCalling", "maxToolCalls"])
+    const f = p.fields(node, key, obj[key], ["think", "tools", "maxSteps"], ["toolTimeout", "observe", "agents", "toolCalling", "maxToolCalls", "earlyStop"])
     const at = p.child(node, f, key)
     if (!Array.isArray(f.tools) || f.tools.some((t) => typeof t !== "string")) return p.fail(at, "an array of tool names", "tools")
     const tools = f.tools as ReadonlyArray<string>
@@ -393,10 +434,12 @@ export const reactForm: Form<React, "react"> = {
         kids.push(p.sub(node, entry.agent, key, "agents", i, "agent"))
       })
     }
+    if (f.earlyStop !== undefined) kids.push(p.sub(node, f.earlyStop, key, "earlyStop"))
     return {
       kids,
-      build: ([thinker, ...agents]) =>
-        react({
+      build: ([thinker, ...rest]) => {
+        const agents = rest.slice(0, names.length)
+        return react({
           think: thinker!,
           tools,
           maxSteps,
@@ -404,44 +447,67 @@ export const reactForm: Form<React, "react"> = {
           ...(observe !== undefined ? { observe } : {}),
           ...(toolCalling !== undefined ? { toolCalling: toolCalling as ToolCalling } : {}),
           ...(maxToolCalls !== undefined ? { maxToolCalls } : {}),
-          ...(f.agents !== undefined ? { agents: names.map((name, i) => [name, agents[i]!] as const) } : {})
+          ...(f.agents !== undefined ? { agents: names.map((name, i) => [name, agents[i]!] as const) } : {}),
+          ...(f.earlyStop !== undefined ? { earlyStop: rest[names.length]! } : {})
         })
+      }
     }
   },
-  children: (t) => (t.agents === undefined ? [t.think] : [t.think, ...t.agents.map(([, agent]) => agent)]),
-  withChildren: (t, [thinker, ...agents]) =>
-    t.agents === undefined ? { ...t, think: thinker! } : { ...t, think: thinker!, agents: t.agents.map(([name], i) => [name, agents[i]!] as const) },
-  segments: (t) => [["react", "think"], ...(t.agents ?? []).map((_, i) => ["react", "agents", i, "agent"])],
-  encode: (t, [thinker, ...agents]) => {
-    const out: Record<string, Term.Json> = { think: thinker!, tools: t.tools, maxSteps: t.maxSteps }
+  children: (t) => [t.think, ...(t.agents ?? []).map(([, agent]) => agent), ...(t.earlyStop !== undefined ? [t.earlyStop] : [])],
+  withChildren: (t, kids) => {
+    const { thinker, agents, earlyStop } = parts(t, kids)
+    return {
+      ...t,
+      think: thinker,
+      ...(t.agents !== undefined ? { agents: t.agents.map(([name], i) => [name, agents[i]!] as const) } : {}),
+      ...(earlyStop !== undefined ? { earlyStop } : {})
+    }
+  },
+  segments: (t) => [
+    ["react", "think"],
+    ...(t.agents ?? []).map((_, i) => ["react", "agents", i, "agent"]),
+    ...(t.earlyStop !== undefined ? [["react", "earlyStop"]] : [])
+  ],
+  encode: (t, kids) => {
+    const { thinker, agents, earlyStop } = parts(t, kids)
+    const out: Record<string, Term.Json> = { think: thinker, tools: t.tools, maxSteps: t.maxSteps }
     if (t.toolTimeout !== undefined) out.toolTimeout = t.toolTimeout
     if (t.observe !== undefined) out.observe = t.observe
     if (t.toolCalling !== undefined) out.toolCalling = t.toolCalling
     if (t.maxToolCalls !== undefined) out.maxToolCalls = t.maxToolCalls
     if (t.agents !== undefined) out.agents = t.agents.map(([name], i) => ({ name, agent: agents[i]! }))
+    if (earlyStop !== undefined) out.earlyStop = earlyStop
     return { react: out }
   },
-  pretty: (t, [thinker, ...agents]) => {
+  pretty: (t, kids) => {
+    const { thinker, agents, earlyStop } = parts(t, kids)
     const agentOf = (n: string) => {
       const i = t.agents?.findIndex(([name]) => name === n) ?? -1
       return i >= 0 ? agents[i]! : `Tool(${n})`
     }
     const cases = [...t.tools.filter((n) => !isTerminate(n)).map((n) => `(${n}, ${agentOf(n)})`), "(terminate, λx. x)"]
-    return `Y${subscript(t.maxSteps)}(λself. λstate. let t = ${thinker}(state) in CASE t [${cases.join(", ")}] >> IF is_terminate THEN t ELSE self(state ⊕ obs))`
+    const stop = earlyStop !== undefined ? ` ELSE IF (${earlyStop})(obs) THEN obs` : ""
+    return `Y${subscript(t.maxSteps)}(λself. λstate. let t = ${thinker}(state) in CASE t [${cases.join(", ")}] >> IF is_terminate THEN t${stop} ELSE self(state ⊕ obs))`
   },
   atomic: false,
   capabilities: (t, into) => {
     into.react = true
     for (const name of t.tools) if (!isTerminate(name) && !t.agents?.some(([agent]) => agent === name)) into.tools.add(name)
   },
-  cost: (t, [thinker, ...agents]) => {
+  cost: (t, kids) => {
+    const { thinker, agents, earlyStop } = parts(t, kids)
     const hostTools = t.tools.some((n) => !isTerminate(n) && !t.agents?.some(([agent]) => agent === n))
     // a natively calling model may ask for several calls in one answer, each a tool or an agent
     const callsPerStep = t.toolCalling === "native" || t.toolCalling === "auto" ? (t.maxToolCalls ?? defaultMaxToolCalls) : 1
-    return agentCost(times(t.maxSteps, plus(applied(thinker!), times(callsPerStep, max(hostTools ? ONE_TOOL : ZERO, ...agents.map(applied))))))
+    const act = times(callsPerStep, max(hostTools ? ONE_TOOL : ZERO, ...agents.map(applied)))
+    return agentCost(times(t.maxSteps, plus(applied(thinker), act, earlyStop !== undefined ? applied(earlyStop) : ZERO)))
   },
   value: () => "function",
-  compile: (t, kids) => code(Op.Agent, t, kids, step, kids.slice(1)),
+  compile: (t, kids) => {
+    const { thinker, agents, earlyStop } = parts(t, kids)
+    // the thinker is `a`, the predicate `b`, the agents the items
+    return code(Op.Agent, t, earlyStop !== undefined ? [thinker, earlyStop] : [thinker], step, agents)
+  },
   events: ["react"],
   agent: step
 }

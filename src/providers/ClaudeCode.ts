@@ -51,7 +51,11 @@ export interface Options extends Resilience.ResilienceOptions {
   readonly systemPrompt?: string
   /** Pass the system prompt with `--append-system-prompt` (keep Claude Code's own) instead of `--system-prompt`. */
   readonly appendSystemPrompt?: boolean
-  /** Session mode: remember the session id of each answer and `--resume` it on the next call. */
+  /**
+   * Session mode: remember the session id of each answer and `--resume` it on the next call. A
+   * request naming a `conversation` resumes that conversation's own session, one with
+   * `conversation: null` starts a fresh session; the others share one.
+   */
   readonly session?: boolean
   /** Resume this session id on the first call (implies session mode). */
   readonly resume?: string
@@ -78,7 +82,7 @@ export interface Options extends Resilience.ResilienceOptions {
  * ```
  */
 export interface ClaudeCodeModel extends LanguageModelShape {
-  /** The session the next call resumes (session mode), or the last one seen. */
+  /** The last session id an answer reported (in session mode, without a `conversation`, the one the next call resumes). */
   readonly sessionId: () => string | undefined
 }
 
@@ -91,6 +95,8 @@ interface RunResult {
 }
 
 const stderrLimit = 8_192
+/** Conversations whose sessions a model remembers; the least recently used is forgotten first. */
+const maxConversations = 10_000
 const killGraceMs = 2_000
 
 const roleLabel = (message: ChatMessage): string => {
@@ -183,6 +189,23 @@ export const make = (options: Options = {}): ClaudeCodeModel => {
   const name = options.name ?? "claude-code"
   const sessionMode = options.session === true || options.resume !== undefined
   let session: string | undefined = options.resume
+  // each conversation's session, oldest first (a Map keeps insertion order), at most maxConversations
+  const sessions = new Map<string, string>()
+  const sessionOf = (request: ChatRequest): string | undefined => {
+    const key = request.conversation
+    if (!sessionMode || key === null) return undefined
+    return key === undefined ? session : (sessions.get(key) ?? options.resume)
+  }
+  let last: string | undefined = options.resume
+  const keep = (request: ChatRequest, id: string) => {
+    last = id
+    const key = request.conversation
+    if (key === undefined) session = id
+    if (!sessionMode || key === undefined || key === null) return
+    sessions.delete(key)
+    sessions.set(key, id)
+    if (sessions.size > maxConversations) sessions.delete(sessions.keys().next().value!)
+  }
   const caller: Resilience.Caller = {
     provider: name,
     policy: Resilience.policy(options, { ...Resilience.defaultPolicy, timeoutMs: 600_000, maxRetries: 0 }),
@@ -306,14 +329,14 @@ export const make = (options: Options = {}): ClaudeCodeModel => {
 
   const chat = (request: ChatRequest): Effect.Effect<ChatResponse, ProviderError> =>
     Effect.suspend(() => {
-      const args = argsFor(request, sessionMode ? session : undefined)
+      const args = argsFor(request, sessionOf(request))
       const attempt = Effect.flatMap(run(args), (result) => {
         const response = interpret(result)
         return "text" in response ? Effect.succeed(response) : Effect.fail(response)
       })
       return Effect.tap(Resilience.resilient(caller, attempt), (response) =>
         Effect.sync(() => {
-          if (response.sessionId !== undefined) session = response.sessionId
+          if (response.sessionId !== undefined) keep(request, response.sessionId)
         })
       )
     })
@@ -330,7 +353,7 @@ export const make = (options: Options = {}): ClaudeCodeModel => {
       return Stream.fromArray(chunks)
     })
 
-  return { name, chat, stream, structuredOutput: true, sessionId: () => session }
+  return { name, chat, stream, structuredOutput: true, sessionId: () => last }
 }
 
 /**

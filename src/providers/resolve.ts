@@ -2,7 +2,8 @@
  * Pick a language model from a spec string, as the CLI's `--model` does:
  * `<provider>[:<model>]`, for example `openai:gpt-4o-mini`, `ollama:llama3` (or `ollama-native:llama3`
  * for Ollama's native API),
- * `anthropic:claude-sonnet-5-5`, `claude-code`, `scripted:echo`.
+ * `anthropic:claude-sonnet-5-5`, `claude-code`, `scripted:echo`. `claude-code+session[:<model>]` is
+ * Claude Code in session mode: each conversation resumes its own Claude Code session.
  *
  * @since 0.1.0
  * @module
@@ -64,6 +65,7 @@ export const providerNames: ReadonlyArray<string> = [
   "openai-compatible",
   "anthropic",
   "claude-code",
+  "claude-code+session",
   "scripted"
 ]
 
@@ -167,11 +169,12 @@ export const fromSpec = (spec: string, options: Options = {}): LanguageModelShap
         ...(model !== undefined && model !== "" ? { model } : {})
       })
     case "claude-code":
+    case "claude-code+session":
       return ClaudeCode.make({
         ...resilience,
         ...(options.env !== undefined ? { env: options.env } : {}),
         ...(options.claudeBin !== undefined ? { bin: options.claudeBin } : {}),
-        ...(options.session !== undefined ? { session: options.session } : {}),
+        ...(provider === "claude-code+session" ? { session: true } : options.session !== undefined ? { session: options.session } : {}),
         ...(model !== undefined && model !== "" ? { model } : {})
       })
     case "scripted":

@@ -190,6 +190,28 @@ describe("Claude Code provider", () => {
     expect(b).toEqual(["-p", "which number?", "--output-format", "json", "--resume", "sess-new"])
   })
 
+  it("session mode: each conversation key resumes its own session", async () => {
+    resetLog()
+    const model = ClaudeCode.make({ bin, env: env(), session: true })
+    const turn = (conversation: string, content: string) => run(model.chat({ messages: [{ role: "user", content }], conversation }))
+    // the fake keeps the id it resumes, so give each conversation its own first id by hand
+    expect((await turn("a", "__array__")).sessionId).toBe("arr")
+    expect((await turn("b", "hello")).sessionId).toBe("sess-new")
+    expect((await turn("a", "next")).text).toBe("resumed arr: next")
+    expect((await turn("b", "next")).text).toBe("resumed sess-new: next")
+    // a call in no conversation starts afresh and is kept nowhere
+    expect((await run(model.chat({ messages: [{ role: "user", content: "alone" }], conversation: null }))).text).toBe("claude says: alone")
+    expect((await turn("a", "again")).text).toBe("resumed arr: again")
+    expect(calls().map((args) => (args.includes("--resume") ? args[args.indexOf("--resume") + 1] : undefined))).toEqual([
+      undefined,
+      undefined,
+      "arr",
+      "sess-new",
+      undefined,
+      "arr"
+    ])
+  })
+
   it("resume option starts from a given session", async () => {
     resetLog()
     const model = ClaudeCode.make({ bin, env: env(), resume: "sess-old" })
