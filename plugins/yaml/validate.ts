@@ -306,6 +306,19 @@ export interface AgentAt {
  * ```
  */
 export const agentsOf = (file: AgentConfig): ReadonlyArray<AgentAt> => {
+  // validation, lint and compile each walk the agents: a router with many routes is listed once
+  let found = agentsCache.get(file)
+  if (found === undefined) {
+    found = listAgents(file)
+    agentsCache.set(file, found)
+  }
+  return found
+}
+
+/** The agents of each file read so far (a parsed file is not changed afterwards). */
+const agentsCache = new WeakMap<AgentConfig, ReadonlyArray<AgentAt>>()
+
+const listAgents = (file: AgentConfig): ReadonlyArray<AgentAt> => {
   const out: Array<AgentAt> = []
   const stack: Array<{ agent: AgentConfig; path: FieldPath; fallbackName: string }> = [{ agent: file, path: [], fallbackName: "agent" }]
   while (stack.length > 0) {
