@@ -108,8 +108,10 @@ const childAgents = (agent: Record<string, unknown>, path: FieldPath): ReadonlyA
     if (!isMapping(inner)) return
     const value = inner[key]
     if (Array.isArray(value)) value.forEach((a, i) => push(a, [...path, block, key, i]))
-    else if (isMapping(value) && (key === "routes" || key === "registry")) for (const [k, a] of Object.entries(value)) push(a, [...path, block, key, k])
-    else push(value, [...path, block, key])
+    else if (isMapping(value) && (key === "routes" || key === "registry")) {
+      // most routes of a large router are plain answers: no path for them
+      for (const k in value) if (isMapping(value[k])) push(value[k], [...path, block, key, k])
+    } else push(value, [...path, block, key])
   }
   each("router", "routes")
   each("router", "default")
