@@ -72,8 +72,18 @@ export type ValidatorExpr =
       readonly args: ReadonlyArray<ValidatorExpr>
     }
 
-/** The Python types `isinstance` can test. */
-type PythonType = "str" | "int" | "float" | "bool" | "list" | "tuple" | "dict"
+/**
+ * The Python types a validator's `isinstance(v, t)` can test.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { PythonType } from "lambdagent/yaml"
+ * const t: PythonType = "str"
+ * ```
+ */
+export type PythonType = "str" | "int" | "float" | "bool" | "list" | "tuple" | "dict"
 
 /** The type names (`Term.typeName`) of the values `isinstance(v, t)` accepts for each Python type. */
 const TYPE_NAMES: Readonly<Record<PythonType, ReadonlyArray<string>>> = {
