@@ -295,7 +295,8 @@ export interface AgentAt {
 
 /**
  * Every agent of a file: the top level, then router routes, the router default and parallel
- * branches, depth first in file order.
+ * branches, depth first in file order. For a file `validateConfig` returned the list is made once
+ * and kept (such a file is read, never changed); any other file is walked at every call.
  *
  * @since 0.1.0
  * @category analyses
@@ -306,7 +307,9 @@ export interface AgentAt {
  * ```
  */
 export const agentsOf = (file: AgentConfig): ReadonlyArray<AgentAt> => {
-  // validation, lint and compile each walk the agents: a router with many routes is listed once
+  // Validation, lint and compile each walk the agents of a file validateConfig made: a router
+  // with many routes is listed once. Files built elsewhere may be changed between calls.
+  if (!validatedFiles.has(file)) return listAgents(file)
   let found = agentsCache.get(file)
   if (found === undefined) {
     found = listAgents(file)
@@ -315,7 +318,8 @@ export const agentsOf = (file: AgentConfig): ReadonlyArray<AgentAt> => {
   return found
 }
 
-/** The agents of each file read so far (a parsed file is not changed afterwards). */
+/** The files validateConfig returned: objects of its own that nothing changes afterwards. */
+const validatedFiles = new WeakSet<AgentConfig>()
 const agentsCache = new WeakMap<AgentConfig, ReadonlyArray<AgentAt>>()
 
 const listAgents = (file: AgentConfig): ReadonlyArray<AgentAt> => {
@@ -594,9 +598,12 @@ export const validateConfig = (source: Source, options: ValidateOptions = {}): A
     throw schemaError(dedupe(issues.issues), source.file)
   }
   const providers = new Set<string>([...knownProviders, ...(options.providers ?? [])])
+  validatedFiles.add(parsed.data)
   structureIssues(parsed.data, source, issues, providers)
   if (issues.issues.length > 0) throw schemaError(dedupe(issues.issues), source.file)
-  return withBareCliNames(parsed.data)
+  const file = withBareCliNames(parsed.data)
+  validatedFiles.add(file)
+  return file
 }
 
 /**
