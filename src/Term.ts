@@ -65,7 +65,22 @@ export type BinaryOp =
  * const op: Term.UnaryOp = "head"
  * ```
  */
-export type UnaryOp = "not" | "head" | "tail" | "isEmpty" | "length" | "fst" | "snd" | "trim" | "trimStart" | "trimEnd" | "lower" | "upper" | "isJson"
+export type UnaryOp =
+  | "not"
+  | "head"
+  | "tail"
+  | "isEmpty"
+  | "length"
+  | "fst"
+  | "snd"
+  | "trim"
+  | "trimStart"
+  | "trimEnd"
+  | "lower"
+  | "upper"
+  | "isJson"
+  | "toText"
+  | "typeName"
 
 /**
  * A literal: integer, string, boolean or null (unit). Integers outside the safe range of a
@@ -460,6 +475,26 @@ export const upper = (arg: Term): Term => unary("upper", arg)
  * ```
  */
 export const isJson = (arg: Term): Term => unary("isJson", arg)
+/**
+ * Any value as text, as `Value.toText` renders it: a string as it is, an integer in decimal,
+ * anything else as JSON text. @since 0.2.0 @category constructors
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.toText(Term.lit(42)) // evaluates to "42"
+ * ```
+ */
+export const toText = (arg: Term): Term => unary("toText", arg)
+/**
+ * The name of a value's type, as `Value.typeName` gives it: `"string"`, `"integer"`,
+ * `"boolean"`, `"null"`, `"list"`, `"pair"`, `"function"`. @since 0.2.0 @category constructors
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.typeName(Term.lit("hi")) // evaluates to "string"
+ * ```
+ */
+export const typeName = (arg: Term): Term => unary("typeName", arg)
 
 // ---------------------------------------------------------------------------------------------
 // Structure

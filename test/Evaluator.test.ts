@@ -169,6 +169,19 @@ describe("pure forms", () => {
     expect(failure(() => evalJson({ startsWith: [1, "a"] }))).toMatchObject({ kind: "TypeError" })
   })
 
+  it("toText renders any value as text and typeName names its type", () => {
+    expect(evalJson({ toText: "as is" })).toBe("as is")
+    expect(evalJson({ toText: 42 })).toBe("42")
+    expect(evalJson({ toText: [1, "a", true, null] })).toBe('[1,"a",true,null]')
+    expect(evalJson({ typeName: "s" })).toBe("string")
+    expect(evalJson({ typeName: 1 })).toBe("integer")
+    expect(evalJson({ typeName: false })).toBe("boolean")
+    expect(evalJson({ typeName: null })).toBe("null")
+    expect(evalJson({ typeName: [[1]] })).toBe("list")
+    expect(evalJson({ typeName: { pair: [1, 2] } })).toBe("pair")
+    expect(evalJson({ typeName: { lam: "y", body: { var: "y" } } })).toBe("function")
+  })
+
   it("pairs", () => {
     expect(evalJson({ fst: { pair: [1, 2] } })).toBe(1)
     expect(evalJson({ snd: { pair: [1, 2] } })).toBe(2)

@@ -59,7 +59,23 @@ const { term } = fc.letrec<{ term: Term.Term }>((tie) => {
         .map(([op, a, b]) => Term.binary(op, a, b)),
       fc
         .tuple(
-          fc.constantFrom<Term.UnaryOp>("not", "head", "tail", "isEmpty", "length", "fst", "snd", "trim", "trimStart", "trimEnd", "lower", "upper", "isJson"),
+          fc.constantFrom<Term.UnaryOp>(
+            "not",
+            "head",
+            "tail",
+            "isEmpty",
+            "length",
+            "fst",
+            "snd",
+            "trim",
+            "trimStart",
+            "trimEnd",
+            "lower",
+            "upper",
+            "isJson",
+            "toText",
+            "typeName"
+          ),
           t()
         )
         .map(([op, a]) => Term.unary(op, a)),

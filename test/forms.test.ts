@@ -158,3 +158,12 @@ describe("the form registry", () => {
     expect(compile(term, undefined).term).toBe(term)
   })
 })
+
+describe("route", () => {
+  it("keeps the first route of each label, in the order a JSON object of the labels has", () => {
+    const labels = ["b", "10", "a", "2", "b", "01", "4294967295", "4294967294", "-1", "0"]
+    const term = Term.route({ classify: Term.lit("x"), routes: labels.map((l, i) => [l, Term.lit(i)] as const) }) as Term.Of<"Route">
+    expect(term.routes.map(([l]) => l)).toEqual(Object.keys(Object.fromEntries(labels.map((l) => [l, 0]))))
+    expect(term.routes.find(([l]) => l === "b")![1]).toEqual(Term.lit(0))
+  })
+})

@@ -5,6 +5,8 @@ import { compileConfig, fromConfig, loadConfig, type CompiledAgent, toolReferenc
 import { SchemaError, SemanticError } from "./errors.ts"
 import { parseSource } from "./source.ts"
 import { runAgent, runParallel } from "./test-helpers.ts"
+import type { AgentConfig } from "./schema.ts"
+import { agentsOf, validateConfig } from "./validate.ts"
 
 const compile = (config: unknown, overrides = {}) => compileConfig(config, { overrides })
 const termOf = (config: unknown, overrides = {}) => compile(config, overrides).term
@@ -962,5 +964,18 @@ describe("inputs and determinism", () => {
       "terminate:terminate",
       "summarizer:cli"
     ])
+  })
+})
+
+describe("agentsOf", () => {
+  it("lists a validated file's agents once; a file built in code is walked at every call", () => {
+    const validated = validateConfig(parseSource("type: router\nrouter:\n  classifier: {prompt: p}\n  routes: {a: {systemPrompt: A}, b: B}\n"))
+    expect(agentsOf(validated)).toBe(agentsOf(validated))
+    expect(agentsOf(validated).map((a) => a.path.join("."))).toEqual(["", "router.routes.a"])
+    const routes: Record<string, AgentConfig | string> = { a: { systemPrompt: "A" } }
+    const built = { type: "router", router: { classifier: { prompt: "p" }, routes } } as AgentConfig
+    expect(agentsOf(built)).toHaveLength(2)
+    routes.b = { systemPrompt: "B" }
+    expect(agentsOf(built)).toHaveLength(3)
   })
 })

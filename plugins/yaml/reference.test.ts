@@ -7,7 +7,7 @@ import { loadConfig } from "./compile.ts"
 import { unifiedDiff } from "./diff.ts"
 import { lint } from "./lint.ts"
 import { migrateCommand, migrateText } from "./migrate.ts"
-import { applyFixes, migrationFields, referenceDefaultPrompt, referenceFields } from "./reference.ts"
+import { applyFixes, migrationFields, referenceDefaultPrompt, referenceFields, referenceMergePrompt } from "./reference.ts"
 import { parseSource } from "./source.ts"
 
 const fixture = (name: string) => join(import.meta.dirname, "fixtures", "reference", name)
@@ -92,6 +92,33 @@ describe("configs written for the Python reference", () => {
     expect([finding.field, finding.line]).toEqual(["guard", 4])
     expect(finding.message).toContain("without them this guard checks nothing")
     expect(migrateText(text).text).toBe("type: simple\nsystemPrompt: Hi\nmodel: {name: m}\n")
+  })
+
+  it("fractional seconds (react.toolTimeout, memory.ttl) are rounded up to the whole seconds the core counts", () => {
+    const text = "type: react\nsystemPrompt: Hi\nmodel: {name: m}\nreact: {toolTimeout: 2.5}\nmemory: {enabled: true, ttl: 0.25}\n"
+    const agent = loadConfig({ text })
+    expect(agent.config.react?.toolTimeout).toBe(3)
+    expect(agent.memory.map((m) => m.ttl)).toEqual([1])
+    expect(Term.toJsonText(agent.term)).toContain('"toolTimeout":3')
+    const findings = lint({ text }).findings.filter((f) => f.rule === "L051")
+    expect(findings.map((f) => [f.field, f.message.includes("rounded up")])).toEqual([
+      ["react.toolTimeout", true],
+      ["memory.ttl", true]
+    ])
+    expect(migrateText(text).text).toBe("type: react\nsystemPrompt: Hi\nmodel: {name: m}\nreact: {toolTimeout: 3}\nmemory: {enabled: true, ttl: 1}\n")
+    // whole seconds are this format already; a negative duration stays the schema's error
+    expect(referenceFields({ type: "react", react: { toolTimeout: 30 }, memory: { ttl: 0 } })).toEqual([])
+    expect(() => loadConfig({ text: "type: react\nsystemPrompt: Hi\nmodel: {name: m}\nreact: {toolTimeout: -1.5}\n" })).toThrow(/toolTimeout/)
+  })
+
+  it("merge: custom without a mergePrompt merges with the documented default prompt", () => {
+    const text = "type: parallel\nmodel: {name: m}\nparallel:\n  merge: custom\n  agents:\n    - {systemPrompt: A}\n    - {systemPrompt: B}\n"
+    const agent = loadConfig({ text })
+    expect(agent.config.parallel?.mergePrompt).toBe(referenceMergePrompt)
+    expect(Term.toJsonText(agent.term)).toContain(JSON.stringify(referenceMergePrompt))
+    expect(lint({ text }).findings.find((f) => f.rule === "L051")?.field).toBe("parallel.mergePrompt")
+    expect(migrateText(text).text).toContain(`mergePrompt: ${JSON.stringify(referenceMergePrompt)}`)
+    expect(lint({ text: migrateText(text).text }).findings.filter((f) => f.rule === "L051")).toEqual([])
   })
 
   it("a block left empty by the removal is gone: a reference sandbox block does not turn the sandbox on", () => {

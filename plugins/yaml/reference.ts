@@ -108,8 +108,10 @@ const childAgents = (agent: Record<string, unknown>, path: FieldPath): ReadonlyA
     if (!isMapping(inner)) return
     const value = inner[key]
     if (Array.isArray(value)) value.forEach((a, i) => push(a, [...path, block, key, i]))
-    else if (isMapping(value) && (key === "routes" || key === "registry")) for (const [k, a] of Object.entries(value)) push(a, [...path, block, key, k])
-    else push(value, [...path, block, key])
+    else if (isMapping(value) && (key === "routes" || key === "registry")) {
+      // most routes of a large router are plain answers: no path for them
+      for (const k in value) if (isMapping(value[k])) push(value[k], [...path, block, key, k])
+    } else push(value, [...path, block, key])
   }
   each("router", "routes")
   each("router", "default")
@@ -139,6 +141,23 @@ const agentsIn = (document: unknown): ReadonlyArray<{ agent: Record<string, unkn
   return out
 }
 
+/**
+ * A duration the reference takes in fractional seconds (`toolTimeout: 2.5`), where the core counts
+ * whole seconds: rounded up, so a timeout is never shorter than written and a positive ttl never
+ * becomes 0 (forever).
+ */
+const roundUpSeconds = (block: unknown, at: FieldPath, key: string, out: Array<ReferenceField>): void => {
+  if (!isMapping(block)) return
+  const seconds = block[key]
+  if (typeof seconds !== "number" || !Number.isFinite(seconds) || Number.isInteger(seconds) || seconds < 0) return
+  const whole = Math.ceil(seconds)
+  out.push({
+    path: [...at, key],
+    why: `durations are whole seconds here: the reference's ${seconds} is rounded up to ${whole}`,
+    fix: { _tag: "set", path: [...at, key], value: whole }
+  })
+}
+
 const agentFields = (agent: Record<string, unknown>, path: FieldPath, out: Array<ReferenceField>): void => {
   const remove = (at: FieldPath, why: string) => out.push({ path: at, why, fix: { _tag: "remove", path: at } })
   for (const key of Object.keys(agent)) if (Object.hasOwn(agentKeys, key)) remove([...path, key], agentKeys[key]!)
@@ -163,6 +182,17 @@ const agentFields = (agent: Record<string, unknown>, path: FieldPath, out: Array
   }
   if (isMapping(agent.react) && "thinkTimeout" in agent.react) {
     remove([...path, "react", "thinkTimeout"], "the reference reads it without using it; a think call is bounded by model.timeout (seconds per LLM call)")
+  }
+  roundUpSeconds(agent.react, [...path, "react"], "toolTimeout", out)
+  roundUpSeconds(memory, [...path, "memory"], "ttl", out)
+  const parallel = agent.parallel
+  if (isMapping(parallel) && parallel.merge === "custom" && parallel.mergePrompt === undefined) {
+    const at = [...path, "parallel", "mergePrompt"]
+    out.push({
+      path: at,
+      why: "the reference merges with a default prompt when merge: custom has none; here that prompt is written out",
+      fix: { _tag: "set", path: at, value: referenceMergePrompt }
+    })
   }
   if (isMapping(agent.parallel) && "isolation" in agent.parallel) {
     remove([...path, "parallel", "isolation"], "the reference stores it without using it; branches never share state except through sharedMemory:")
@@ -242,6 +272,22 @@ export const referenceFields = (document: unknown): ReadonlyArray<ReferenceField
  * ```
  */
 export const referenceDefaultPrompt = "You are a helpful assistant."
+
+/**
+ * The system prompt of the merging LLM of a `parallel` agent with `merge: custom` and no
+ * `mergePrompt`, as a file of the reference may leave it. The merger reads the answers as
+ * sections headed `[name]:` and separated by `---`.
+ *
+ * @since 0.2.0
+ * @category constants
+ * @example
+ * ```ts
+ * import { referenceMergePrompt } from "lambdagent/yaml"
+ * console.log(referenceMergePrompt.startsWith("Merge")) // true
+ * ```
+ */
+export const referenceMergePrompt =
+  "You receive the answers of several agents to the same input, each headed by [its name]: and separated by ---. Merge them into one answer: keep what they agree on, resolve or point out where they contradict each other, and add nothing none of them says."
 
 /**
  * Everything `lambdagent migrate` changes in a raw document: the {@link referenceFields}, and the

@@ -10,19 +10,22 @@ import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Docum
 import { configError, type FieldPath, type Position } from "./errors.ts"
 
 /**
- * Largest YAML text accepted (4 MiB): far beyond any hand-written agent (a router with 100,000
- * routes fits), and small enough that every accepted file parses in about a second; a larger file
- * is refused before it is read.
+ * Largest YAML text accepted (1 MiB): far beyond any hand-written agent (a router with 30,000
+ * short routes fits), and small enough that every accepted file compiles within a second (the
+ * YAML parser alone takes about half a second per MiB, see docs/performance.md); a larger file is
+ * refused before it is read. Split a larger agent into files of its own (`subAgents.<name>.config`).
  *
  * @since 0.1.0
  * @category constants
  * @example
  * ```ts
  * import { maxSourceBytes } from "lambdagent/yaml"
- * console.log(maxSourceBytes) // 4194304
+ * console.log(maxSourceBytes) // 1048576
  * ```
  */
-export const maxSourceBytes = 4 * 1024 * 1024
+export const maxSourceBytes = 1024 * 1024
+
+const tooLarge = `the file is larger than ${maxSourceBytes} bytes (1 MiB), the most an agent file may be: move parts of it into files of their own (subAgents.<name>.config)`
 
 /**
  * Deepest nesting of mappings and lists accepted (agent files nest a few levels per sub-agent).
@@ -82,7 +85,7 @@ const keyOf = (node: unknown): string | undefined => (isScalar(node) ? String(no
  */
 export const parseSource = (text: string, file?: string): Source => {
   if (text.length > maxSourceBytes || Buffer.byteLength(text, "utf8") > maxSourceBytes) {
-    throw configError("TooLarge", `the file is larger than ${maxSourceBytes} bytes (4 MiB), the most an agent file may be`, { file })
+    throw configError("TooLarge", tooLarge, { file })
   }
   const lines = new LineCounter()
   const at = (offset: number): Position => {
@@ -264,8 +267,7 @@ export const readSource = (path: string): Source => {
     if (typeof cause === "object" && cause !== null && "_tag" in cause) throw cause
     throw configError("Unreadable", `cannot read the file: ${cause instanceof Error ? cause.message : String(cause)}`, { file: path, cause })
   }
-  if (size > maxSourceBytes)
-    throw configError("TooLarge", `the file is larger than ${maxSourceBytes} bytes (4 MiB), the most an agent file may be`, { file: path })
+  if (size > maxSourceBytes) throw configError("TooLarge", tooLarge, { file: path })
   let text: string
   try {
     text = readFileSync(path, "utf8")

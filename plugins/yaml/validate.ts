@@ -295,7 +295,8 @@ export interface AgentAt {
 
 /**
  * Every agent of a file: the top level, then router routes, the router default and parallel
- * branches, depth first in file order.
+ * branches, depth first in file order. For a file `validateConfig` returned the list is made once
+ * and kept (such a file is read, never changed); any other file is walked at every call.
  *
  * @since 0.1.0
  * @category analyses
@@ -306,6 +307,22 @@ export interface AgentAt {
  * ```
  */
 export const agentsOf = (file: AgentConfig): ReadonlyArray<AgentAt> => {
+  // Validation, lint and compile each walk the agents of a file validateConfig made: a router
+  // with many routes is listed once. Files built elsewhere may be changed between calls.
+  if (!validatedFiles.has(file)) return listAgents(file)
+  let found = agentsCache.get(file)
+  if (found === undefined) {
+    found = listAgents(file)
+    agentsCache.set(file, found)
+  }
+  return found
+}
+
+/** The files validateConfig returned: objects of its own that nothing changes afterwards. */
+const validatedFiles = new WeakSet<AgentConfig>()
+const agentsCache = new WeakMap<AgentConfig, ReadonlyArray<AgentAt>>()
+
+const listAgents = (file: AgentConfig): ReadonlyArray<AgentAt> => {
   const out: Array<AgentAt> = []
   const stack: Array<{ agent: AgentConfig; path: FieldPath; fallbackName: string }> = [{ agent: file, path: [], fallbackName: "agent" }]
   while (stack.length > 0) {
@@ -582,9 +599,12 @@ export const validateConfig = (source: Source, options: ValidateOptions = {}): A
     throw schemaError(dedupe(issues.issues), source.file)
   }
   const providers = new Set<string>([...knownProviders, ...(options.providers ?? [])])
+  validatedFiles.add(parsed.data)
   structureIssues(parsed.data, source, issues, providers)
   if (issues.issues.length > 0) throw schemaError(dedupe(issues.issues), source.file)
-  return withBareCliNames(parsed.data)
+  const file = withBareCliNames(parsed.data)
+  validatedFiles.add(file)
+  return file
 }
 
 /**

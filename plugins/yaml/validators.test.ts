@@ -46,7 +46,19 @@ describe("validators that compile to pure terms", () => {
     ["x == 'it''s'", "its", true],
     ["len(x) < 9223372036854775807", "x", true],
     ["True and not False", "", true],
-    ["x > 'm'", "z", true]
+    ["x > 'm'", "z", true],
+    // the Python reference's builtins str, int, float, isinstance and comprehensions
+    ["len(str(x)) > 3", "hello", true],
+    ["str(True) == 'True' and str(None) == 'None' and str(12) == '12' and str(x) == x", "s", true],
+    ["int(True) + int(3) + float(2) == 6", "", true],
+    ["isinstance(x, str) and not isinstance(x, (int, list))", "hi", true],
+    ["isinstance(1, int) and isinstance(True, int) and not isinstance(1, float)", "", true],
+    ["all(w not in x for w in ['error', 'sorry'])", "all good", true],
+    ["all(w not in x for w in ['error', 'sorry'])", "an error", false],
+    ["any(w in x.lower() for w in ('yes', 'ok'))", "OK then", true],
+    ["[len(w) for w in ['a', 'bb', 'ccc'] if len(w) > 1] == [2, 3]", "", true],
+    ["sum(1 for w in ['a', 'b', 'c'] if w in x if w != 'c') == 2", "abc", true],
+    ["[x for x in [1, 2]] == [1, 2] and x == 'outer'", "outer", true]
   ]
 
   it.each(cases)("%s on %j is %s", (expression, output, expected) => {
@@ -67,7 +79,12 @@ describe("validators that compile to pure terms", () => {
     ["sum(x) > 0", [], false],
     ["sum((1, 2, 3)) == 6", [], true],
     ["'b' in x and x != ()", ["a", "b"], true],
-    ["len(x) == len((1,)) + 1", ["a", "b"], true]
+    ["len(x) == len((1,)) + 1", ["a", "b"], true],
+    ["isinstance(x, (list, tuple)) and not isinstance(x, str)", ["a"], true],
+    ["len(str(x)) == len('[1,2]')", [1, 2], true],
+    ["all(len(r) > 1 for r in x)", ["ab", "cd"], true],
+    ["all(len(r) > 1 for r in x)", ["ab", "c"], false],
+    ["[r for r in x if r] == ['a']", ["", "a"], true]
   ]
   it.each(listCases)("%s on %j is %s", (expression, output, expected) => {
     const validator = compileValidator(expression)
@@ -175,7 +192,17 @@ describe("rejected expressions", () => {
     ["(1, 2", /expected "," or "\)"/, 5],
     ["sum(x, 1)", /sum\(\) takes 1 argument, got 2/, 0],
     ["all('ab')", /all\(\) needs a list, not a string/, 4],
-    ["[c for c in x]", /comprehensions and loops are not supported/, 3],
+    ["[c for c in 'abc']", /iterating over the characters of a string is not supported/, 12],
+    ["[a for a, b in x]", /unpacking several variables/, 8],
+    ["[a for a in [1] for b in [2]]", /several for clauses/, 16],
+    ["[a(1) for a in [1]]", /a is a comprehension variable, not a function/, 1],
+    ["a for a in [1]", /unknown name a: the output is x/, 0],
+    ["int(x) > 3", /int\(\) of the output is not supported: validators do not parse numbers/, 0],
+    ["float(x) > 3", /float\(\) of the output is not supported/, 0],
+    ["isinstance(x, len)", /unknown name len/, 14],
+    ["isinstance(x, 'str')", /isinstance\(\) takes a type or a tuple of types/, 14],
+    ["str == x", /str is a type: use it as isinstance/, 0],
+    ["while x", /loops are not supported/, 0],
     ["max(x)", /max\(\) takes at least 2 arguments/, 0],
     ["x.strip('a')", /\.strip\(\) takes 0 arguments/, 0],
     ["1 == 'a'", /always False/, 0],

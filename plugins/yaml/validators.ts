@@ -6,8 +6,9 @@
  * Integers, strings, `True`/`False`/`None`, list and tuple literals (a tuple is a list),
  * `and`/`or`/`not`, comparisons (chained as in Python), `in`/`not in`, `is`/`is not`,
  * `+ - * // %`, `a if c else b`, the functions `len`, `is_json`, `bool`, `abs`, `min`, `max`,
- * `sum`, `all`, `any` (of a list), and the string methods `startswith`, `endswith`, `strip`,
- * `lstrip`, `rstrip`, `lower`, `upper`. Everything compiles to pure forms of the core (the string
+ * `sum`, `all`, `any` (of a list), `str`, `int` and `float` (of integers and booleans),
+ * `isinstance`, list comprehensions and generator expressions with one `for` clause, and the
+ * string methods `startswith`, `endswith`, `strip`, `lstrip`, `rstrip`, `lower`, `upper`. Everything compiles to pure forms of the core (the string
  * methods, `in` on strings and `is_json` to its string primitives), so a validator is a pure term
  * any evaluator can run. See `docs/yaml.md#validators`.
  *
@@ -40,6 +41,16 @@ export type ValidatorExpr =
   | { readonly kind: "bool"; readonly start: number; readonly value: boolean }
   | { readonly kind: "none"; readonly start: number }
   | { readonly kind: "x"; readonly start: number }
+  | { readonly kind: "var"; readonly start: number; readonly name: string }
+  | { readonly kind: "type"; readonly start: number; readonly name: PythonType }
+  | {
+      readonly kind: "comprehension"
+      readonly start: number
+      readonly element: ValidatorExpr
+      readonly name: string
+      readonly iterable: ValidatorExpr
+      readonly conditions: ReadonlyArray<ValidatorExpr>
+    }
   | { readonly kind: "list"; readonly start: number; readonly items: ReadonlyArray<ValidatorExpr> }
   | { readonly kind: "not"; readonly start: number; readonly arg: ValidatorExpr }
   | { readonly kind: "neg"; readonly start: number; readonly arg: ValidatorExpr }
@@ -60,6 +71,34 @@ export type ValidatorExpr =
       readonly name: string
       readonly args: ReadonlyArray<ValidatorExpr>
     }
+
+/**
+ * The Python types a validator's `isinstance(v, t)` can test.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import type { PythonType } from "lambdagent/yaml"
+ * const t: PythonType = "str"
+ * ```
+ */
+export type PythonType = "str" | "int" | "float" | "bool" | "list" | "tuple" | "dict"
+
+/** The type names (`Term.typeName`) of the values `isinstance(v, t)` accepts for each Python type. */
+const TYPE_NAMES: Readonly<Record<PythonType, ReadonlyArray<string>>> = {
+  str: ["string"],
+  // as in Python, a boolean is an int
+  int: ["integer", "boolean"],
+  // values are never fractional: no value is a float
+  float: [],
+  bool: ["boolean"],
+  list: ["list"],
+  // a tuple is a list or a pair here
+  tuple: ["list", "pair"],
+  // a JSON object is text here
+  dict: []
+}
 
 type CompareOp = "==" | "!=" | "<" | ">" | "<=" | ">=" | "in" | "not in" | "is" | "is not"
 type ArithOp = "+" | "-" | "*" | "//" | "%"
@@ -95,7 +134,7 @@ const syntaxError = (message: string, offset: number, expected?: string, actual?
   })
 
 /** The functions a validator may call. */
-const FUNCTIONS = ["len", "is_json", "bool", "abs", "min", "max", "sum", "all", "any"] as const
+const FUNCTIONS = ["len", "is_json", "bool", "abs", "min", "max", "sum", "all", "any", "str", "int", "float", "isinstance"] as const
 /** The string methods a validator may call. */
 const METHODS = ["startswith", "endswith", "strip", "lstrip", "rstrip", "lower", "upper"] as const
 /** Python builtins people reach for that would run host code; named in the error. */
@@ -228,6 +267,8 @@ const KEYWORDS = new Set(["and", "or", "not", "in", "is", "if", "else", "True", 
 class Parser {
   private index = 0
   private depth = 0
+  /** The variables of the comprehensions around the current position, innermost last. */
+  private readonly bound: Array<string> = []
 
   constructor(private readonly tokens: ReadonlyArray<Token>) {}
 
@@ -440,6 +481,57 @@ class Parser {
     }
   }
 
+  /** An expression, or a comprehension when it is the first in its brackets and `for` follows it. */
+  private element(start: number, first: boolean): ValidatorExpr {
+    const variable = first ? this.comprehensionVariable() : undefined
+    if (variable === undefined) return this.expression()
+    this.bound.push(variable)
+    const element = this.expression()
+    this.bound.pop()
+    return this.comprehension(start, element, variable)
+  }
+
+  /** The variable of a `for` clause ahead at this bracket level, before the closing bracket or a ",". */
+  private comprehensionVariable(): string | undefined {
+    let depth = 0
+    for (let i = this.index; i < this.tokens.length; i++) {
+      const t = this.tokens[i]!
+      if (t.kind === "end") return undefined
+      if (t.kind === "op" && (t.text === "(" || t.text === "[")) depth++
+      else if (t.kind === "op" && (t.text === ")" || t.text === "]")) {
+        if (depth === 0) return undefined
+        depth--
+      } else if (depth === 0 && t.kind === "op" && t.text === ",") return undefined
+      else if (depth === 0 && t.kind === "name" && t.text === "for") {
+        const target = this.tokens[i + 1]!
+        return target.kind === "name" && !KEYWORDS.has(target.text) ? target.text : undefined
+      }
+    }
+    return undefined
+  }
+
+  /** `element for name in iterable [if condition]…`, the element already parsed. */
+  private comprehension(start: number, element: ValidatorExpr, name: string): ValidatorExpr {
+    if (!this.isName("for")) throw this.unexpected("for")
+    this.next()
+    this.enter()
+    this.next() // the variable, read by comprehensionVariable
+    if (this.isOp(",")) throw syntaxError("unpacking several variables in a comprehension is not supported: iterate with one name", this.token.start)
+    if (!this.isName("in")) throw this.unexpected("in")
+    this.next()
+    const iterable = this.or()
+    const conditions: Array<ValidatorExpr> = []
+    this.bound.push(name)
+    while (this.isName("if")) {
+      this.next()
+      conditions.push(this.or())
+    }
+    this.bound.pop()
+    if (this.isName("for")) throw syntaxError("a comprehension with several for clauses is not supported: use one for clause", this.token.start)
+    this.depth--
+    return { kind: "comprehension", start, element, name, iterable, conditions }
+  }
+
   private arguments(): Array<ValidatorExpr> {
     this.expectOp("(", "(")
     const args: Array<ValidatorExpr> = []
@@ -447,7 +539,7 @@ class Parser {
       if (this.token.kind === "name" && this.tokens[this.index + 1]?.text === "=") {
         throw syntaxError("keyword arguments are not supported", this.token.start)
       }
-      args.push(this.expression())
+      args.push(this.element(this.token.start, args.length === 0))
       if (!this.isOp(",")) break
       this.next()
     }
@@ -478,7 +570,7 @@ class Parser {
             this.next()
             return { kind: "list", start: t.start, items: [] }
           }
-          const e = this.expression()
+          const e = this.element(t.start, true)
           if (!this.isOp(",")) {
             this.expectOp(")", '")"')
             return e
@@ -496,7 +588,11 @@ class Parser {
           this.next()
           const items: Array<ValidatorExpr> = []
           while (!this.isOp("]")) {
-            items.push(this.expression())
+            items.push(this.element(t.start, items.length === 0))
+            if (items[0]!.kind === "comprehension" && items.length === 1 && !this.isOp(",")) {
+              this.expectOp("]", '"]"')
+              return items[0]!
+            }
             if (!this.isOp(",")) break
             this.next()
           }
@@ -511,6 +607,11 @@ class Parser {
 
   private name(t: Token): ValidatorExpr {
     this.next()
+    if (this.bound.includes(t.text)) {
+      if (this.isOp("(")) throw syntaxError(`${t.text} is a comprehension variable, not a function`, t.start)
+      return { kind: "var", start: t.start, name: t.text }
+    }
+    if (Object.hasOwn(TYPE_NAMES, t.text) && !this.isOp("(")) return { kind: "type", start: t.start, name: t.text as PythonType }
     switch (t.text) {
       case "x":
         if (this.isOp("(")) throw syntaxError("x is the output, not a function", t.start)
@@ -564,8 +665,8 @@ class Parser {
 export const parseValidator = (source: string): ValidatorExpr => {
   if (source.length > MAX_LENGTH) throw syntaxError(`the expression is longer than ${MAX_LENGTH} characters`, 0)
   const tokens = tokenize(source)
-  const loop = tokens.find((t) => t.kind === "name" && (t.text === "for" || t.text === "while"))
-  if (loop !== undefined) throw syntaxError("comprehensions and loops are not supported", loop.start)
+  const loop = tokens.find((t) => t.kind === "name" && t.text === "while")
+  if (loop !== undefined) throw syntaxError("loops are not supported: write a comprehension, as in all(w not in x for w in ['error', 'sorry'])", loop.start)
   return new Parser(tokens).parse()
 }
 
@@ -623,6 +724,8 @@ const STRING_METHODS = {
 
 class Compiler {
   private fresh = 0
+  /** The comprehension variables in scope, innermost last. */
+  private readonly scope: Array<{ readonly name: string; readonly value: Typed }> = []
 
   /** `let v = value in body(v)`: evaluate once, use several times. */
   private bind(value: Term.Term, body: (v: Term.Term) => Term.Term): Term.Term {
@@ -663,6 +766,12 @@ class Compiler {
         return { term: Term.lit(null), ty: "none" }
       case "x":
         return { term: Term.var("x"), ty: "any" }
+      case "var":
+        return this.scope.findLast((v) => v.name === e.name)!.value
+      case "type":
+        return this.fail(e, `${e.name} is a type: use it as isinstance(value, ${e.name})`)
+      case "comprehension":
+        return this.comprehension(e)
       case "list":
         return { term: Term.list(e.items.map((i) => this.value(i).term)), ty: "list" }
       case "not":
@@ -788,6 +897,38 @@ class Compiler {
     return { term: build(left.term, right.term), ty: "int" }
   }
 
+  /** `[element for name in iterable if …]` as a left fold that appends each kept element. */
+  private comprehension(e: Extract<ValidatorExpr, { kind: "comprehension" }>): Typed {
+    const iterable = this.value(e.iterable)
+    if (iterable.ty === "str") {
+      this.fail(e.iterable, "iterating over the characters of a string is not supported: test the string itself (in, startswith, len)")
+    }
+    this.need(e.iterable, iterable, ["list"], "for … in")
+    const items = e.iterable.kind === "list" ? e.iterable.items.map((i) => this.value(i).ty) : []
+    const itemTy: Ty = items.length > 0 && items.every((t) => t === items[0]) ? items[0]! : "any"
+    const pair = `_p${++this.fresh}`
+    const item = `_i${++this.fresh}`
+    this.scope.push({ name: e.name, value: { term: Term.var(item), ty: itemTy } })
+    try {
+      const element = this.value(e.element)
+      const keep = e.conditions.map((c) => this.truth(c))
+      const acc = Term.fst(Term.var(pair))
+      const appended = Term.concat(acc, Term.list([element.term]))
+      const body =
+        keep.length === 0
+          ? appended
+          : Term.if(
+              keep.reduce((a, b) => Term.and(a, b)),
+              appended,
+              acc
+            )
+      const step = Term.lam(pair, Term.app(Term.lam(item, body), Term.snd(Term.var(pair))))
+      return { term: Term.fold(step, Term.list([]), iterable.term), ty: "list" }
+    } finally {
+      this.scope.pop()
+    }
+  }
+
   private arity(e: { readonly start: number; readonly args: ReadonlyArray<ValidatorExpr> }, name: string, min: number, max: number): void {
     if (e.args.length < min || e.args.length > max) {
       const wanted = min === max ? `${min}` : max === Infinity ? `at least ${min}` : `${min} to ${max}`
@@ -829,6 +970,29 @@ class Compiler {
         const step = e.name === "all" ? Term.and : Term.or
         return { term: Term.fold(Term.lam("_p", step(Term.fst(p), this.truthOf(Term.snd(p), "any"))), Term.lit(e.name === "all"), list.term), ty: "bool" }
       }
+      case "str": {
+        this.arity(e, "str()", 1, 1)
+        const arg = e.args[0]!
+        if (arg.kind === "bool") return { term: Term.lit(arg.value ? "True" : "False"), ty: "str" }
+        if (arg.kind === "none") return { term: Term.lit("None"), ty: "str" }
+        const typed = this.value(arg)
+        return typed.ty === "str" ? typed : { term: Term.toText(typed.term), ty: "str" }
+      }
+      case "int":
+      case "float": {
+        this.arity(e, `${e.name}()`, 1, 1)
+        const typed = this.value(e.args[0]!)
+        if (typed.ty === "int") return typed
+        if (typed.ty === "bool") return { term: Term.if(typed.term, Term.lit(1), Term.lit(0)), ty: "int" }
+        return this.fail(
+          e,
+          `${e.name}() of ${typed.ty === "any" ? "the output" : tyName[typed.ty]} is not supported: validators do not parse numbers out of text; test the text (x in ['1', '2', '3'], x.startswith(…)) or have the agent answer in words`,
+          "an integer or a boolean",
+          typed.ty
+        )
+      }
+      case "isinstance":
+        return this.isinstance(e)
       default: {
         // min / max of two or more integers or strings
         this.arity(e, `${e.name}()`, 2, Infinity)
@@ -840,6 +1004,23 @@ class Compiler {
         return { term, ty: [...tys][0] ?? "any" }
       }
     }
+  }
+
+  private isinstance(e: Extract<ValidatorExpr, { kind: "call" }>): Typed {
+    this.arity(e, "isinstance()", 2, 2)
+    const [value, types] = e.args as [ValidatorExpr, ValidatorExpr]
+    const listed = types.kind === "list" ? types.items : [types]
+    const names = listed.flatMap((t) => {
+      if (t.kind !== "type") this.fail(t, `isinstance() takes a type or a tuple of types: ${Object.keys(TYPE_NAMES).join(", ")}`)
+      return TYPE_NAMES[t.name]
+    })
+    const typed = this.value(value)
+    const staticName: Partial<Record<Ty, string>> = { str: "string", int: "integer", bool: "boolean", none: "null", list: "list" }
+    const known = staticName[typed.ty]
+    if (known !== undefined) return { term: Term.lit(names.includes(known)), ty: "bool" }
+    if (names.length === 0) return { term: Term.lit(false), ty: "bool" }
+    const term = this.bind(Term.typeName(typed.term), (name) => names.map((n) => Term.eq(name, Term.lit(n))).reduce((a, b) => Term.or(a, b)))
+    return { term, ty: "bool" }
   }
 
   private method(e: Extract<ValidatorExpr, { kind: "method" }>): Typed {

@@ -55,7 +55,9 @@ const UNARY: { readonly [op in Term.UnaryOp]: UnOp } = {
   trimEnd: UnOp.TrimEnd,
   lower: UnOp.Lower,
   upper: UnOp.Upper,
-  isJson: UnOp.IsJson
+  isJson: UnOp.IsJson,
+  toText: UnOp.ToText,
+  typeName: UnOp.TypeName
 }
 
 /** The names of the binary operators. */

@@ -42,8 +42,18 @@ export const route = (options: Omit<Route, "_tag">): Term.Term => ({
 const inObjectOrder = (routes: Route["routes"]): Route["routes"] => {
   const first = new Map<string, Route["routes"][number]>()
   for (const entry of routes) if (!first.has(entry[0])) first.set(entry[0], entry)
-  return Object.keys(Object.fromEntries(routes.map(([label]) => [label, 0]))).map((label) => first.get(label)!)
+  // An object lists its array-index keys ascending, then the other keys as first inserted;
+  // building one with many keys to read that order back costs more than the routes themselves.
+  const indices: Array<Route["routes"][number]> = []
+  const names: Array<Route["routes"][number]> = []
+  for (const entry of first.values()) (isArrayIndex(entry[0]) ? indices : names).push(entry)
+  if (indices.length === 0) return names
+  indices.sort((a, b) => Number(a[0]) - Number(b[0]))
+  return [...indices, ...names]
 }
+
+/** Whether a key is an array index, which a JavaScript object orders before its other keys. */
+const isArrayIndex = (key: string): boolean => /^(?:0|[1-9]\d{0,9})$/.test(key) && Number(key) < 2 ** 32 - 1
 
 interface State {
   readonly fn: Value.Closure

@@ -63,7 +63,9 @@ export const enum UnOp {
   TrimEnd,
   Lower,
   Upper,
-  IsJson
+  IsJson,
+  ToText,
+  TypeName
 }
 
 /** Static scope: the names bound around a node, innermost first. */

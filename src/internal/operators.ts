@@ -279,6 +279,14 @@ export const unary = (op: UnOp, v: Value.Value, m: Meter): Value.Value => {
     case UnOp.Snd:
       if (v instanceof Value.Pair) return v.snd
       throw typeError(`snd expects a pair, got ${Value.typeName(v)}`)
+    case UnOp.ToText: {
+      if (typeof v === "string") return v
+      const text = Value.toText(v)
+      m.built(stringBytes(text.length))
+      return text
+    }
+    case UnOp.TypeName:
+      return Value.typeName(v)
     default:
       return stringOp(op, v, m)
   }
