@@ -78,7 +78,10 @@ describe("the tarball", () => {
       expect(packed.files, file).toContain(file)
     }
     expect(packed.files.filter((f) => !/^(dist\/|LICENSE$|CHANGELOG\.md$|README\.md$|package\.json$)/.test(f))).toEqual([])
-    expect(packed.files.filter((f) => /\.(cjs|d\.cts)$/.test(f) && f !== "dist/cli/yaml-main.cjs")).toEqual([])
+    // the lean programs of the command (lint and friends, mcp of pure tools) are CommonJS bundles on purpose
+    const leanPrograms = new Set(["dist/cli/yaml-main.cjs", "dist/cli/mcp-main.cjs"])
+    expect(packed.files.filter((f) => /\.(cjs|d\.cts)$/.test(f) && !leanPrograms.has(f))).toEqual([])
+    for (const program of leanPrograms) expect(packed.files).toContain(program)
     const changelog = readFileSync(join(rc, "CHANGELOG.md"), "utf8")
     expect(changelog.startsWith(`# lambdagent\n\n## ${packed.version}\n`)).toBe(true)
     expect(readFileSync(join(rc, "LICENSE"), "utf8")).toMatch(/^MIT License\n/)
