@@ -41,6 +41,9 @@ export default defineConfig({
   },
   test: {
     globalSetup: ["test/tools/install.ts"],
+    // one test file per core (vitest runs on one core fewer by default): most end-to-end files
+    // wait on child processes and sockets, and on a 2-core machine that default is a single worker
+    maxWorkers: "100%",
     testTimeout: 60_000,
     hookTimeout: 60_000,
     projects: [
