@@ -10,6 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { fmt, stopChildren, table } from "./harness.ts"
+import { fetchWithOwnSignal } from "../plugins/mcp/ownSignalFetch.ts"
 
 const CLI = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url))
 const ECHO = fileURLToPath(new URL("./fixtures/echo-server.mjs", import.meta.url))
@@ -75,38 +76,6 @@ const startHttp = (server: Server): Promise<string> =>
     })
     child.once("exit", (code) => reject(new Error(`${server.name} exited with ${code}: ${seen}`)))
   })
-
-/**
- * The SDK's Streamable HTTP client sends every request with its transport's one AbortSignal, and
- * fetch adds an abort listener to that signal per request which only garbage collection removes:
- * a few thousand calls pass Node's limit of 1,500 and flood standard error with
- * MaxListenersExceededWarning. Here each request gets a signal of its own, tied to the transport's
- * until its response has been read.
- */
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
-
-const fetchWithOwnSignal = async (url: string | URL, init?: RequestInit): Promise<Response> => {
-  const outer = init?.signal
-  if (outer === undefined || outer === null) return fetch(url, init)
-  const own = new AbortController()
-  const abort = () => own.abort(outer.reason)
-  if (outer.aborted) abort()
-  else outer.addEventListener("abort", abort, { once: true })
-  const release = () => outer.removeEventListener("abort", abort)
-  try {
-    const response = await fetch(url, { ...init, signal: own.signal })
-    // a response that may carry no body (204, 304, …) cannot be rebuilt with one
-    if (response.body === null || NULL_BODY_STATUSES.has(response.status)) {
-      release()
-      return response
-    }
-    const body = response.body.pipeThrough(new TransformStream({ flush: release }))
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
-  } catch (error) {
-    release()
-    throw error
-  }
-}
 
 const connectHttp = async (url: string): Promise<Client> => {
   const client = new Client({ name: "bench", version: "1.0.0" })

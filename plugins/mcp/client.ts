@@ -21,6 +21,7 @@ import * as Schema from "effect/Schema"
 import { Errors, type Tools } from "lambdagent"
 import * as z from "zod"
 import { SERVER_VERSION } from "./server.ts"
+import { fetchWithOwnSignal } from "./ownSignalFetch.ts"
 
 /**
  * Settings every server entry may carry.
@@ -201,6 +202,7 @@ class Connection {
     const config = this.config
     if ("url" in config) {
       return new StreamableHTTPClientTransport(new URL(config.url), {
+        fetch: fetchWithOwnSignal,
         requestInit: { headers: { ...(config.headers ?? {}) } }
       })
     }
