@@ -241,6 +241,10 @@ describe("pure forms", () => {
     const run = (input: string, fallback: Term.Fallback) =>
       Evaluator.evaluate(Term.app(Term.guard({ agent, validate: raising, retry: 1, fallback }), Term.lit(input)), { trace: "agent" })
     expect(run(" 7 ", "error")).toBe(" 7 ")
+    const detailed = Evaluator.evaluateDetailed(Term.app(Term.guard({ agent, validate: raising, retry: 0, fallback: "empty" }), Term.lit("abc")), { trace: "agent" })
+    expect(detailed.trace.filter((e) => e.kind === "guard")).toEqual([
+      expect.objectContaining({ name: "invalid", output: "abc", error: 'the validator raised ValueError: toInt: "abc" is not an integer' })
+    ])
     expect(run("abc", "empty")).toBe("")
     expect(run("abc", "last")).toBe("abc")
     const failed = failure(() => run("abc", "error"))

@@ -543,6 +543,18 @@ describe("memory, guard, rag and the wrapping order", () => {
     expect(runAgent(g, "in", { llm: () => "far too long" }).value).toBe("")
   })
 
+  it("judges an output its validator raises on as invalid (int() of a word), as the reference does", () => {
+    const t = termOf({ type: "simple", systemPrompt: "x", guard: { validator: "int(x) > 5", retry: 2, fallback: "last" } })
+    const outputs = ["many", "3", " 12\n"]
+    const { calls, value } = runAgent(t, "in", { llm: ({ index }) => outputs[index]! })
+    expect(value).toBe(" 12\n")
+    expect(calls.llm).toHaveLength(3)
+    expect(runAgent(t, "in", { llm: () => "many" }).value).toBe("many")
+    const strict = termOf({ type: "simple", systemPrompt: "x", guard: { validator: "float(x) <= 0.5" } })
+    expect(runAgent(strict, "in", { llm: () => "0.25" }).value).toBe("0.25")
+    expect(() => runAgent(strict, "in", { llm: () => "low" })).toThrow(/guard failed after 1 attempt; last output: low \(the validator raised ValueError: toFloat: "low" is not a number\)/)
+  })
+
   it("retries until the validator accepts", () => {
     const t = termOf({ type: "simple", systemPrompt: "x", guard: { validator: "x.startswith('{') and 'error' not in x", retry: 3 } })
     const outputs = ["nope", "{error}", '{"ok": true}']
