@@ -459,6 +459,17 @@ const cases: Readonly<Record<string, Cases>> = {
       { yaml: CHAIN.replace("{name: b, prompt: B.}", "{name: b, prompt: B., inputType: str}"), field: "chain.steps[1].inputType" }
     ],
     quiet: [{ yaml: SIMPLE }, { yaml: `${SIMPLE}runtime: {maxLlmCalls: 3}\nsandbox: {network: true}\n` }]
+  },
+  L052: {
+    fires: [
+      { yaml: `${SIMPLE}guard: {validator: "len(x) > 3", retry: 1, fallback: "n/a"}\n`, field: "guard.fallback" },
+      { yaml: CHAIN.replace("{name: b, prompt: B.}", "{name: b, prompt: B., guard: {validator: \"x\", retry: 1, fallback: none}}"), field: "chain.steps[1].guard.fallback" }
+    ],
+    quiet: [
+      { yaml: `${SIMPLE}guard: {validator: "len(x) > 3", retry: 1, fallback: last}\n` },
+      { yaml: `${SIMPLE}guard: {validator: "len(x) > 3", retry: 1, fallback: {value: "n/a"}}\n` },
+      { yaml: `${SIMPLE}guard: {validator: "len(x) > 3", retry: 1, fallback: error}\n` }
+    ]
   }
 }
 

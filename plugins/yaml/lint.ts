@@ -281,6 +281,15 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
     if (retry > 5) f.add("L012", [...gp, "retry"], `guard.retry is ${retry} (above 5): up to ${retry + 1} runs of the agent per input`)
     if (retry === 0)
       f.add("L025", guard.retry !== undefined ? [...gp, "retry"] : gp, "the guard has no retries: an invalid output goes straight to the fallback")
+    const fallback = guard.fallback
+    if (typeof fallback === "string" && fallback !== "error" && fallback !== "empty" && fallback !== "last") {
+      const text = JSON.stringify(fallback)
+      f.add(
+        "L052",
+        [...gp, "fallback"],
+        `fallback ${text} is the answer after the last invalid output here (the specification's fallback value); the Python reference fails with a ValidationError on any fallback but empty and last. Write {value: ${text}} to keep the answer without this warning, or error to fail as the reference did`
+      )
+    }
     if (guard.validator !== undefined) {
       const validator = compileValidatorExpr(parseValidator(guard.validator)) as Term.Of<"Lam">
       if (!Term.freeVariables(validator.body).has("x")) {
