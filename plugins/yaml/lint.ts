@@ -676,8 +676,13 @@ export const lintSource = (source: Source, options: LintOptions = {}): LintResul
   }
   const f = new Findings((p) => source.locate(p))
   for (const field of referenceFields(source.value)) {
+    const fix = field.fix
     const [read, migrate] =
-      field.fix._tag === "set" ? [`read as ${JSON.stringify(field.fix.value)}`, `writes ${JSON.stringify(field.fix.value)}`] : ["no effect", "removes it"]
+      fix._tag === "set"
+        ? [`read as ${JSON.stringify(fix.value)}`, `writes ${JSON.stringify(fix.value)}`]
+        : fix._tag === "rename"
+          ? [`read as ${fix.to}`, `renames it ${fix.to}`]
+          : ["no effect", "removes it"]
     f.add("L051", field.path, `a field of the Python reference, ${read} here: ${field.why} (lambdagent migrate ${migrate})`)
   }
   for (const issue of semanticIssues(file, { overrides })) f.add(issue.rule!, issue.path, issue.message)
