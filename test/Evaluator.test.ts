@@ -241,7 +241,9 @@ describe("pure forms", () => {
     const run = (input: string, fallback: Term.Fallback) =>
       Evaluator.evaluate(Term.app(Term.guard({ agent, validate: raising, retry: 1, fallback }), Term.lit(input)), { trace: "agent" })
     expect(run(" 7 ", "error")).toBe(" 7 ")
-    const detailed = Evaluator.evaluateDetailed(Term.app(Term.guard({ agent, validate: raising, retry: 0, fallback: "empty" }), Term.lit("abc")), { trace: "agent" })
+    const detailed = Evaluator.evaluateDetailed(Term.app(Term.guard({ agent, validate: raising, retry: 0, fallback: "empty" }), Term.lit("abc")), {
+      trace: "agent"
+    })
     expect(detailed.trace.filter((e) => e.kind === "guard")).toEqual([
       expect.objectContaining({ name: "invalid", output: "abc", error: 'the validator raised ValueError: toInt: "abc" is not an integer' })
     ])
@@ -251,7 +253,13 @@ describe("pure forms", () => {
     expect(failed).toMatchObject({ kind: "ValidationError" })
     expect(failed.message).toContain('the validator raised ValueError: toInt: "abc" is not an integer')
     // the run's own errors outside the validator still stop it
-    expect(failure(() => Evaluator.evaluate(Term.app(Term.guard({ agent: Term.lam("v", Term.length(Term.var("v"))), validate: raising, retry: 0, fallback: "empty" }), Term.lit(3))))).toMatchObject({ kind: "TypeError" })
+    expect(
+      failure(() =>
+        Evaluator.evaluate(
+          Term.app(Term.guard({ agent: Term.lam("v", Term.length(Term.var("v"))), validate: raising, retry: 0, fallback: "empty" }), Term.lit(3))
+        )
+      )
+    ).toMatchObject({ kind: "TypeError" })
   })
 
   it("a guard never catches an exhausted budget in its validator", () => {

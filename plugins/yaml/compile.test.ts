@@ -552,7 +552,9 @@ describe("memory, guard, rag and the wrapping order", () => {
     expect(runAgent(t, "in", { llm: () => "many" }).value).toBe("many")
     const strict = termOf({ type: "simple", systemPrompt: "x", guard: { validator: "float(x) <= 0.5" } })
     expect(runAgent(strict, "in", { llm: () => "0.25" }).value).toBe("0.25")
-    expect(() => runAgent(strict, "in", { llm: () => "low" })).toThrow(/guard failed after 1 attempt; last output: low \(the validator raised ValueError: toFloat: "low" is not a number\)/)
+    expect(() => runAgent(strict, "in", { llm: () => "low" })).toThrow(
+      /guard failed after 1 attempt; last output: low \(the validator raised ValueError: toFloat: "low" is not a number\)/
+    )
   })
 
   it("retries until the validator accepts", () => {

@@ -463,7 +463,10 @@ const cases: Readonly<Record<string, Cases>> = {
   L052: {
     fires: [
       { yaml: `${SIMPLE}guard: {validator: "len(x) > 3", retry: 1, fallback: "n/a"}\n`, field: "guard.fallback" },
-      { yaml: CHAIN.replace("{name: b, prompt: B.}", "{name: b, prompt: B., guard: {validator: \"x\", retry: 1, fallback: none}}"), field: "chain.steps[1].guard.fallback" }
+      {
+        yaml: CHAIN.replace("{name: b, prompt: B.}", '{name: b, prompt: B., guard: {validator: "x", retry: 1, fallback: none}}'),
+        field: "chain.steps[1].guard.fallback"
+      }
     ],
     quiet: [
       { yaml: `${SIMPLE}guard: {validator: "len(x) > 3", retry: 1, fallback: last}\n` },

@@ -288,7 +288,8 @@ const topLevelFields = (file: Record<string, unknown>, out: Array<ReferenceField
   if (a2a !== undefined && !isMapping(a2a)) {
     remove(["a2a"], "the reference reads a2a only in lint; here a2a.server serves this agent and a2a.clients calls remote agents")
   } else if (isMapping(a2a)) {
-    if ("enabled" in a2a) remove(["a2a", "enabled"], "the reference reads a2a only in lint; here a2a.server serves this agent and a2a.clients calls remote agents")
+    if ("enabled" in a2a)
+      remove(["a2a", "enabled"], "the reference reads a2a only in lint; here a2a.server serves this agent and a2a.clients calls remote agents")
     const server = a2a.server
     if (isMapping(server)) for (const key of Object.keys(server)) if (Object.hasOwn(a2aServerKeys, key)) remove(["a2a", "server", key], a2aServerKeys[key]!)
   }

@@ -202,7 +202,8 @@ const tokenize = (source: string): Array<Token> => {
       }
       if (k > j) {
         const text = source.slice(start, k)
-        if (/__|_$|_\.|\._|_[eE]|[eE][+-]?_/.test(text) || /[A-Za-z_]/.test(source[k] ?? "")) throw syntaxError(`malformed number ${JSON.stringify(source.slice(start, k + 1))}`, start)
+        if (/__|_$|_\.|\._|_[eE]|[eE][+-]?_/.test(text) || /[A-Za-z_]/.test(source[k] ?? ""))
+          throw syntaxError(`malformed number ${JSON.stringify(source.slice(start, k + 1))}`, start)
         tokens.push({ kind: "float", text, start, value: text.replace(/_/g, "") })
         i = k
         continue

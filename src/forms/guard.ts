@@ -95,7 +95,6 @@ const judge = (m: AgentMachine, c: Code, state: State, valid: boolean, raised?: 
   return undefined
 }
 
-
 const step: AgentStep<Guard> = {
   apply: (m, c, fn, input) => {
     attempt(m, c, { fn, input, attempts: 0, last: null, validating: false })

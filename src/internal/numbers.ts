@@ -39,7 +39,8 @@ const MAX_DIGITS = 4300
 
 const quoted = (text: string): string => JSON.stringify(text.length <= 40 ? text : `${text.slice(0, 40)}…`)
 
-const valueError = (what: string, text: string): Fault => new Fault("ValueError", `${what}: ${quoted(text)} is not ${what === "toInt" ? "an integer" : "a number"}`)
+const valueError = (what: string, text: string): Fault =>
+  new Fault("ValueError", `${what}: ${quoted(text)} is not ${what === "toInt" ? "an integer" : "a number"}`)
 
 /** `int(v)`: an integer as it is, a boolean as 1 or 0, decimal text (sign, `_` between digits, surrounding spaces) as its integer. */
 export const toInt = (v: Value.Value): Value.Value => {
