@@ -6,7 +6,7 @@
  * @since 0.1.0
  * @module
  */
-import { Evaluator, Term } from "lambdagent"
+import { Errors, Evaluator, Term } from "lambdagent"
 import { type Bounds, bounds } from "./bounds.ts"
 import { dirname } from "node:path"
 import {
@@ -294,10 +294,13 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
       const validator = compileValidatorExpr(parseValidator(guard.validator)) as Term.Of<"Lam">
       if (!Term.freeVariables(validator.body).has("x")) {
         let constant: unknown
+        let raises = ""
         try {
           constant = Evaluator.evaluate(validator.body)
-        } catch {
-          constant = undefined
+        } catch (e) {
+          // a validator that raises is false, every time when it does not read x
+          constant = e instanceof Errors.EvalError ? false : undefined
+          if (e instanceof Errors.EvalError) raises = ` (it raises ${e.kind}: ${e.message})`
         }
         if (constant === true)
           f.add("L029", [...gp, "validator"], "the validator does not depend on x and is always true: the guard never fails and its fallback is unreachable")
@@ -305,7 +308,7 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
           f.add(
             "L029",
             [...gp, "validator"],
-            "the validator does not depend on x and is always false: every output is rejected, so the agent's result is unreachable"
+            `the validator does not depend on x and is always false${raises}: every output is rejected, so the agent's result is unreachable`
           )
       }
     }
