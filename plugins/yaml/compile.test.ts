@@ -200,6 +200,27 @@ describe("type: react", () => {
     }
   })
 
+  it("an earlyStop that raises on an observation (int() of a word) does not stop the loop", async () => {
+    const yaml = `type: react\nsystemPrompt: Count.\nreact:\n  maxSteps: 8\n  earlyStop: "int(x) > 2"\nmcp: {localTools: [count, terminate]}\n`
+    const t = fromConfig(yaml) as Term.Of<"React">
+    const pages = ["one", "2", "many", "7", "never read"]
+    let page = 0
+    const count = Tools.define({ name: "count", description: "Count.", run: () => pages[page++]! })
+    const model = Scripted.respond(() => '{"tool": "count", "args": "q"}')
+    const runtime = createRuntime({ model, resolveModel: () => model, tools: [count] })
+    try {
+      const out = await runtime.run(t, "count", { trace: "agent" })
+      expect(out.value).toBe("7")
+      expect(out.stats).toMatchObject({ toolCalls: 4 })
+      expect(out.trace.filter((e) => e.kind === "react" && e.name === "no early stop").map((e) => e.error)).toEqual([
+        'earlyStop raised ValueError: toInt: "one" is not an integer',
+        'earlyStop raised ValueError: toInt: "many" is not an integer'
+      ])
+    } finally {
+      await runtime.close()
+    }
+  })
+
   it("refuses an earlyStop that is not a validator expression, at its line", () => {
     expect(() => fromConfig('type: react\nsystemPrompt: x\nreact:\n  earlyStop: "import os"\n')).toThrow(SchemaError)
     const error = (() => {
