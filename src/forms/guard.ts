@@ -34,7 +34,8 @@ export interface Guard {
 }
 
 /**
- * Validate an agent's output with a pure predicate term, retry, then fall back.
+ * Validate an agent's output with a pure predicate term, retry, then fall back. A predicate that
+ * raises an error of its own (not an exhausted budget) judges the output invalid.
  *
  * @since 0.1.0
  * @category constructors
