@@ -29,12 +29,13 @@ const strip = (text: string): string => {
   while (end > start && isSpace(text.charCodeAt(end - 1))) end--
   return text.slice(start, end)
 }
+
 const DIGITS = "\\d+(?:_\\d+)*"
 const INTEGER = new RegExp(`^[+-]?${DIGITS}$`)
 const FLOAT = new RegExp(`^[+-]?(?:${DIGITS}(?:\\.(?:${DIGITS})?)?|\\.${DIGITS})(?:[eE][+-]?${DIGITS})?$`)
 const SPECIAL = /^([+-]?)(inf|infinity|nan)$/i
 
-/** Longest text read as a number: Python's own limit for `int()` of decimal text. */
+/** Longest text read as a number (spaces around it aside): Python's limit for `int()` of decimal text, applied to `float()` too to bound the work. */
 const MAX_DIGITS = 4300
 
 const quoted = (text: string): string => JSON.stringify(text.length <= 40 ? text : `${text.slice(0, 40)}…`)
