@@ -92,7 +92,8 @@ export type EvalErrorKind = typeof EvalErrorKind.Type
 
 /**
  * The kinds of {@link EvalError}: `Unbound` (a variable nobody bound), `TypeError` (an operation
- * got a value of the wrong type), `DivisionByZero`, `EmptyList` (head or tail of `[]`),
+ * got a value of the wrong type), `ValueError` (a value of the right type it cannot take: `toInt`
+ * of `"abc"`), `DivisionByZero`, `EmptyList` (head or tail of `[]`),
  * `Overflow` (an integer left the 64-bit range), `RuntimeError` (self/continue outside a tool,
  * an unknown tool in code_of, …), `InputTooLarge`, `RouteError` (no route matched and there is
  * no default), `ValidationError` (a guard's attempts all failed validation), `OracleError` (an
@@ -110,6 +111,7 @@ export type EvalErrorKind = typeof EvalErrorKind.Type
 export const EvalErrorKind = Schema.Literals([
   "Unbound",
   "TypeError",
+  "ValueError",
   "DivisionByZero",
   "EmptyList",
   "Overflow",

@@ -53,6 +53,7 @@ export type BinaryOp =
   | "startsWith"
   | "endsWith"
   | "get"
+  | "compareNumbers"
 
 /**
  * Unary operators, spelled `{"<op>": t}`.
@@ -81,6 +82,8 @@ export type UnaryOp =
   | "isJson"
   | "toText"
   | "typeName"
+  | "toInt"
+  | "toFloat"
 
 /**
  * A literal: integer, string, boolean or null (unit). Integers outside the safe range of a
@@ -357,6 +360,18 @@ export const endsWith = binaryBuilder("endsWith")
  * ```
  */
 export const get = binaryBuilder("get")
+/**
+ * Compare two numbers, each an integer (a boolean counts as 1 or 0) or a text in Python's
+ * `float()` syntax (`"0.5"`, `" 1e3\n"`, `"inf"`, `"nan"`, as {@link toFloat} gives): `-1`, `0` or
+ * `1`, or `null` when either is NaN. A text is read as a 64-bit double and compared exactly with
+ * integers; a text that is not a number is a `ValueError`. @since 0.2.0 @category constructors
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.compareNumbers(Term.lit("0.25"), Term.lit("0.5")) // evaluates to -1
+ * ```
+ */
+export const compareNumbers = binaryBuilder("compareNumbers")
 
 /**
  * Boolean negation. @since 0.1.0 @category constructors
@@ -495,6 +510,31 @@ export const toText = (arg: Term): Term => unary("toText", arg)
  * ```
  */
 export const typeName = (arg: Term): Term => unary("typeName", arg)
+/**
+ * Python's `int()`: an integer as it is, a boolean as `1` or `0`, a decimal text as its integer —
+ * spaces around it, a sign and `_` between digits allowed (`" 12\n"` is 12, `"1_000"` is 1000).
+ * A text that is not an integer (`"1.5"`, `"abc"`, `""`) is a `ValueError`, one outside 64 bits an
+ * `Overflow`. @since 0.2.0 @category constructors
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.toInt(Term.lit(" 12\n")) // evaluates to 12
+ * ```
+ */
+export const toInt = (arg: Term): Term => unary("toInt", arg)
+/**
+ * Python's `float()`, as text: values are never fractional, so the double an integer, a boolean or
+ * a text in `float()` syntax stands for is given as Python's `repr` of it (`"1e3"` gives
+ * `"1000.0"`, `"nan"` gives `"nan"`, `1` gives `"1.0"`); compare it with
+ * {@link compareNumbers}. A text that is not a number is a `ValueError`.
+ * @since 0.2.0 @category constructors
+ * @example
+ * ```ts
+ * import { Term } from "lambdagent"
+ * Term.toFloat(Term.lit("1e3")) // evaluates to "1000.0"
+ * ```
+ */
+export const toFloat = (arg: Term): Term => unary("toFloat", arg)
 
 // ---------------------------------------------------------------------------------------------
 // Structure

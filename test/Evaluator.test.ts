@@ -182,6 +182,93 @@ describe("pure forms", () => {
     expect(evalJson({ typeName: { lam: "y", body: { var: "y" } } })).toBe("function")
   })
 
+  it("toInt and toFloat read numbers out of text by Python's int() and float() rules", () => {
+    expect(evalJson({ toInt: "12" })).toBe(12)
+    expect(evalJson({ toInt: " 12\n" })).toBe(12)
+    expect(evalJson({ toInt: "-0_7" })).toBe(-7)
+    expect(evalJson({ toInt: "+1_000" })).toBe(1000)
+    expect(evalJson({ toInt: 5 })).toBe(5)
+    expect(evalJson({ toInt: true })).toBe(1)
+    expect(Evaluator.evaluate(Term.toInt(Term.lit("9223372036854775807")))).toBe(2n ** 63n - 1n)
+    for (const bad of ["1.5", "abc", "", " ", "1__0", "_1", "1e3", "0x10", "١٢"]) {
+      expect(failure(() => evalJson({ toInt: bad }))).toMatchObject({ kind: "ValueError" })
+    }
+    expect(failure(() => evalJson({ toInt: "9223372036854775808" }))).toMatchObject({ kind: "Overflow" })
+    expect(failure(() => evalJson({ toInt: [1] }))).toMatchObject({ kind: "TypeError", message: "toInt expects a string, an integer or a boolean, got list" })
+    expect(evalJson({ toFloat: "1e3" })).toBe("1000.0")
+    expect(evalJson({ toFloat: " 0.5\t" })).toBe("0.5")
+    expect(evalJson({ toFloat: ".5" })).toBe("0.5")
+    expect(evalJson({ toFloat: "1_0.2_5" })).toBe("10.25")
+    expect(evalJson({ toFloat: "-NaN" })).toBe("nan")
+    expect(evalJson({ toFloat: "Infinity" })).toBe("inf")
+    expect(evalJson({ toFloat: "-inf" })).toBe("-inf")
+    expect(evalJson({ toFloat: "1e16" })).toBe("1e+16")
+    expect(evalJson({ toFloat: "123456789012345.6" })).toBe("123456789012345.6")
+    expect(evalJson({ toFloat: "0.00001" })).toBe("1e-05")
+    expect(evalJson({ toFloat: "0.0001" })).toBe("0.0001")
+    expect(evalJson({ toFloat: "-0" })).toBe("-0.0")
+    expect(evalJson({ toFloat: "1e400" })).toBe("inf")
+    expect(evalJson({ toFloat: 3 })).toBe("3.0")
+    expect(evalJson({ toFloat: false })).toBe("0.0")
+    for (const bad of ["abc", "", "1.5.2", "e3", "1e", "in f", "0x1p3", "1_"]) {
+      expect(failure(() => evalJson({ toFloat: bad }))).toMatchObject({ kind: "ValueError" })
+    }
+  })
+
+  it("compareNumbers orders integers and numeric text exactly, NaN unordered", () => {
+    expect(evalJson({ compareNumbers: ["0.25", "0.5"] })).toBe(-1)
+    expect(evalJson({ compareNumbers: ["0.5", " 0.50 "] })).toBe(0)
+    expect(evalJson({ compareNumbers: [1, "0.999"] })).toBe(1)
+    expect(evalJson({ compareNumbers: ["1e3", 1000] })).toBe(0)
+    expect(evalJson({ compareNumbers: [true, "1.0"] })).toBe(0)
+    expect(evalJson({ compareNumbers: [3, 2] })).toBe(1)
+    expect(evalJson({ compareNumbers: ["nan", "nan"] })).toBe(null)
+    expect(evalJson({ compareNumbers: [1, "nan"] })).toBe(null)
+    expect(evalJson({ compareNumbers: ["-inf", -(2 ** 53)] })).toBe(-1)
+    // 2^63 - 1 is not a double: the nearest one, 2^63, is larger, and Python says so too
+    expect(Evaluator.evaluate(Term.compareNumbers(Term.lit(2n ** 63n - 1n), Term.lit("9223372036854775807.0")))).toBe(-1)
+    expect(Evaluator.evaluate(Term.compareNumbers(Term.lit("9.3e18"), Term.lit(2n ** 63n - 1n)))).toBe(1)
+    // the text is read as a double first: -2^63 - 0.5 rounds to -2^63 (Python: -2**63 == float("-9223372036854775808.5"))
+    expect(Evaluator.evaluate(Term.compareNumbers(Term.lit(-(2n ** 63n)), Term.lit("-9223372036854775808.5")))).toBe(0)
+    expect(Evaluator.evaluate(Term.compareNumbers(Term.lit(2n ** 62n + 1n), Term.lit("4611686018427387904.0")))).toBe(1)
+    expect(failure(() => evalJson({ compareNumbers: ["abc", 1] }))).toMatchObject({ kind: "ValueError" })
+    expect(failure(() => evalJson({ compareNumbers: [[1], 1] }))).toMatchObject({ kind: "TypeError" })
+  })
+
+  it("a guard whose validator raises judges the output invalid and falls back", () => {
+    const agent = Term.lam("v", Term.var("v"))
+    const raising = Term.lam("x", Term.gt(Term.toInt(Term.var("x")), Term.lit(5)))
+    const run = (input: string, fallback: Term.Fallback) =>
+      Evaluator.evaluate(Term.app(Term.guard({ agent, validate: raising, retry: 1, fallback }), Term.lit(input)), { trace: "agent" })
+    expect(run(" 7 ", "error")).toBe(" 7 ")
+    const detailed = Evaluator.evaluateDetailed(Term.app(Term.guard({ agent, validate: raising, retry: 0, fallback: "empty" }), Term.lit("abc")), {
+      trace: "agent"
+    })
+    expect(detailed.trace.filter((e) => e.kind === "guard")).toEqual([
+      expect.objectContaining({ name: "invalid", output: "abc", error: 'the validator raised ValueError: toInt: "abc" is not an integer' })
+    ])
+    expect(run("abc", "empty")).toBe("")
+    expect(run("abc", "last")).toBe("abc")
+    const failed = failure(() => run("abc", "error"))
+    expect(failed).toMatchObject({ kind: "ValidationError" })
+    expect(failed.message).toContain('the validator raised ValueError: toInt: "abc" is not an integer')
+    // the run's own errors outside the validator still stop it
+    expect(
+      failure(() =>
+        Evaluator.evaluate(
+          Term.app(Term.guard({ agent: Term.lam("v", Term.length(Term.var("v"))), validate: raising, retry: 0, fallback: "empty" }), Term.lit(3))
+        )
+      )
+    ).toMatchObject({ kind: "TypeError" })
+  })
+
+  it("a guard never catches an exhausted budget in its validator", () => {
+    const loop = Term.app(Term.lam("f", Term.app(Term.var("f"), Term.var("f"))), Term.lam("f", Term.app(Term.var("f"), Term.var("f"))))
+    const spinning = Term.lam("x", loop)
+    const guarded = Term.app(Term.guard({ agent: Term.lam("v", Term.var("v")), validate: spinning, retry: 0, fallback: "empty" }), Term.lit("a"))
+    expect(failure(() => Evaluator.evaluate(guarded, { budget: { steps: 500 } }))).toMatchObject({ _tag: "BudgetExceeded", budget: "steps" })
+  })
+
   it("pairs", () => {
     expect(evalJson({ fst: { pair: [1, 2] } })).toBe(1)
     expect(evalJson({ snd: { pair: [1, 2] } })).toBe(2)

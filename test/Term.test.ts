@@ -51,7 +51,8 @@ const { term } = fc.letrec<{ term: Term.Term }>((tie) => {
             "concat",
             "contains",
             "startsWith",
-            "endsWith"
+            "endsWith",
+            "compareNumbers"
           ),
           t(),
           t()
@@ -74,7 +75,9 @@ const { term } = fc.letrec<{ term: Term.Term }>((tie) => {
             "upper",
             "isJson",
             "toText",
-            "typeName"
+            "typeName",
+            "toInt",
+            "toFloat"
           ),
           t()
         )

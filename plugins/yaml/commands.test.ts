@@ -128,7 +128,7 @@ describe("lintCommand", () => {
     expect(rules({ ignore: ["L004"] })).not.toContain("L004")
     expect(lintCommand(file, { ignore: ["L004"] }).exitCode).toBe(0)
     expect(rules({ maxLlmCalls: 2, level: "error" })).toEqual(["L031", "L004"])
-    expect(lintCommand(file, { rules: ["X1"] })).toEqual({ stdout: "", stderr: "error: unknown rule id X1 (rules are L001…L051)\n", exitCode: 2 })
+    expect(lintCommand(file, { rules: ["X1"] })).toEqual({ stdout: "", stderr: "error: unknown rule id X1 (rules are L001…L052)\n", exitCode: 2 })
   })
 })
 

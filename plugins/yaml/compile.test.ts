@@ -200,6 +200,27 @@ describe("type: react", () => {
     }
   })
 
+  it("an earlyStop that raises on an observation (int() of a word) does not stop the loop", async () => {
+    const yaml = `type: react\nsystemPrompt: Count.\nreact:\n  maxSteps: 8\n  earlyStop: "int(x) > 2"\nmcp: {localTools: [count, terminate]}\n`
+    const t = fromConfig(yaml) as Term.Of<"React">
+    const pages = ["one", "2", "many", "7", "never read"]
+    let page = 0
+    const count = Tools.define({ name: "count", description: "Count.", run: () => pages[page++]! })
+    const model = Scripted.respond(() => '{"tool": "count", "args": "q"}')
+    const runtime = createRuntime({ model, resolveModel: () => model, tools: [count] })
+    try {
+      const out = await runtime.run(t, "count", { trace: "agent" })
+      expect(out.value).toBe("7")
+      expect(out.stats).toMatchObject({ toolCalls: 4 })
+      expect(out.trace.filter((e) => e.kind === "react" && e.name === "no early stop").map((e) => e.error)).toEqual([
+        'earlyStop raised ValueError: toInt: "one" is not an integer',
+        'earlyStop raised ValueError: toInt: "many" is not an integer'
+      ])
+    } finally {
+      await runtime.close()
+    }
+  })
+
   it("refuses an earlyStop that is not a validator expression, at its line", () => {
     expect(() => fromConfig('type: react\nsystemPrompt: x\nreact:\n  earlyStop: "import os"\n')).toThrow(SchemaError)
     const error = (() => {
@@ -541,6 +562,20 @@ describe("memory, guard, rag and the wrapping order", () => {
     const outputs = ["far too long", "short"]
     expect(runAgent(g, "in", { llm: ({ index }) => outputs[index]! }).value).toBe("short")
     expect(runAgent(g, "in", { llm: () => "far too long" }).value).toBe("")
+  })
+
+  it("judges an output its validator raises on as invalid (int() of a word), as the reference does", () => {
+    const t = termOf({ type: "simple", systemPrompt: "x", guard: { validator: "int(x) > 5", retry: 2, fallback: "last" } })
+    const outputs = ["many", "3", " 12\n"]
+    const { calls, value } = runAgent(t, "in", { llm: ({ index }) => outputs[index]! })
+    expect(value).toBe(" 12\n")
+    expect(calls.llm).toHaveLength(3)
+    expect(runAgent(t, "in", { llm: () => "many" }).value).toBe("many")
+    const strict = termOf({ type: "simple", systemPrompt: "x", guard: { validator: "float(x) <= 0.5" } })
+    expect(runAgent(strict, "in", { llm: () => "0.25" }).value).toBe("0.25")
+    expect(() => runAgent(strict, "in", { llm: () => "low" })).toThrow(
+      /guard failed after 1 attempt; last output: low \(the validator raised ValueError: toFloat: "low" is not a number\)/
+    )
   })
 
   it("retries until the validator accepts", () => {

@@ -233,6 +233,7 @@ const cases: Readonly<Record<string, Cases>> = {
     fires: [
       { yaml: `${SIMPLE}guard: {validator: "1 > 2", retry: 1}\n`, field: "guard.validator" },
       { yaml: `${SIMPLE}guard: {validator: "True", retry: 1}\n`, field: "guard.validator" },
+      { yaml: `${SIMPLE}guard: {validator: "int('many') > 1", retry: 1}\n`, field: "guard.validator" },
       {
         yaml: ROUTER.replace("    code: {systemPrompt: Code.}\n", "    code: {systemPrompt: Code.}\n    Code: {systemPrompt: Other.}\n"),
         field: "router.routes.Code"
@@ -459,6 +460,20 @@ const cases: Readonly<Record<string, Cases>> = {
       { yaml: CHAIN.replace("{name: b, prompt: B.}", "{name: b, prompt: B., inputType: str}"), field: "chain.steps[1].inputType" }
     ],
     quiet: [{ yaml: SIMPLE }, { yaml: `${SIMPLE}runtime: {maxLlmCalls: 3}\nsandbox: {network: true}\n` }]
+  },
+  L052: {
+    fires: [
+      { yaml: `${SIMPLE}guard: {validator: "len(x) > 3", retry: 1, fallback: "n/a"}\n`, field: "guard.fallback" },
+      {
+        yaml: CHAIN.replace("{name: b, prompt: B.}", '{name: b, prompt: B., guard: {validator: "x", retry: 1, fallback: none}}'),
+        field: "chain.steps[1].guard.fallback"
+      }
+    ],
+    quiet: [
+      { yaml: `${SIMPLE}guard: {validator: "len(x) > 3", retry: 1, fallback: last}\n` },
+      { yaml: `${SIMPLE}guard: {validator: "len(x) > 3", retry: 1, fallback: {value: "n/a"}}\n` },
+      { yaml: `${SIMPLE}guard: {validator: "len(x) > 3", retry: 1, fallback: error}\n` }
+    ]
   }
 }
 
@@ -498,6 +513,12 @@ describe("every rule of the catalogue fires when it should and not otherwise", (
   it("has cases only for rules of the catalogue", () => {
     expect(Object.keys(cases).filter((id) => ruleById(id) === undefined)).toEqual([])
     expect(ruleIds).toEqual(lintRules.map((r) => r.id))
+  })
+
+  it("L029 says what a validator that does not read x raises: it is false every time", () => {
+    expect(finding(`${SIMPLE}guard: {validator: "int('many') > 1", retry: 1}\n`, "L029")?.message).toBe(
+      'the validator does not depend on x and is always false (it raises ValueError: toInt: "many" is not an integer): every output is rejected, so the agent\'s result is unreachable'
+    )
   })
 
   it("L041 states the policy, L039 and L040 say what to change", () => {

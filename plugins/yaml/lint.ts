@@ -6,7 +6,7 @@
  * @since 0.1.0
  * @module
  */
-import { Evaluator, Term } from "lambdagent"
+import { Errors, Evaluator, Term } from "lambdagent"
 import { type Bounds, bounds } from "./bounds.ts"
 import { dirname } from "node:path"
 import {
@@ -281,14 +281,26 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
     if (retry > 5) f.add("L012", [...gp, "retry"], `guard.retry is ${retry} (above 5): up to ${retry + 1} runs of the agent per input`)
     if (retry === 0)
       f.add("L025", guard.retry !== undefined ? [...gp, "retry"] : gp, "the guard has no retries: an invalid output goes straight to the fallback")
+    const fallback = guard.fallback
+    if (typeof fallback === "string" && fallback !== "error" && fallback !== "empty" && fallback !== "last") {
+      const text = JSON.stringify(fallback)
+      f.add(
+        "L052",
+        [...gp, "fallback"],
+        `fallback ${text} is the answer after the last invalid output here (the specification's fallback value); the Python reference fails with a ValidationError on any fallback but empty and last. Write {value: ${text}} to keep the answer without this warning, or error to fail as the reference did`
+      )
+    }
     if (guard.validator !== undefined) {
       const validator = compileValidatorExpr(parseValidator(guard.validator)) as Term.Of<"Lam">
       if (!Term.freeVariables(validator.body).has("x")) {
         let constant: unknown
+        let raises = ""
         try {
           constant = Evaluator.evaluate(validator.body)
-        } catch {
-          constant = undefined
+        } catch (e) {
+          // a validator that raises is false, every time when it does not read x
+          constant = e instanceof Errors.EvalError ? false : undefined
+          if (e instanceof Errors.EvalError) raises = ` (it raises ${e.kind}: ${e.message})`
         }
         if (constant === true)
           f.add("L029", [...gp, "validator"], "the validator does not depend on x and is always true: the guard never fails and its fallback is unreachable")
@@ -296,7 +308,7 @@ const agentRules = (f: Findings, agent: AgentConfig, path: FieldPath, type: stri
           f.add(
             "L029",
             [...gp, "validator"],
-            "the validator does not depend on x and is always false: every output is rejected, so the agent's result is unreachable"
+            `the validator does not depend on x and is always false${raises}: every output is rejected, so the agent's result is unreachable`
           )
       }
     }
@@ -667,8 +679,13 @@ export const lintSource = (source: Source, options: LintOptions = {}): LintResul
   }
   const f = new Findings((p) => source.locate(p))
   for (const field of referenceFields(source.value)) {
+    const fix = field.fix
     const [read, migrate] =
-      field.fix._tag === "set" ? [`read as ${JSON.stringify(field.fix.value)}`, `writes ${JSON.stringify(field.fix.value)}`] : ["no effect", "removes it"]
+      fix._tag === "set"
+        ? [`read as ${JSON.stringify(fix.value)}`, `writes ${JSON.stringify(fix.value)}`]
+        : fix._tag === "rename"
+          ? [`read as ${fix.to}`, `renames it ${fix.to}`]
+          : ["no effect", "removes it"]
     f.add("L051", field.path, `a field of the Python reference, ${read} here: ${field.why} (lambdagent migrate ${migrate})`)
   }
   for (const issue of semanticIssues(file, { overrides })) f.add(issue.rule!, issue.path, issue.message)

@@ -7,7 +7,7 @@
  * @module
  */
 import { renameSync, writeFileSync } from "node:fs"
-import { type Document, isAlias, isMap, isSeq, parseDocument, type YAMLMap, type YAMLSeq } from "yaml"
+import { type Document, isAlias, isMap, isScalar, isSeq, parseDocument, type YAMLMap, type YAMLSeq } from "yaml"
 import { unifiedDiff } from "./diff.ts"
 import { type FieldPath, formatFieldPath, isYamlError } from "./errors.ts"
 import type { CommandResult } from "./commands.ts"
@@ -59,6 +59,11 @@ export const migrateText = (text: string, file?: string): Migration => {
       parent.set(key, doc.createNode(fix.value))
       continue
     }
+    if (fix._tag === "rename") {
+      const pair = isMap(parent) ? parent.items.find((p) => (isScalar(p.key) ? p.key.value : p.key) === key) : undefined
+      if (pair !== undefined) pair.key = doc.createNode(fix.to)
+      continue
+    }
     parent.delete(key)
     // A block the removal left empty goes too, as the compiler reads it.
     for (let at = fix.path.slice(0, -1); at.length > 0; at = at.slice(0, -1)) {
@@ -103,7 +108,11 @@ export interface MigrateCommandOptions {
 }
 
 const describeChange = (c: ReferenceField): string =>
-  c.fix._tag === "set" ? `${formatFieldPath(c.path)}: set to ${JSON.stringify(c.fix.value)} (${c.why})` : `${formatFieldPath(c.path)}: removed (${c.why})`
+  c.fix._tag === "set"
+    ? `${formatFieldPath(c.path)}: set to ${JSON.stringify(c.fix.value)} (${c.why})`
+    : c.fix._tag === "rename"
+      ? `${formatFieldPath(c.path)}: renamed ${c.fix.to} (${c.why})`
+      : `${formatFieldPath(c.path)}: removed (${c.why})`
 
 /**
  * `lambdagent migrate CONFIG [--write] [--format text|json]`: the diff from the file to its
@@ -152,8 +161,9 @@ export const migrateCommand = (file: string, options: MigrateCommandOptions = {}
       written,
       changes: migration.changes.map((c) => ({
         field: formatFieldPath(c.path),
-        action: c.fix._tag === "set" ? "set" : "removed",
+        action: c.fix._tag === "set" ? "set" : c.fix._tag === "rename" ? "renamed" : "removed",
         ...(c.fix._tag === "set" ? { value: c.fix.value } : {}),
+        ...(c.fix._tag === "rename" ? { to: c.fix.to } : {}),
         why: c.why
       })),
       diff: unifiedDiff(original, migration.text, { from: file, to: `${file} (migrated)` }),

@@ -88,6 +88,15 @@ describe("type: groupchat", () => {
     expect(random.scheduler).toEqual({ random: 9 })
   })
 
+  it("a termination.custom that raises (int() of a word) is false: the chat goes on", async () => {
+    const { term } = compileConfig({
+      type: "groupchat",
+      groupchat: { agents: [{ name: "a", systemPrompt: "A" }], maxRounds: 5, termination: { keywords: [], custom: "int(x) >= 3" } }
+    })
+    const result = await runWith(term, Scripted.sequence(["one", "2", "three", " 4 ", "never"]), "go")
+    expect(result.result).toBe(" 4 ")
+  })
+
   it("termination.custom is a guard expression compiled to a pure term; a syntax error points into it", async () => {
     const { term } = compileConfig({
       type: "groupchat",

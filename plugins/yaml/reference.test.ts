@@ -136,6 +136,58 @@ describe("configs written for the Python reference", () => {
     }
   })
 
+  it("the reference's rag and a2a fields: its spellings compile as ours, the others are accepted with L051, typos stay errors", () => {
+    const text = [
+      "type: simple",
+      "systemPrompt: Answer.",
+      "model: {provider: openai, name: gpt-4o}",
+      "rag:",
+      "  source: docs",
+      "  top_k: 5 # passages",
+      "  min_score: 0.2",
+      "  chunk_size: 400",
+      "  persist_directory: .index",
+      "  collection_name: handbook",
+      "  documents: [a, b]",
+      "  always_retrieve: true",
+      "a2a:",
+      "  server: {port: 8001, name: card, provider: acme, documentation_url: 'http://x', input_modes: [text], authentication: {schemes: [bearer]}}",
+      ""
+    ].join("\n")
+    const findings = lint({ text }).findings.filter((f) => f.rule === "L051")
+    expect(findings.map((f) => f.field)).toEqual([
+      "rag.top_k",
+      "rag.min_score",
+      "rag.chunk_size",
+      "rag.persist_directory",
+      "rag.collection_name",
+      "rag.documents",
+      "rag.always_retrieve",
+      "a2a.server.name",
+      "a2a.server.provider",
+      "a2a.server.documentation_url",
+      "a2a.server.input_modes",
+      "a2a.server.authentication"
+    ])
+    expect(findings[0]!.message).toBe(
+      "a field of the Python reference, read as topK here: the reference's spelling of rag.topK (lambdagent migrate renames it topK)"
+    )
+    expect(findings[0]!.line).toBe(6)
+    const agent = loadConfig({ text })
+    expect(agent.config.rag).toEqual({ source: "docs", topK: 5, minScore: 0.2, chunkSize: 400, persistDirectory: ".index", name: "handbook" })
+    expect(agent.runtime.a2aServer).toEqual({ port: 8001 })
+    const migrated = migrateText(text).text
+    expect(migrated).toContain("  topK: 5 # passages\n  minScore: 0.2\n  chunkSize: 400\n  persistDirectory: .index\n  name: handbook\n")
+    expect(migrated).not.toContain("documents")
+    expect(termJson({ text: migrated })).toBe(termJson({ text }))
+    expect(lint({ text: migrated }).findings.filter((f) => f.rule === "L051")).toEqual([])
+    // both spellings: ours wins, the reference's goes
+    expect(loadConfig({ text: text.replace("  source: docs", "  source: docs\n  topK: 2") }).config.rag?.topK).toBe(2)
+    // a key neither format knows is still refused, with the spelling it probably meant
+    expect(lint({ text: "type: simple\nsystemPrompt: Hi\nrag: {topk: 3}\n" }).error?.message).toMatch(/rag\.topk.*topK/s)
+    expect(lint({ text: "type: simple\nsystemPrompt: Hi\na2a: {server: {prot: 1}}\n" }).error?.message).toMatch(/a2a\.server\.prot.*port/s)
+  })
+
   it("referenceFields and applyFixes work on plain values, without changing them", () => {
     const doc = { type: "simple", systemPrompt: "Hi", goal: "help", runtime: { costBudget: 1, maxLlmCalls: 3 } }
     const copy = structuredClone(doc)

@@ -11,7 +11,8 @@ import type { FieldPath } from "./errors.ts"
 
 /**
  * How `lambdagent migrate` rewrites a field: `remove` drops it, `set` writes `value` at `path`
- * (the field itself, or another one) instead.
+ * (the field itself, or another one) instead, `rename` gives the field at `path` the key `to`
+ * (same value, same place in its mapping).
  *
  * @since 0.2.0
  * @category models
@@ -21,7 +22,10 @@ import type { FieldPath } from "./errors.ts"
  * const fix: MigrationFix = { _tag: "set", path: ["sandbox", "network"], value: true }
  * ```
  */
-export type MigrationFix = { readonly _tag: "remove"; readonly path: FieldPath } | { readonly _tag: "set"; readonly path: FieldPath; readonly value: unknown }
+export type MigrationFix =
+  | { readonly _tag: "remove"; readonly path: FieldPath }
+  | { readonly _tag: "set"; readonly path: FieldPath; readonly value: unknown }
+  | { readonly _tag: "rename"; readonly path: FieldPath; readonly to: string }
 
 /**
  * A field of the reference's format found in a file: where it is, why it has no effect here, and
@@ -90,6 +94,45 @@ const guardKeys: Readonly<Record<string, string>> = {
 
 /** The memory strategies of this format; the reference accepts any name. */
 const memoryStrategies: ReadonlyArray<unknown> = ["local", "redis", "sqlite", "custom"]
+
+/**
+ * The reference's retrieval parameters (its RAG API's names) under `rag:`: each one either is a
+ * field here under another spelling, or has no effect (why).
+ */
+const ragKeys: Readonly<Record<string, { readonly to: string } | { readonly why: string }>> = {
+  top_k: { to: "topK" },
+  min_score: { to: "minScore" },
+  chunk_size: { to: "chunkSize" },
+  persist_directory: { to: "persistDirectory" },
+  collection_name: { to: "name" },
+  collectionName: { to: "name" },
+  documents: {
+    why: "the reference's API indexes texts handed to it in code; here rag.source names the files or directories to index: write the texts into a file and name it"
+  },
+  metadatas: { why: "the reference's API attaches metadata to texts handed to it in code; here each passage is labelled with the file it comes from" },
+  always_retrieve: { why: "with agentic: false (the default) context is retrieved before every call, which is what always_retrieve asked for" },
+  alwaysRetrieve: { why: "with agentic: false (the default) context is retrieved before every call, which is what alwaysRetrieve asked for" }
+}
+
+const cardWhy = (field: string) =>
+  `the reference's agent card field ${field} is not configurable here: the card lambdagent serve publishes is built from the agent (name, description) and a2a.server (url, version, skills)`
+
+/** Fields of the reference's agent card under `a2a.server:`, with why they have no effect here. */
+const a2aServerKeys: Readonly<Record<string, string>> = {
+  name: "the card's name is the agent's: set name at the top level of the file",
+  description: "the card's description is the agent's: set description at the top level of the file",
+  provider: cardWhy("provider"),
+  documentation_url: cardWhy("documentation_url"),
+  documentationUrl: cardWhy("documentationUrl"),
+  input_modes: "the card lists the media types the server reads (text/plain and application/json); they are not configurable",
+  output_modes: "the card lists the media types the server answers with (text/plain and application/json); they are not configurable",
+  defaultInputModes: "the card lists the media types the server reads (text/plain and application/json); they are not configurable",
+  defaultOutputModes: "the card lists the media types the server answers with (text/plain and application/json); they are not configurable",
+  authentication: "the server checks no credentials of its own: put it behind a proxy that does, and give clients their a2a.clients[].headers",
+  capabilities: "the card states the server's capabilities (streaming, no push notifications) itself",
+  tags: "the card's tags belong to its skills here: a2a.server.skills[].tags",
+  lambda_type: "the reference's extension field x-lambdagent.lambda_type is not published"
+}
 
 const stepTypeWhy = "chain steps are not typed; a skill's inputType and outputType describe it in words"
 
@@ -171,6 +214,17 @@ const agentFields = (agent: Record<string, unknown>, path: FieldPath, out: Array
     } else for (const key of inert) remove([...at, key], guardKeys[key]!)
   }
   guardAt(agent.guard, [...path, "guard"])
+  const rag = agent.rag
+  if (isMapping(rag)) {
+    for (const key of Object.keys(rag)) {
+      if (!Object.hasOwn(ragKeys, key)) continue
+      const known = ragKeys[key]!
+      const at = [...path, "rag", key]
+      if ("why" in known) remove(at, known.why)
+      else if (Object.hasOwn(rag, known.to)) remove(at, `the reference's spelling of rag.${known.to}, which the file sets too`)
+      else out.push({ path: at, why: `the reference's spelling of rag.${known.to}`, fix: { _tag: "rename", path: at, to: known.to } })
+    }
+  }
   const memory = agent.memory
   if (isMapping(memory) && typeof memory.strategy === "string" && !memoryStrategies.includes(memory.strategy)) {
     const at = [...path, "memory", "strategy"]
@@ -233,8 +287,11 @@ const topLevelFields = (file: Record<string, unknown>, out: Array<ReferenceField
   const a2a = file.a2a
   if (a2a !== undefined && !isMapping(a2a)) {
     remove(["a2a"], "the reference reads a2a only in lint; here a2a.server serves this agent and a2a.clients calls remote agents")
-  } else if (isMapping(a2a) && "enabled" in a2a) {
-    remove(["a2a", "enabled"], "the reference reads a2a only in lint; here a2a.server serves this agent and a2a.clients calls remote agents")
+  } else if (isMapping(a2a)) {
+    if ("enabled" in a2a)
+      remove(["a2a", "enabled"], "the reference reads a2a only in lint; here a2a.server serves this agent and a2a.clients calls remote agents")
+    const server = a2a.server
+    if (isMapping(server)) for (const key of Object.keys(server)) if (Object.hasOwn(a2aServerKeys, key)) remove(["a2a", "server", key], a2aServerKeys[key]!)
   }
 }
 
@@ -344,6 +401,11 @@ export const applyFixes = (document: unknown, fixes: ReadonlyArray<MigrationFix>
       return copy
     }
     if (!isMapping(value)) return value
+    if (fix._tag === "rename" && rest.length === 0) {
+      if (!Object.hasOwn(value, head)) return value
+      // the renamed key keeps its place, so the order of the mapping stays as written
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k === head ? fix.to : k, v]))
+    }
     const copy = { ...value }
     if (rest.length > 0) {
       if (!Object.hasOwn(value, head)) return value
@@ -352,7 +414,7 @@ export const applyFixes = (document: unknown, fixes: ReadonlyArray<MigrationFix>
       if (fix._tag === "remove" && isMapping(inner) && Object.keys(inner).length === 0) delete copy[head]
       else copy[head] = inner
     } else if (fix._tag === "remove") delete copy[head]
-    else copy[head] = fix.value
+    else if (fix._tag === "set") copy[head] = fix.value
     return copy
   }
   return fixes.reduce((doc, fix) => (fix.path.length === 0 ? doc : apply(doc, fix.path, fix)), document)

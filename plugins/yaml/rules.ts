@@ -54,7 +54,8 @@ const rule = (id: string, level: LintLevel, title: string, lambda: string, block
  * L023–L026 adapt the reference implementation's extra rules; L027–L035 are analyses of the
  * compiled term and the tool declarations; L036–L038 concern `sharedMemory`; L039–L041 concern
  * `sandbox`; L042–L045 concern group chats, hand-offs and skills; L046–L049 channels; L050
- * structured output; L051 fields of the Python reference's format.
+ * structured output; L051 fields of the Python reference's format; L052 a guard fallback the
+ * reference reads differently.
  *
  * @since 0.1.0
  * @category rules
@@ -136,6 +137,12 @@ export const lintRules: ReadonlyArray<LintRule> = [
     "warn",
     "field of the Python reference with no effect here",
     "no term: the field is read and dropped (or rewritten, as lambdagent migrate would)"
+  ),
+  rule(
+    "L052",
+    "warn",
+    "guard fallback text the Python reference fails on",
+    "Guard(a, p, fallback = λ_. s): the text s is the answer after the last invalid output, where the reference fails with ValidationError"
   )
 ]
 

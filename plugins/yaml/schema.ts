@@ -144,7 +144,11 @@ export type ModelConfig = z.output<typeof ModelSchema>
  */
 export const GuardSchema = z
   .strictObject({
-    validator: text.describe("An expression over the output x that must be true: len(x) > 100, 'error' not in x, x.startswith('{'), is_json(x) …").optional(),
+    validator: text
+      .describe(
+        "An expression over the output x that must be true: len(x) > 100, 'error' not in x, x.startswith('{'), is_json(x), int(x) > 5, float(x) <= 0.5 …; one that raises counts as false."
+      )
+      .optional(),
     retry: count.describe("How many times to run the agent again after an invalid output (default 0).").optional(),
     fallback: z
       .union([
@@ -155,7 +159,9 @@ export const GuardSchema = z
             .describe("The value to answer, written out (use this form to answer the text error, empty or last).")
         })
       ])
-      .describe('After the last invalid output: error (fail, default), empty (""), last (the last output), any other text (that text), or {value: …}.')
+      .describe(
+        'After the last invalid output: error (fail, default), empty (""), last (the last output), any other text (that text; lint L052, as the Python reference fails on it), or {value: …}.'
+      )
       .optional(),
     maxOutputLength: positive.describe("Outputs longer than this many characters are invalid.").optional()
   })

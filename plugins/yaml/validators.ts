@@ -3,10 +3,11 @@
  * (`len(x) > 100 and 'error' not in x`), parsed by a recursive-descent parser and compiled to a
  * term `λx. …` that returns a boolean. Nothing is ever handed to a host `eval`.
  *
- * Integers, strings, `True`/`False`/`None`, list and tuple literals (a tuple is a list),
+ * Integers, floats (`0.5`, `1e3`: compared, never computed with), strings, `True`/`False`/`None`, list and tuple literals (a tuple is a list),
  * `and`/`or`/`not`, comparisons (chained as in Python), `in`/`not in`, `is`/`is not`,
  * `+ - * // %`, `a if c else b`, the functions `len`, `is_json`, `bool`, `abs`, `min`, `max`,
- * `sum`, `all`, `any` (of a list), `str`, `int` and `float` (of integers and booleans),
+ * `sum`, `all`, `any` (of a list), `str`, `int` and `float` (of text too, by Python's rules:
+ * `int(x) > 5`, `float(x) <= 0.5`; text that is no number raises, and a guard counts that as invalid),
  * `isinstance`, list comprehensions and generator expressions with one `for` clause, and the
  * string methods `startswith`, `endswith`, `strip`, `lstrip`, `rstrip`, `lower`, `upper`. Everything compiles to pure forms of the core (the string
  * methods, `in` on strings and `is_json` to its string primitives), so a validator is a pure term
@@ -37,6 +38,8 @@ import { formatFieldPath, type Issue, schemaError, type FieldPath, type Position
  */
 export type ValidatorExpr =
   | { readonly kind: "int"; readonly start: number; readonly value: number | bigint }
+  /** A fractional or exponent literal (`0.5`, `1e3`), as its text without `_`. */
+  | { readonly kind: "float"; readonly start: number; readonly value: string }
   | { readonly kind: "str"; readonly start: number; readonly value: string }
   | { readonly kind: "bool"; readonly start: number; readonly value: boolean }
   | { readonly kind: "none"; readonly start: number }
@@ -90,7 +93,7 @@ const TYPE_NAMES: Readonly<Record<PythonType, ReadonlyArray<string>>> = {
   str: ["string"],
   // as in Python, a boolean is an int
   int: ["integer", "boolean"],
-  // values are never fractional: no value is a float
+  // values are never fractional: float() gives text, which validators type statically
   float: [],
   bool: ["boolean"],
   list: ["list"],
@@ -167,7 +170,7 @@ const MAX_LENGTH = 10_000
 const MAX_DEPTH = 200
 
 interface Token {
-  readonly kind: "int" | "str" | "name" | "op" | "end"
+  readonly kind: "int" | "float" | "str" | "name" | "op" | "end"
   readonly text: string
   readonly start: number
   readonly value?: string | number | bigint
@@ -188,8 +191,22 @@ const tokenize = (source: string): Array<Token> => {
     if (/\d/.test(ch)) {
       let j = i
       while (j < source.length && /[\d_]/.test(source[j]!)) j++
-      if (source[j] === "." || source[j] === "e" || source[j] === "E") {
-        throw syntaxError("fractional numbers are not supported: the term language has only integers", start, "an integer", source.slice(start, j + 1))
+      let k = j
+      if (source[k] === ".") {
+        k++
+        while (k < source.length && /[\d_]/.test(source[k]!)) k++
+      }
+      if ((source[k] === "e" || source[k] === "E") && /^[+-]?\d/.test(source.slice(k + 1, k + 3))) {
+        k += /[+-]/.test(source[k + 1]!) ? 2 : 1
+        while (k < source.length && /[\d_]/.test(source[k]!)) k++
+      }
+      if (k > j) {
+        const text = source.slice(start, k)
+        if (/__|_$|_\.|\._|_[eE]|[eE][+-]?_/.test(text) || /[A-Za-z_]/.test(source[k] ?? ""))
+          throw syntaxError(`malformed number ${JSON.stringify(source.slice(start, k + 1))}`, start)
+        tokens.push({ kind: "float", text, start, value: text.replace(/_/g, "") })
+        i = k
+        continue
       }
       if (/[A-Za-z]/.test(source[j] ?? "")) throw syntaxError(`malformed number ${JSON.stringify(source.slice(start, j + 1))}`, start)
       const text = source.slice(start, j)
@@ -437,9 +454,9 @@ class Parser {
       this.enter()
       const arg = this.unary()
       this.depth--
-      return arg.kind === "int" && arg.start === start + 1
-        ? { kind: "int", start, value: typeof arg.value === "bigint" ? -arg.value : -arg.value }
-        : { kind: "neg", start, arg }
+      if (arg.kind === "int" && arg.start === start + 1) return { kind: "int", start, value: typeof arg.value === "bigint" ? -arg.value : -arg.value }
+      if (arg.kind === "float" && arg.start === start + 1) return { kind: "float", start, value: `-${arg.value}` }
+      return { kind: "neg", start, arg }
     }
     if (this.isOp("+")) {
       this.next()
@@ -553,6 +570,9 @@ class Parser {
       case "int":
         this.next()
         return { kind: "int", start: t.start, value: t.value as number | bigint }
+      case "float":
+        this.next()
+        return { kind: "float", start: t.start, value: t.value as string }
       case "str": {
         this.next()
         let value = t.value as string
@@ -697,7 +717,8 @@ export const builtinToolNames = {
   is_json: "__builtin_is_json"
 } as const
 
-type Ty = "int" | "str" | "bool" | "none" | "list" | "any"
+/** Static types; a `float` is carried as its canonical text (`Term.toFloat`) and compared with `Term.compareNumbers`. */
+type Ty = "int" | "float" | "str" | "bool" | "none" | "list" | "any"
 
 interface Typed {
   readonly term: Term.Term
@@ -706,6 +727,7 @@ interface Typed {
 
 const tyName: Readonly<Record<Ty, string>> = {
   int: "an integer",
+  float: "a float",
   str: "a string",
   bool: "a boolean",
   none: "None",
@@ -758,6 +780,8 @@ class Compiler {
     switch (e.kind) {
       case "int":
         return { term: Term.lit(e.value), ty: "int" }
+      case "float":
+        return { term: Term.toFloat(Term.lit(e.value)), ty: "float" }
       case "str":
         return { term: Term.lit(e.value), ty: "str" }
       case "bool":
@@ -823,6 +847,9 @@ class Compiler {
         return Term.not(Term.eq(term, Term.lit("")))
       case "int":
         return Term.not(Term.eq(term, Term.lit(0)))
+      case "float":
+        // NaN is truthy: its comparison is null, not 0
+        return Term.not(Term.eq(Term.compareNumbers(term, Term.lit(0)), Term.lit(0)))
       case "none":
         return Term.lit(false)
       case "list":
@@ -837,6 +864,7 @@ class Compiler {
   private compare(whole: ValidatorExpr, op: CompareOp, l: ValidatorExpr, r: ValidatorExpr): Term.Term {
     const left = this.value(l)
     const right = this.value(r)
+    if ((left.ty === "float" || right.ty === "float") && op !== "in" && op !== "not in") return this.compareFloats(whole, op, l, left, r, right)
     switch (op) {
       case "==":
       case "!=":
@@ -878,9 +906,49 @@ class Compiler {
     }
   }
 
+  /**
+   * A comparison with a float (`float(x) <= 0.5`, `float(x) == 1`): `compareNumbers` of the two, as
+   * doubles and exactly against integers. NaN compares null: unequal to everything, never ordered.
+   */
+  private compareFloats(whole: ValidatorExpr, op: CompareOp, l: ValidatorExpr, left: Typed, r: ValidatorExpr, right: Typed): Term.Term {
+    for (const [e, typed] of [
+      [l, left],
+      [r, right]
+    ] as const) {
+      if (typed.ty === "any") {
+        this.fail(e, `comparing ${e.kind === "x" ? "the output" : "a value"} with a float: the output is text, write float(x) to read a number out of it`)
+      }
+      if (typed.ty !== "float" && typed.ty !== "int" && typed.ty !== "bool") {
+        if (op === "==" || op === "!=" || op === "is" || op === "is not") {
+          this.fail(whole, `${op} between ${tyName[left.ty]} and ${tyName[right.ty]} is always ${op === "==" || op === "is" ? "False" : "True"}`)
+        }
+        this.fail(whole, `cannot order ${tyName[left.ty]} against ${tyName[right.ty]}`)
+      }
+    }
+    const order = Term.compareNumbers(left.term, right.term)
+    const is = (n: number) => Term.eq(order, Term.lit(n))
+    switch (op) {
+      case "==":
+      case "is":
+        return is(0)
+      case "!=":
+      case "is not":
+        return Term.not(is(0))
+      case "<":
+        return is(-1)
+      case ">":
+        return is(1)
+      default:
+        return this.bind(order, (c) => Term.or(Term.eq(c, Term.lit(op === "<=" ? -1 : 1)), Term.eq(c, Term.lit(0))))
+    }
+  }
+
   private arith(e: Extract<ValidatorExpr, { kind: "arith" }>): Typed {
     const left = this.value(e.left)
     const right = this.value(e.right)
+    if (left.ty === "float" || right.ty === "float") {
+      this.fail(e, `${e.op} on floats is not supported (values are never fractional): compare the float itself, as in float(x) <= 0.5`)
+    }
     if (e.op === "+") {
       const kinds = new Set([left.ty, right.ty])
       kinds.delete("any")
@@ -978,18 +1046,18 @@ class Compiler {
         const typed = this.value(arg)
         return typed.ty === "str" ? typed : { term: Term.toText(typed.term), ty: "str" }
       }
-      case "int":
-      case "float": {
-        this.arity(e, `${e.name}()`, 1, 1)
-        const typed = this.value(e.args[0]!)
+      case "int": {
+        // int(text) reads the integer out of it, raising (so judging the output invalid) when there is none
+        this.arity(e, "int()", 1, 1)
+        const typed = this.need(e.args[0]!, this.value(e.args[0]!), ["int", "bool", "str"], "int()")
         if (typed.ty === "int") return typed
         if (typed.ty === "bool") return { term: Term.if(typed.term, Term.lit(1), Term.lit(0)), ty: "int" }
-        return this.fail(
-          e,
-          `${e.name}() of ${typed.ty === "any" ? "the output" : tyName[typed.ty]} is not supported: validators do not parse numbers out of text; test the text (x in ['1', '2', '3'], x.startswith(…)) or have the agent answer in words`,
-          "an integer or a boolean",
-          typed.ty
-        )
+        return { term: Term.toInt(typed.term), ty: "int" }
+      }
+      case "float": {
+        this.arity(e, "float()", 1, 1)
+        const typed = this.need(e.args[0]!, this.value(e.args[0]!), ["float", "int", "bool", "str"], "float()")
+        return typed.ty === "float" ? typed : { term: Term.toFloat(typed.term), ty: "float" }
       }
       case "isinstance":
         return this.isinstance(e)
@@ -1015,6 +1083,7 @@ class Compiler {
       return TYPE_NAMES[t.name]
     })
     const typed = this.value(value)
+    if (typed.ty === "float") return { term: Term.lit(listed.some((t) => t.kind === "type" && t.name === "float")), ty: "bool" }
     const staticName: Partial<Record<Ty, string>> = { str: "string", int: "integer", bool: "boolean", none: "null", list: "list" }
     const known = staticName[typed.ty]
     if (known !== undefined) return { term: Term.lit(names.includes(known)), ty: "bool" }

@@ -8,6 +8,7 @@
  * Pure forms keep their reduction rules in the machine's own dispatch (the fast path); agent forms
  * carry theirs here as an {@link AgentStep}.
  */
+import type { EvalError } from "../Errors.ts"
 import type { Code, Scope } from "../internal/code.ts"
 import type * as Term from "../Term.ts"
 import type * as Value from "../Value.ts"
@@ -80,6 +81,8 @@ export interface Compilation<N extends Term.Term> {
 export interface AgentStep<N extends Term.Term = Term.Term> {
   readonly apply: (m: AgentMachine, code: Code, fn: Value.Closure, arg: Value.Value) => OracleRequest | undefined
   readonly resume?: (m: AgentMachine, code: Code, state: any, value: Value.Value) => OracleRequest | undefined
+  /** For a form that pushes catching frames: an error raised above such a frame, in place of the value. */
+  readonly raised?: (m: AgentMachine, code: Code, state: any, error: EvalError) => OracleRequest | undefined
   /** Only for type inference of the node. */
   readonly _node?: N
 }

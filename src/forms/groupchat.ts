@@ -235,7 +235,7 @@ const step: AgentStep<GroupChat> = {
         if (keyword !== undefined) return void finish(m, c, state, `keyword ${keyword}`)
         if (term.until !== undefined) {
           state.phase = "check"
-          m.push(c, state)
+          m.pushCatching(c, state)
           m.call(c.items![(c.x as Layout).until]!, state.fn, text)
           return undefined
         }
@@ -250,6 +250,13 @@ const step: AgentStep<GroupChat> = {
         m.done(value)
         return undefined
     }
+  },
+  // A termination predicate that raises (int() of a word) does not end the chat: it is false, as
+  // a Python predicate that raises is.
+  raised: (m, c, state: State, error) => {
+    if (m.tracing) m.record({ step: m.steps, kind: "groupchat", name: "until raised", error: preview(`${error.kind}: ${error.message}`) })
+    nextTurn(m, c, state)
+    return undefined
   }
 }
 

@@ -34,7 +34,8 @@ export interface Guard {
 }
 
 /**
- * Validate an agent's output with a pure predicate term, retry, then fall back.
+ * Validate an agent's output with a pure predicate term, retry, then fall back. A predicate that
+ * raises an error of its own (not an exhausted budget) judges the output invalid.
  *
  * @since 0.1.0
  * @category constructors
@@ -66,6 +67,35 @@ const attempt = (m: AgentMachine, c: Code, state: State) => {
   m.call(c.a!, state.fn, state.input)
 }
 
+/** After an attempt was judged: answer it, try again, or fall back. */
+const judge = (m: AgentMachine, c: Code, state: State, valid: boolean, raised?: string): undefined => {
+  const term = c.term as Guard
+  state.attempts++
+  if (m.tracing) {
+    m.record({
+      step: m.steps,
+      kind: "guard",
+      name: valid ? "valid" : "invalid",
+      output: preview(Value.toText(state.last)),
+      ...(raised !== undefined ? { error: preview(`the validator raised ${raised}`) } : {})
+    })
+  }
+  if (valid) return void m.done(state.last)
+  if (state.attempts <= term.retry) return void attempt(m, c, state)
+  const fallback = term.fallback
+  if (fallback === "error") {
+    const why = raised !== undefined ? ` (the validator raised ${raised})` : ""
+    return m.fail(
+      "ValidationError",
+      `guard failed after ${state.attempts} attempt${state.attempts === 1 ? "" : "s"}; last output: ${preview(Value.toText(state.last))}${why}`
+    )
+  }
+  if (fallback === "empty") m.done("")
+  else if (fallback === "last") m.done(state.last)
+  else m.evaluate(c.c!, state.fn)
+  return undefined
+}
+
 const step: AgentStep<Guard> = {
   apply: (m, c, fn, input) => {
     attempt(m, c, { fn, input, attempts: 0, last: null, validating: false })
@@ -75,28 +105,15 @@ const step: AgentStep<Guard> = {
     if (!state.validating) {
       state.last = value
       state.validating = true
-      m.push(c, state)
+      m.pushCatching(c, state)
       m.call(c.b!, state.fn, value)
       return undefined
     }
-    const term = c.term as Guard
-    const valid = m.isTrue(value, "a guard's validator result")
-    state.attempts++
-    if (m.tracing) m.record({ step: m.steps, kind: "guard", name: valid ? "valid" : "invalid", output: preview(Value.toText(state.last)) })
-    if (valid) return void m.done(state.last)
-    if (state.attempts <= term.retry) return void attempt(m, c, state)
-    const fallback = term.fallback
-    if (fallback === "error") {
-      return m.fail(
-        "ValidationError",
-        `guard failed after ${state.attempts} attempt${state.attempts === 1 ? "" : "s"}; last output: ${preview(Value.toText(state.last))}`
-      )
-    }
-    if (fallback === "empty") m.done("")
-    else if (fallback === "last") m.done(state.last)
-    else m.evaluate(c.c!, state.fn)
-    return undefined
-  }
+    return judge(m, c, state, m.isTrue(value, "a guard's validator result"))
+  },
+  // A validator that raises (int() of "abc", length of a number…) judges the output invalid, as a
+  // Python validator that raises does; budgets are never caught.
+  raised: (m, c, state: State, error) => judge(m, c, state, false, `${error.kind}: ${error.message}`)
 }
 
 export const guardForm: Form<Guard, "guard"> = {

@@ -39,7 +39,8 @@ const BINARY: { readonly [op in Term.BinaryOp]: readonly [BinOp, string] } = {
   contains: [BinOp.Contains, "∋"],
   startsWith: [BinOp.StartsWith, "startsWith"],
   endsWith: [BinOp.EndsWith, "endsWith"],
-  get: [BinOp.Get, "get"]
+  get: [BinOp.Get, "get"],
+  compareNumbers: [BinOp.CompareNumbers, "compareNumbers"]
 }
 
 const UNARY: { readonly [op in Term.UnaryOp]: UnOp } = {
@@ -57,7 +58,9 @@ const UNARY: { readonly [op in Term.UnaryOp]: UnOp } = {
   upper: UnOp.Upper,
   isJson: UnOp.IsJson,
   toText: UnOp.ToText,
-  typeName: UnOp.TypeName
+  typeName: UnOp.TypeName,
+  toInt: UnOp.ToInt,
+  toFloat: UnOp.ToFloat
 }
 
 /** The names of the binary operators. */

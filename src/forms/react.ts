@@ -318,7 +318,7 @@ const observed = (
   if (term.earlyStop !== undefined) {
     state.stopping = true
     state.observation = observation
-    m.push(c, state)
+    m.pushCatching(c, state)
     return void m.call(c.b!, state.fn, observation)
   }
   return next(m, c, state)
@@ -354,6 +354,20 @@ const step: AgentStep<React> = {
       observation: "",
       native: undefined
     })
+  },
+  // An earlyStop predicate that raises (int() of a word) does not stop the loop: it is false, as a
+  // Python predicate that raises is.
+  raised: (m, c, state: State, error) => {
+    state.stopping = false
+    if (m.tracing)
+      m.record({
+        step: m.steps,
+        kind: "react",
+        name: "no early stop",
+        output: preview(state.observation),
+        error: preview(`earlyStop raised ${error.kind}: ${error.message}`)
+      })
+    return next(m, c, state)
   },
   resume: (m, c, state: State, value) => {
     const term = c.term as React

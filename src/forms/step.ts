@@ -26,6 +26,12 @@ export interface AgentMachine {
   nextRequestId(): number
   /** Push a frame of `code`'s form holding `state`; the next value returned to it goes to the form's `resume`. */
   push(code: Code, state: unknown): void
+  /**
+   * Like {@link push}, and an error the term raises while the frame is below the top (a type
+   * error, an integer overflow, a failed guard…, never an exhausted budget) unwinds to it and goes
+   * to the form's `raised` instead of stopping the run.
+   */
+  pushCatching(code: Code, state: unknown): void
   /** Evaluate `child` in the closure's scope, then apply the result to `arg`. */
   call(child: Code, fn: Value.Closure, arg: Value.Value): void
   /** Evaluate `child` in the closure's scope. */

@@ -47,7 +47,8 @@ export const enum BinOp {
   Contains,
   StartsWith,
   EndsWith,
-  Get
+  Get,
+  CompareNumbers
 }
 
 export const enum UnOp {
@@ -65,7 +66,9 @@ export const enum UnOp {
   Upper,
   IsJson,
   ToText,
-  TypeName
+  TypeName,
+  ToInt,
+  ToFloat
 }
 
 /** Static scope: the names bound around a node, innermost first. */

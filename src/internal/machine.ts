@@ -110,7 +110,9 @@ const enum K {
   Continue,
   RunInput,
   /** A frame of an agent form: the value returned to it goes to the form's `resume`. */
-  Form
+  Form,
+  /** A frame of an agent form that also receives, in its `raised`, the errors raised above it. */
+  Catch
 }
 
 const enum Mode {
@@ -141,7 +143,8 @@ const FRAME_NAMES: Readonly<Record<K, string>> = {
   [K.Eval]: "Eval",
   [K.Continue]: "Continue",
   [K.RunInput]: "RunInput",
-  [K.Form]: "Form"
+  [K.Form]: "Form",
+  [K.Catch]: "Catch"
 }
 const FRAME_KINDS: ReadonlyMap<string, K> = new Map(Object.entries(FRAME_NAMES).map(([k, name]) => [name, Number(k) as K]))
 const MODE_NAMES = ["eval", "return", "apply"] as const
@@ -184,6 +187,8 @@ const PAUSED: StepResult = { _tag: "Paused" }
 
 /** What the evaluation loop returns when an agent form's step is next (see `Machine.run`). */
 const AGENT_STEP: unique symbol = Symbol("AgentStep")
+/** What `reduce` returns when an error was raised above a catching frame (kept in `raised`). */
+const RAISED: unique symbol = Symbol("Raised")
 /** Work units (see `Meter.touch`) an expensive operation may add before the clock is read again. */
 const TOUCH_CHECK = 1 << 16
 /** Stop a run when the process heap is this full, before V8 would abort the process. */
@@ -275,6 +280,8 @@ export class Machine implements AgentMachine, Meter {
   private stepCode: Code | undefined
   private stepFn: Value.Closure | undefined
   private stepState: unknown
+  /** The error on its way to a catching frame (see `catches`). */
+  private raised: EvalError | undefined
   /** The current slice's length and end (0: its clock has not started). */
   private sliceMs = Infinity
   private sliceEnd = 0
@@ -395,6 +402,10 @@ export class Machine implements AgentMachine, Meter {
     this.pushFrame(K.Form, code, undefined, this.ctx, state)
   }
 
+  pushCatching(code: Code, state: unknown): void {
+    this.pushFrame(K.Catch, code, undefined, this.ctx, state)
+  }
+
   call(child: Code, fn: Value.Closure, arg: Value.Value): void {
     const env = fn.env as Env | undefined
     const ctx = fn.ctx as Ctx
@@ -486,6 +497,43 @@ export class Machine implements AgentMachine, Meter {
     return this.run(sliceMs)
   }
 
+  /**
+   * Whether `error` (as `failure`, the error the run would stop with) goes to a catching frame
+   * below `sp`; if so it is kept in `raised` for {@link deliverRaised}. Only the term's own
+   * errors are caught: budgets and host limits stop the run wherever they happen.
+   */
+  private catches(error: unknown, failure: unknown, sp: number): boolean {
+    if (!(error instanceof Fault || error instanceof Int.IntOverflow) || !(failure instanceof EvalError)) return false
+    const f = this.frames
+    for (let i = sp - W; i >= 0; i -= W) {
+      if (f[i] === K.Catch) {
+        this.raised = failure
+        return true
+      }
+    }
+    return false
+  }
+
+  /** Unwind to the topmost catching frame and hand it the error kept in `raised`. */
+  private deliverRaised(): OracleRequest | undefined {
+    const f = this.frames
+    let i = this.sp - W
+    while (f[i] !== K.Catch) i -= W
+    const code = f[i + 1] as Code
+    const state = f[i + 4]
+    this.env = f[i + 2]
+    this.ctx = f[i + 3]
+    for (let j = i; j < this.sp; j++) f[j] = undefined
+    this.sp = i
+    this.mode = Mode.Return
+    const error = this.raised!
+    this.raised = undefined
+    this.stepCode = code
+    const counters = this.config.counters
+    if (++counters.steps > this.config.budget.steps) this.stepsExceeded(counters.steps)
+    return (code.x as AgentStep).raised!(this, code, state, error)
+  }
+
   /** Run an agent form's step with the machine's registers saved, then hand back the request it made, if any. */
   private agentStep(step: AgentStep, code: Code, fn: Value.Closure | undefined, state: unknown, value: Value.Value): OracleRequest | undefined {
     const counters = this.config.counters
@@ -518,16 +566,26 @@ export class Machine implements AgentMachine, Meter {
     this.sliceMs = sliceMs ?? Infinity
     this.sliceEnd = 0
     for (;;) {
-      const result = this.reduce()
-      if (result !== AGENT_STEP) return result
-      const code = this.stepCode!
+      let result = this.reduce()
       let request: OracleRequest | undefined
-      try {
-        request = this.agentStep(code.x as AgentStep, code, this.stepFn, this.stepState, this.value)
-      } catch (error) {
-        this.finished = true
-        const at = error instanceof Fault || error instanceof Int.IntOverflow ? faultAt(code, this.env, this.ctx, this) : code
-        throw this.toError(error, at, this.config.counters.steps)
+      for (;;) {
+        if (result !== AGENT_STEP && result !== RAISED) return result
+        try {
+          const step = this.stepCode!
+          request = result === RAISED ? this.deliverRaised() : this.agentStep(step.x as AgentStep, step, this.stepFn, this.stepState, this.value)
+          break
+        } catch (error) {
+          const code = this.stepCode!
+          const at = error instanceof Fault || error instanceof Int.IntOverflow ? faultAt(code, this.env, this.ctx, this) : code
+          const failure = this.toError(error, at, this.config.counters.steps)
+          if (!this.catches(error, failure, this.sp)) {
+            this.finished = true
+            throw failure
+          }
+          this.stepFn = undefined
+          this.stepState = undefined
+          result = RAISED
+        }
       }
       this.stepFn = undefined
       this.stepState = undefined
@@ -544,7 +602,7 @@ export class Machine implements AgentMachine, Meter {
    * and are written back once, on the way out. Frame pushes are written out in place rather than
    * through `pushFrame`, which works on the saved registers: they would be written back around every call.
    */
-  private reduce(): StepResult | typeof AGENT_STEP {
+  private reduce(): StepResult | typeof AGENT_STEP | typeof RAISED {
     const config = this.config
     const counters = config.counters
     const budget = config.budget
@@ -902,6 +960,7 @@ export class Machine implements AgentMachine, Meter {
               continue
             }
             case K.Form:
+            case K.Catch:
               this.stepCode = fc
               this.stepState = extra
               return AGENT_STEP
@@ -909,9 +968,11 @@ export class Machine implements AgentMachine, Meter {
         }
       }
     } catch (error) {
-      this.finished = true
       const at = error instanceof Fault || error instanceof Int.IntOverflow ? faultAt(current, env, ctx, this) : current
-      throw this.toError(error, at, counters.steps > steps ? counters.steps : steps)
+      const failure = this.toError(error, at, counters.steps > steps ? counters.steps : steps)
+      if (this.catches(error, failure, sp)) return RAISED
+      this.finished = true
+      throw failure
     } finally {
       this.sp = sp
       this.mode = mode

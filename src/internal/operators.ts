@@ -9,6 +9,7 @@ import { toValue } from "../Oracle.ts"
 import * as Value from "../Value.ts"
 import { BinOp, UnOp } from "./code.ts"
 import * as Int from "./int.ts"
+import * as Numbers from "./numbers.ts"
 
 /** A runtime fault inside the machine; becomes an `EvalError` with the failing node's path. */
 export class Fault {
@@ -83,6 +84,11 @@ const compare = (op: BinOp, a: Value.Value, b: Value.Value, m: Meter): boolean =
   }
 }
 
+/** Work units for reading a number out of `v` when it is text. */
+const scanText = (m: Meter, v: Value.Value) => {
+  if (typeof v === "string") scan(m, v.length)
+}
+
 /** Deep equality, charged by the size of what it compares. */
 const equal = (a: Value.Value, b: Value.Value, m: Meter): boolean => {
   if (a === b) return true
@@ -153,6 +159,10 @@ export const binary = (op: BinOp, a: Value.Value, b: Value.Value, m: Meter): Val
       throw typeError(`${op === BinOp.StartsWith ? "startsWith" : "endsWith"} expects two strings, got ${Value.typeName(a)} and ${Value.typeName(b)}`)
     case BinOp.Get:
       return get(a, b, m)
+    case BinOp.CompareNumbers:
+      scanText(m, a)
+      scanText(m, b)
+      return Numbers.compareNumbers(a, b)
     default:
       return compare(op, a, b, m)
   }
@@ -287,6 +297,12 @@ export const unary = (op: UnOp, v: Value.Value, m: Meter): Value.Value => {
     }
     case UnOp.TypeName:
       return Value.typeName(v)
+    case UnOp.ToInt:
+      scanText(m, v)
+      return Numbers.toInt(v)
+    case UnOp.ToFloat:
+      scanText(m, v)
+      return Numbers.toFloat(v)
     default:
       return stringOp(op, v, m)
   }

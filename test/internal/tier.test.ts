@@ -17,11 +17,40 @@ const names = ["x", "p", "acc", '"); process.exit(1); //', "${globalThis}", "\u2
 const intLit = fc.oneof(fc.integer({ min: -3, max: 12 }), fc.constantFrom(2 ** 53 - 1, -(2 ** 53) + 1, 2 ** 62, 2n ** 63n - 1n, -(2n ** 63n)))
 const literal = fc.oneof(
   intLit.map((n) => T.lit(n)),
-  fc.constantFrom(T.lit(true), T.lit(false), T.lit(null), T.lit("ab"), T.lit(" A b "), T.lit('{"k":[1,2]}'), T.lit("</script>\"'`"))
+  fc.constantFrom(
+    T.lit(true),
+    T.lit(false),
+    T.lit(null),
+    T.lit("ab"),
+    T.lit(" A b "),
+    T.lit('{"k":[1,2]}'),
+    T.lit("</script>\"'`"),
+    T.lit(" 12\n"),
+    T.lit("1e3"),
+    T.lit("nan"),
+    T.lit("-0.5")
+  )
 )
 
-const binaryOps: ReadonlyArray<Term.BinaryOp> = ["add", "sub", "mul", "div", "mod", "eq", "lt", "gt", "lte", "gte", "and", "or", "concat", "contains", "get"]
-const unaryOps: ReadonlyArray<Term.UnaryOp> = ["not", "head", "tail", "isEmpty", "length", "fst", "snd", "trim", "upper", "isJson"]
+const binaryOps: ReadonlyArray<Term.BinaryOp> = [
+  "add",
+  "sub",
+  "mul",
+  "div",
+  "mod",
+  "eq",
+  "lt",
+  "gt",
+  "lte",
+  "gte",
+  "and",
+  "or",
+  "concat",
+  "contains",
+  "get",
+  "compareNumbers"
+]
+const unaryOps: ReadonlyArray<Term.UnaryOp> = ["not", "head", "tail", "isEmpty", "length", "fst", "snd", "trim", "upper", "isJson", "toInt", "toFloat"]
 
 /** Pure terms: the calculus, operators, lists, pairs, folds, `self`, `continue` and `code_of`. */
 const { term } = fc.letrec<{ term: Term.Term }>((tie) => ({

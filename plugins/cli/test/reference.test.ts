@@ -55,6 +55,44 @@ describe("a config written for the Python reference, through the command line", 
     expect(linted.stdout).toContain("0 error(s), 0 warning(s)")
   })
 
+  it("a validator that reads a number out of the answer: a raising attempt is invalid, retried, and the trace says why", async () => {
+    const path = join(dir, "rate.yml")
+    writeFileSync(
+      path,
+      [
+        "type: simple",
+        "systemPrompt: Rate it from 1 to 10; answer with the number.",
+        "guard:",
+        "  validator: int(x) > 5",
+        "  retry: 2",
+        "  fallback: n/a",
+        "rag:",
+        "  enabled: false",
+        "  top_k: 5",
+        ""
+      ].join("\n")
+    )
+    const linted = await runCli(["lint", path, "--rules", "L051,L052", "--format", "json"])
+    expect(linted.code).toBe(0)
+    const findings = JSON.parse(linted.stdout).files[0].findings as ReadonlyArray<{ rule: string; field: string }>
+    expect(findings.map((f) => [f.rule, f.field])).toEqual([
+      ["L052", "guard.fallback"],
+      ["L051", "rag.top_k"]
+    ])
+    const ran = await runCli(["run", path, "go", "--model", 'scripted:sequence:["many","3"," 8"]', "--format", "json", "--quiet"])
+    expect(ran.code).toBe(0)
+    const out = JSON.parse(ran.stdout) as { result: string; trace: ReadonlyArray<{ kind: string; name: string; error?: string }> }
+    expect(out.result).toBe(" 8")
+    expect(out.trace.filter((e) => e.kind === "guard").map((e) => [e.name, e.error])).toEqual([
+      ["invalid", 'the validator raised ValueError: toInt: "many" is not an integer'],
+      ["invalid", undefined],
+      ["valid", undefined]
+    ])
+    const fellBack = await runCli(["run", path, "go", "--model", "scripted:fixed:many", "--quiet"])
+    expect(fellBack.code).toBe(0)
+    expect(fellBack.stdout.trim()).toBe("n/a")
+  })
+
   it("trace reads the reference's trace file: steps, time line and flame graph", async () => {
     const path = join(dir, "old-trace.json")
     writeFileSync(
