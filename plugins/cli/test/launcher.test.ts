@@ -197,7 +197,9 @@ describe("the lambdagent launcher", () => {
 
   it("answers version, -v and --version itself, as the programs would", async () => {
     const fromProgram = (arg: string) => {
-      const r = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(leanProgram)}).main(["node", "lambdagent", ${JSON.stringify(arg)}])`], { encoding: "utf8" })
+      const r = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(leanProgram)}).main(["node", "lambdagent", ${JSON.stringify(arg)}])`], {
+        encoding: "utf8"
+      })
       return { code: r.status, stdout: r.stdout, stderr: r.stderr }
     }
     expect((await runCli(["version"])).stdout).toBe(`lambdagent 0.1.0\nnode ${process.version}\n`)
