@@ -3,17 +3,17 @@
  * The `lambdagent` launcher. It names the built programs next to it (see tsup.config.ts): the full
  * CLI; the lean program of `compile | lint | migrate | lambda` (and `version`), which checks configs
  * without loading the runtime, its providers or Effect's full module graph; and the lean program of
- * `mcp` serving pure tools (see leanMcp.ts), which starts an MCP server without them either.
+ * `mcp` serving pure tools (see leanMcp.ts), which starts an MCP server without them either. The
+ * plain version questions (`version`, `-v`, `--version`) it answers itself, loading no program.
  */
 import * as nodeModule from "node:module"
 import { setFlagsFromString } from "node:v8"
 import { exitOnUnsupportedNode } from "lambdagent/node-version"
+import { enableCompileCache } from "./compileCache.ts"
 import { servesPureTools } from "./leanMcp.ts"
+import { plainVersionAnswer } from "./version.ts"
 
 exitOnUnsupportedNode()
-
-// Cache compiled bytecode between runs (Node ≥ 22.1): much of a command's start-up is compiling modules.
-;(nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.()
 
 type Program = { readonly main: (argv: ReadonlyArray<string>) => Promise<void> }
 
@@ -31,12 +31,16 @@ const loadLeanProgram = (): Program => {
   return requireProgram("./yaml-main.cjs")
 }
 
-// compile --dry-run builds each agent's runtime to reach its tools: the full program does that
-const lean = leanCommands.has(process.argv[2] ?? "") && !(process.argv[2] === "compile" && process.argv.includes("--dry-run"))
-const program: Promise<Program> = lean
-  ? Promise.resolve().then(loadLeanProgram)
-  : servesPureTools(process.argv, process.env)
-    ? Promise.resolve().then(() => requireProgram("./mcp-main.cjs"))
-    : import("./program.js")
+const loadProgram = (): Promise<Program> => {
+  // Much of a command's start-up is compiling modules: keep their bytecode between runs.
+  enableCompileCache()
+  // compile --dry-run builds each agent's runtime to reach its tools: the full program does that
+  const lean = leanCommands.has(process.argv[2] ?? "") && !(process.argv[2] === "compile" && process.argv.includes("--dry-run"))
+  if (lean) return Promise.resolve().then(loadLeanProgram)
+  if (servesPureTools(process.argv, process.env)) return Promise.resolve().then(() => requireProgram("./mcp-main.cjs"))
+  return import("./program.js")
+}
 
-void program.then(({ main }) => main(process.argv))
+const versionAnswer = plainVersionAnswer(process.argv)
+if (versionAnswer === undefined) void loadProgram().then(({ main }) => main(process.argv))
+else process.stdout.write(versionAnswer)

@@ -7,7 +7,7 @@
  */
 import { Telemetry } from "lambdagent"
 import { usageError } from "./options.ts"
-import { VERSION } from "./shell.ts"
+import { VERSION } from "./version.ts"
 
 export { OTEL_FLAGS, OTEL_HELP } from "./options.ts"
 

@@ -4,13 +4,10 @@
  * program (which starts without loading the runtime) behave the same way.
  */
 import { Command, CommanderError } from "commander"
-import manifest from "../../package.json" with { type: "json" }
 import { CliError, exitCodeOf, ExitCode, installInterrupt, reportError } from "./io.ts"
 import { textOrJson } from "./options.ts"
 import { type Host, noPlugins, withoutPluginArguments } from "./plugins.ts"
-
-/** The package's version, from package.json at build time. */
-export const VERSION: string = manifest.version
+import { VERSION, versionReport } from "./version.ts"
 
 /** Runs an action, turning any failure into a one-line report and an exit code. */
 export type Action = (action: () => Promise<void>, format: () => "json" | "text") => Promise<void>
@@ -69,9 +66,7 @@ export const buildProgram = (registrations: ReadonlyArray<Registration>, host: H
     .description("print the version of lambdagent and of Node.js")
     .option("--format <format>", "text (default) or json: {lambdagent, node}", textOrJson, "text")
     .action((options: { format: "text" | "json" }) => {
-      process.stdout.write(
-        options.format === "json" ? `${JSON.stringify({ lambdagent: VERSION, node: process.version })}\n` : `lambdagent ${VERSION}\nnode ${process.version}\n`
-      )
+      process.stdout.write(versionReport(options.format))
     })
   for (const register of registrations) register(program, runAction, host)
   registerPluginCommands(program, host)

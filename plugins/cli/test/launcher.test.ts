@@ -1,15 +1,26 @@
-import { spawn } from "node:child_process"
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
+import { spawn, spawnSync } from "node:child_process"
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { builtinModules } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import { servesPureTools } from "../leanMcp.ts"
-import { runCli } from "./helpers.ts"
+import { cliPath, runCli } from "./helpers.ts"
 
 const leanProgram = fileURLToPath(new URL("../../../dist/cli/yaml-main.cjs", import.meta.url))
 const leanMcpProgram = fileURLToPath(new URL("../../../dist/cli/mcp-main.cjs", import.meta.url))
+const reactAgent = fileURLToPath(new URL("../../../examples/agents/react.yml", import.meta.url))
+
+/** `lambdagent lint react.yml` with HOME, the temporary directory and the compile cache's variables as given, nothing else of theirs inherited. */
+const lintWith = (env: Record<string, string>) => {
+  const { NODE_COMPILE_CACHE, NODE_DISABLE_COMPILE_CACHE, XDG_CACHE_HOME, ...inherited } = process.env
+  const r = spawnSync(process.execPath, [cliPath, "lint", reactAgent], { encoding: "utf8", env: { ...inherited, ...env } })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+/** Whether a compile cache directory holds bytecode (Node keeps it in one subdirectory per Node.js version). */
+const holdsCache = (dir: string): boolean => existsSync(dir) && readdirSync(dir).some((entry) => readdirSync(join(dir, entry)).length > 0)
 
 /** Run a copy of the lean MCP program alone in an empty directory (no package can be found from it); its first answer. */
 const initializeAlone = async (): Promise<unknown> => {
@@ -114,5 +125,86 @@ describe("the lambdagent launcher", () => {
     expect(servesPureTools(["node", "lambdagent", "mcp"], { LAMBDAGENT_PLUGINS: "./plugin.mjs" })).toBe(false)
     expect(pure("run", "agent.yml")).toBe(false)
     expect(pure("--plugin", "./p.mjs", "mcp")).toBe(false)
+  })
+
+  describe("compile cache", () => {
+    const scratch = () => mkdtempSync(join(tmpdir(), "lambdagent-compile-cache-test-"))
+    const uid = process.getuid?.() ?? "user"
+
+    it("keeps bytecode in the user's cache directory, and runs the same with a cache as without", () => {
+      const home = scratch()
+      const tmp = scratch()
+      try {
+        const first = lintWith({ HOME: home, TMPDIR: tmp })
+        expect(first.code).toBe(0)
+        expect(holdsCache(join(home, ".cache", "lambdagent", "compile-cache"))).toBe(true)
+        expect(readdirSync(tmp)).toEqual([])
+        expect(lintWith({ HOME: home, TMPDIR: tmp })).toEqual(first)
+        const xdg = join(home, "xdg")
+        expect(lintWith({ HOME: home, TMPDIR: tmp, XDG_CACHE_HOME: xdg })).toEqual(first)
+        expect(holdsCache(join(xdg, "lambdagent", "compile-cache"))).toBe(true)
+      } finally {
+        rmSync(home, { recursive: true, force: true })
+        rmSync(tmp, { recursive: true, force: true })
+      }
+    })
+
+    it("follows NODE_COMPILE_CACHE and NODE_DISABLE_COMPILE_CACHE, and runs without a cache it cannot open", () => {
+      const home = scratch()
+      const tmp = scratch()
+      try {
+        const chosen = join(home, "chosen")
+        const plain = lintWith({ HOME: home, TMPDIR: tmp, NODE_COMPILE_CACHE: chosen })
+        expect(plain.code).toBe(0)
+        expect(holdsCache(chosen)).toBe(true)
+        expect(lintWith({ HOME: home, TMPDIR: tmp, NODE_DISABLE_COMPILE_CACHE: "1" })).toEqual(plain)
+        expect(readdirSync(home)).toEqual(["chosen"])
+        expect(readdirSync(tmp)).toEqual([])
+        // a file where the directory should be: the command runs, and says nothing about it
+        const file = join(home, "file")
+        writeFileSync(file, "")
+        expect(lintWith({ HOME: home, TMPDIR: tmp, NODE_COMPILE_CACHE: join(file, "cache") })).toEqual(plain)
+      } finally {
+        rmSync(home, { recursive: true, force: true })
+        rmSync(tmp, { recursive: true, force: true })
+      }
+    })
+
+    it("falls back to a directory of the user's own under the temporary directory, never one others can write", () => {
+      const home = scratch()
+      const tmp = scratch()
+      try {
+        // a home where no cache directory can be made
+        const fileHome = join(home, "file")
+        writeFileSync(fileHome, "")
+        const fallback = join(tmp, `lambdagent-compile-cache-${uid}`)
+        const plain = lintWith({ HOME: fileHome, TMPDIR: tmp })
+        expect(plain.code).toBe(0)
+        expect(holdsCache(fallback)).toBe(true)
+        if (process.platform !== "win32") expect(statSync(fallback).mode & 0o777).toBe(0o700)
+        rmSync(fallback, { recursive: true, force: true })
+        if (process.platform === "win32") return
+        mkdirSync(fallback)
+        chmodSync(fallback, 0o777)
+        expect(lintWith({ HOME: fileHome, TMPDIR: tmp })).toEqual(plain)
+        expect(readdirSync(fallback)).toEqual([])
+      } finally {
+        rmSync(home, { recursive: true, force: true })
+        rmSync(tmp, { recursive: true, force: true })
+      }
+    })
+  })
+
+  it("answers version, -v and --version itself, as the programs would", async () => {
+    const fromProgram = (arg: string) => {
+      const r = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(leanProgram)}).main(["node", "lambdagent", ${JSON.stringify(arg)}])`], {
+        encoding: "utf8"
+      })
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+    }
+    expect((await runCli(["version"])).stdout).toBe(`lambdagent 0.1.0\nnode ${process.version}\n`)
+    for (const arg of ["version", "-v", "--version"]) expect(await runCli([arg])).toEqual(fromProgram(arg))
+    expect((await runCli(["-v"])).stdout).toBe("0.1.0\n")
+    expect(JSON.parse((await runCli(["version", "--format", "json"])).stdout)).toEqual({ lambdagent: "0.1.0", node: process.version })
   })
 })
