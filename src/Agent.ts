@@ -939,11 +939,19 @@ export const resume = (
   options: Omit<RunOptions, "budget" | "trace" | "normalizeInput"> = {}
 ): Effect.Effect<RunResult, AgentError, LanguageModel.LanguageModel> => runFrom({ checkpoint }, options)
 
-const runFrom = (
-  from: { readonly term: Term.Term | Term.Json; readonly input: unknown } | { readonly checkpoint: Checkpoint.Checkpoint },
-  options: RunOptions
-): Effect.Effect<RunResult, AgentError, LanguageModel.LanguageModel> =>
-  Effect.contextWith((context: Context.Context<LanguageModel.LanguageModel>) => {
+/** Where a run starts: a term and its input, or a checkpoint. */
+type RunFrom = { readonly term: Term.Term | Term.Json; readonly input: unknown } | { readonly checkpoint: Checkpoint.Checkpoint }
+
+const runFrom = (from: RunFrom, options: RunOptions): Effect.Effect<RunResult, AgentError, LanguageModel.LanguageModel> =>
+  Effect.contextWith((context: Context.Context<LanguageModel.LanguageModel>) => runIn(context, from, options))
+
+/**
+ * @internal A run on the services of `context`, begun at once: a run whose answers all complete
+ * at once (an in-process model, synchronous tools) is already done on return (an `Exit`), with
+ * no fiber; one that waits returns the effect that goes on from where it waits. What `run` does
+ * inside a fiber, for a host that holds its services as values (the Promise runtime).
+ */
+export const runIn = (context: Context.Context<LanguageModel.LanguageModel>, from: RunFrom, options: RunOptions): Effect.Effect<RunResult, AgentError> => {
     const sink = Context.get(context, TraceSink.TraceSink)
     // drawn when something asks for it: a run that records nowhere and remembers nothing needs none
     let runId = options.runId
@@ -1077,4 +1085,4 @@ const runFrom = (
         }))
       : checked
     return Effect.map(driven, result)
-  })
+}
