@@ -30,9 +30,14 @@ const add = Tools.define({
 
 /**
  * A fresh process running `runs` loops of `steps` steps: the time of its imports, of its setup (the
- * tool, the runtime and the term; the plain loop's schema), of each run, and its final RSS.
+ * tool, the runtime and the term; the plain loop's schema), of each run by the clock and by CPU
+ * time, and its final RSS.
  */
-const child = (mode: "lambdagent" | "plain", steps: number, runs: number): { imports: number; setup: number; times: Array<number>; rss: number } => {
+const child = (
+  mode: "lambdagent" | "plain",
+  steps: number,
+  runs: number
+): { imports: number; setup: number; times: Array<number>; cpuTimes: Array<number>; rss: number } => {
   const r = spawnSync(process.execPath, [loopScript, mode, String(steps), String(runs)], { encoding: "utf8" })
   if (r.status !== 0) throw new Error(`react-loop.mjs ${mode} failed: ${r.stderr}`)
   return JSON.parse(r.stdout)
@@ -64,25 +69,45 @@ const plainChain = (input: string) => {
   return value
 }
 
-/** Median µs of one call after at least `warmMs` of calls; `reps` calls per sample. */
-const warm = async (f: () => unknown, warmMs = 3000, samples = 15): Promise<number> => {
+/** The process's CPU time so far (all its threads), ms. */
+const cpuNow = () => {
+  const { user, system } = process.cpuUsage()
+  return (user + system) / 1000
+}
+
+/** µs per call of `reps` calls of `f`, by the clock and by CPU time. */
+const sample = async (f: () => unknown, reps: number): Promise<{ wall: number; cpu: number }> => {
+  const started = performance.now()
+  const cpuStarted = cpuNow()
+  for (let i = 0; i < reps; i++) await f()
+  return { wall: ((performance.now() - started) / reps) * 1000, cpu: ((cpuNow() - cpuStarted) / reps) * 1000 }
+}
+
+/** How many calls of `f` take at least 20 ms (a power of two). */
+const repsFor = async (f: () => unknown): Promise<number> => {
+  let reps = 1
+  while ((await sample(f, reps)).wall * reps < 20_000) reps *= 2
+  return reps
+}
+
+/** Medians of µs per call by the clock and by CPU time. */
+const medians = (xs: ReadonlyArray<{ wall: number; cpu: number }>) => ({ wall: median(xs.map((x) => x.wall)), cpu: median(xs.map((x) => x.cpu)) })
+
+/**
+ * Median µs of one call after at least `warmMs` of calls, by the clock and by CPU time (which a
+ * loaded machine's waits for a core do not inflate).
+ */
+const warmTimes = async (f: () => unknown, warmMs = 3000, samples = 15): Promise<{ wall: number; cpu: number }> => {
   const until = performance.now() + warmMs
   while (performance.now() < until) await f()
-  let reps = 1
-  for (;;) {
-    const started = performance.now()
-    for (let i = 0; i < reps; i++) await f()
-    if (performance.now() - started >= 20) break
-    reps *= 2
-  }
-  const times: Array<number> = []
-  for (let s = 0; s < samples; s++) {
-    const started = performance.now()
-    for (let i = 0; i < reps; i++) await f()
-    times.push(((performance.now() - started) / reps) * 1000)
-  }
-  return median(times)
+  const reps = await repsFor(f)
+  const times: Array<{ wall: number; cpu: number }> = []
+  for (let s = 0; s < samples; s++) times.push(await sample(f, reps))
+  return medians(times)
 }
+
+/** Median µs (by the clock) of one call after at least `warmMs` of calls. */
+const warm = async (f: () => unknown, warmMs = 3000, samples = 15): Promise<number> => (await warmTimes(f, warmMs, samples)).wall
 
 /**
  * Median µs of one call of each of two workloads, warmed and sampled in turn, so that a machine
@@ -94,35 +119,27 @@ const warmBoth = async (f: () => unknown, g: () => unknown, warmMs = 3000, sampl
     await f()
     await g()
   }
-  let reps = 1
-  for (;;) {
-    const started = performance.now()
-    for (let i = 0; i < reps; i++) await f()
-    if (performance.now() - started >= 20) break
-    reps *= 2
-  }
-  const sample = async (h: () => unknown) => {
-    const started = performance.now()
-    for (let i = 0; i < reps; i++) await h()
-    return ((performance.now() - started) / reps) * 1000
-  }
+  const reps = await repsFor(f)
   const fs: Array<number> = []
   const gs: Array<number> = []
   for (let s = 0; s < samples; s++) {
-    fs.push(await sample(f))
-    gs.push(await sample(g))
+    fs.push((await sample(f, reps)).wall)
+    gs.push((await sample(g, reps)).wall)
   }
   return [median(fs), median(gs)]
 }
 
 export async function run(): Promise<void> {
   const STEPS = 20
-  // cold: the first 10 runs of fresh processes (three processes, the median of their means), and
+  // cold: the first 10 runs of fresh processes (five processes, the median of their means), and
   // what the first run costs with the setup before it (creating the runtime counts)
   const coldOf = (mode: "lambdagent" | "plain") => {
-    const processes = [0, 1, 2].map(() => child(mode, STEPS, 10))
+    const processes = [0, 1, 2, 3, 4].map(() => child(mode, STEPS, 10))
     return {
       runs: median(processes.map((p) => mean(p.times.slice(0, 10)) * 1000)),
+      cpuRuns: median(processes.map((p) => mean(p.cpuTimes.slice(0, 10)) * 1000)),
+      cpuFirst: median(processes.map((p) => p.cpuTimes[0]!)),
+      cpuLater: median(processes.map((p) => mean(p.cpuTimes.slice(1, 10)) * 1000)),
       imports: median(processes.map((p) => p.imports)),
       setup: median(processes.map((p) => p.setup)),
       first: median(processes.map((p) => p.times[0]!)),
@@ -152,8 +169,10 @@ export async function run(): Promise<void> {
 
   const chainRuntime = createRuntime({ model: Scripted.echo(), trace: "agent" })
   const chain = Term.compose(["extract", "analyze", "draft"].map((system) => Term.llm({ system, conversation: false })))
-  const warmChain = await warm(() => chainRuntime.run(chain, "text"))
-  const warmChainPlain = await warm(() => plainChain("text"), 1000)
+  const chainTimes = await warmTimes(() => chainRuntime.run(chain, "text"))
+  const chainPlainTimes = await warmTimes(() => plainChain("text"), 1000)
+  const warmChain = chainTimes.wall
+  const warmChainPlain = chainPlainTimes.wall
 
   const perStep = (us: number, steps: number) => us / steps
   table(
@@ -190,6 +209,28 @@ export async function run(): Promise<void> {
       fmt(cold[mode].setupAndFirst, 2),
       fmt(perStep(cold[mode].setupAndRuns, STEPS), 2)
     ])
+  )
+  // CPU time is what a run costs however loaded the machine is: a wait for a core counts in the
+  // clock's figures above, not in these
+  table(
+    "The same by CPU time (process.cpuUsage): cold ReAct (the first 10 runs of a fresh process, the first alone, the nine after it) and the warm chain",
+    ["", "cold µs/step", "first run ms", "runs 2–10 µs/step", "chain µs/stage warm"],
+    [
+      [
+        "lambdagent",
+        fmt(perStep(cold.lambdagent.cpuRuns, STEPS), 2),
+        fmt(cold.lambdagent.cpuFirst, 2),
+        fmt(perStep(cold.lambdagent.cpuLater, STEPS), 2),
+        fmt(chainTimes.cpu / 3, 2)
+      ],
+      [
+        "plain TS",
+        fmt(perStep(cold.plain.cpuRuns, STEPS), 2),
+        fmt(cold.plain.cpuFirst, 2),
+        fmt(perStep(cold.plain.cpuLater, STEPS), 2),
+        fmt(chainPlainTimes.cpu / 3, 3)
+      ]
+    ]
   )
 
   const lengths = [5, 20, 80, 320]

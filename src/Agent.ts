@@ -939,142 +939,150 @@ export const resume = (
   options: Omit<RunOptions, "budget" | "trace" | "normalizeInput"> = {}
 ): Effect.Effect<RunResult, AgentError, LanguageModel.LanguageModel> => runFrom({ checkpoint }, options)
 
-const runFrom = (
-  from: { readonly term: Term.Term | Term.Json; readonly input: unknown } | { readonly checkpoint: Checkpoint.Checkpoint },
-  options: RunOptions
-): Effect.Effect<RunResult, AgentError, LanguageModel.LanguageModel> =>
-  Effect.contextWith((context: Context.Context<LanguageModel.LanguageModel>) => {
-    const sink = Context.get(context, TraceSink.TraceSink)
-    // drawn when something asks for it: a run that records nowhere and remembers nothing needs none
-    let runId = options.runId
-    const runIdOf = () => (runId ??= randomId())
-    const onEvent = options.onEvent
-    const session = options.session ?? "default"
-    const services: Services = {
-      model: Context.get(context, LanguageModel.LanguageModel),
-      tools: Context.get(context, Tools.Tools),
-      memory: Context.getOrUndefined(context, MemoryStore.MemoryStore),
-      sink,
-      models: options.models ?? makeModelResolver(),
-      conversations: options.conversations ?? makeConversations(),
-      session,
-      user: options.user ?? session,
-      runId: runIdOf,
-      onEvent
-    }
-    const started = now()
-    const listening = (sink !== TraceSink.none && sink !== TraceSink.spansOnly) || onEvent !== undefined
-    const evaluation: Evaluator.RunOptions = {
-      ...(options.budget !== undefined ? { budget: options.budget } : {}),
-      trace: options.trace ?? "agent",
-      ...(listening
-        ? {
-            onEvent: (event: Trace.TraceEvent) => {
-              if (sink !== TraceSink.none) sink.record({ ...event, runId: runIdOf() })
-              onEvent?.({ type: "trace", event })
-            }
+/** Where a run starts: a term and its input, or a checkpoint. */
+type RunFrom = { readonly term: Term.Term | Term.Json; readonly input: unknown } | { readonly checkpoint: Checkpoint.Checkpoint }
+
+const runFrom = (from: RunFrom, options: RunOptions): Effect.Effect<RunResult, AgentError, LanguageModel.LanguageModel> =>
+  Effect.contextWith((context: Context.Context<LanguageModel.LanguageModel>) => runIn(context, from, options))
+
+/**
+ * @internal A run on the services of `context`, begun at once: a run whose answers all complete
+ * at once (an in-process model, synchronous tools) is already done on return (an `Exit`), with
+ * no fiber; one that waits returns the effect that goes on from where it waits. What `run` does
+ * inside a fiber, for a host that holds its services as values (the Promise runtime).
+ */
+export const runIn = (context: Context.Context<LanguageModel.LanguageModel>, from: RunFrom, options: RunOptions): Effect.Effect<RunResult, AgentError> => {
+  const sink = Context.get(context, TraceSink.TraceSink)
+  // drawn when something asks for it: a run that records nowhere and remembers nothing needs none
+  let runId = options.runId
+  const runIdOf = () => (runId ??= randomId())
+  const onEvent = options.onEvent
+  const session = options.session ?? "default"
+  const services: Services = {
+    model: Context.get(context, LanguageModel.LanguageModel),
+    tools: Context.get(context, Tools.Tools),
+    memory: Context.getOrUndefined(context, MemoryStore.MemoryStore),
+    sink,
+    models: options.models ?? makeModelResolver(),
+    conversations: options.conversations ?? makeConversations(),
+    session,
+    user: options.user ?? session,
+    runId: runIdOf,
+    onEvent
+  }
+  const started = now()
+  const listening = (sink !== TraceSink.none && sink !== TraceSink.spansOnly) || onEvent !== undefined
+  const evaluation: Evaluator.RunOptions = {
+    ...(options.budget !== undefined ? { budget: options.budget } : {}),
+    trace: options.trace ?? "agent",
+    ...(listening
+      ? {
+          onEvent: (event: Trace.TraceEvent) => {
+            if (sink !== TraceSink.none) sink.record({ ...event, runId: runIdOf() })
+            onEvent?.({ type: "trace", event })
           }
-        : {})
-    }
-    let exec: Evaluator.Execution
-    let drive: Driver.DriveOptions = {}
-    let answers: ReadonlyArray<Checkpoint.Answer> = []
-    try {
-      if ("checkpoint" in from) {
-        // a run recording its answers for replay goes on from its start, so that it records them all
-        const restored = Checkpoint.restore(from.checkpoint, {
-          ...(options.record !== undefined ? { from: "origin" } : {}),
-          ...(evaluation.onEvent !== undefined ? { onEvent: evaluation.onEvent } : {})
-        })
-        exec = restored.execution
-        answers = restored.answers
-        const asking = from.checkpoint.asking
-        if (asking !== undefined && "answer" in options) {
-          answers = [...answers, answerOf(exec, asking, options.answer)]
         }
-        drive = {
-          recorded: answers === restored.answers ? restored.recorded : new Map(answers.map((a) => [a.key, a])),
-          ...(restored.pending !== undefined ? { first: { _tag: "Suspended", request: restored.pending } } : {})
-        }
-      } else {
-        exec =
-          options.normalizeInput === true
-            ? Evaluator.startRun(parseTerm(from.term), from.input, evaluation)
-            : Evaluator.startApply(parseTerm(from.term), Oracle.toValue(from.input), evaluation)
+      : {})
+  }
+  let exec: Evaluator.Execution
+  let drive: Driver.DriveOptions = {}
+  let answers: ReadonlyArray<Checkpoint.Answer> = []
+  try {
+    if ("checkpoint" in from) {
+      // a run recording its answers for replay goes on from its start, so that it records them all
+      const restored = Checkpoint.restore(from.checkpoint, {
+        ...(options.record !== undefined ? { from: "origin" } : {}),
+        ...(evaluation.onEvent !== undefined ? { onEvent: evaluation.onEvent } : {})
+      })
+      exec = restored.execution
+      answers = restored.answers
+      const asking = from.checkpoint.asking
+      if (asking !== undefined && "answer" in options) {
+        answers = [...answers, answerOf(exec, asking, options.answer)]
       }
+      drive = {
+        recorded: answers === restored.answers ? restored.recorded : new Map(answers.map((a) => [a.key, a])),
+        ...(restored.pending !== undefined ? { first: { _tag: "Suspended", request: restored.pending } } : {})
+      }
+    } else {
+      exec =
+        options.normalizeInput === true
+          ? Evaluator.startRun(parseTerm(from.term), from.input, evaluation)
+          : Evaluator.startApply(parseTerm(from.term), Oracle.toValue(from.input), evaluation)
+    }
+  } catch (error) {
+    if (isLambdaError(error) || error instanceof CheckpointError) return Effect.fail(error)
+    throw error
+  }
+  const checkpoint = options.checkpoint
+  const ask = options.ask
+  // a run that may pause keeps a checkpoint before each call, to hand over when it does
+  const pausable = ask === undefined && asks(exec.machine.root)
+  const recorder =
+    checkpoint === undefined && !pausable
+      ? undefined
+      : Checkpoint.recorder(exec, {
+          ...(checkpoint !== undefined ? { save: checkpoint.save } : {}),
+          ...(checkpoint?.meta !== undefined ? { meta: checkpoint.meta } : {}),
+          ...(checkpoint?.everySteps !== undefined ? { everySteps: checkpoint.everySteps } : {}),
+          ...("checkpoint" in from ? { resumed: { checkpoint: from.checkpoint, answers } } : {})
+        })
+  const live: Driver.Handlers<AgentError, never> = {
+    ...handlersOf(services),
+    ask:
+      ask !== undefined
+        ? // traced as a paused run's answer is when it is resumed
+          (request, run) =>
+            Effect.map(ask(request.question, request.input), (answer) => {
+              if (tracing(run)) run.execution.record(askEvent(run.execution, request.question, Value.toText(request.input), Oracle.toValue(answer)))
+              return answer
+            })
+        : (request, run) => Effect.fail(paused(recorder?.latest(), run.execution.requestKey(request), request))
+  }
+  const hooks = [...(recorder === undefined ? [] : [recorder]), ...(options.record === undefined ? [] : [Replay.recorder(options.record)])]
+  const replay = options.replay
+  const player = replay === undefined ? undefined : playerOf(live, services, replay)
+  if (player !== undefined) {
+    // the recorded messages give each channels scope what its channels held
+    let messages: ReadonlyMap<string, Driver.RecordedAnswer>
+    try {
+      messages = player.messages()
     } catch (error) {
-      if (isLambdaError(error) || error instanceof CheckpointError) return Effect.fail(error)
+      if (error instanceof ReplayError) return Effect.fail(error)
       throw error
     }
-    const checkpoint = options.checkpoint
-    const ask = options.ask
-    // a run that may pause keeps a checkpoint before each call, to hand over when it does
-    const pausable = ask === undefined && asks(exec.machine.root)
-    const recorder =
-      checkpoint === undefined && !pausable
-        ? undefined
-        : Checkpoint.recorder(exec, {
-            ...(checkpoint !== undefined ? { save: checkpoint.save } : {}),
-            ...(checkpoint?.meta !== undefined ? { meta: checkpoint.meta } : {}),
-            ...(checkpoint?.everySteps !== undefined ? { everySteps: checkpoint.everySteps } : {}),
-            ...("checkpoint" in from ? { resumed: { checkpoint: from.checkpoint, answers } } : {})
-          })
-    const live: Driver.Handlers<AgentError, never> = {
-      ...handlersOf(services),
-      ask:
-        ask !== undefined
-          ? // traced as a paused run's answer is when it is resumed
-            (request, run) =>
-              Effect.map(ask(request.question, request.input), (answer) => {
-                if (tracing(run)) run.execution.record(askEvent(run.execution, request.question, Value.toText(request.input), Oracle.toValue(answer)))
-                return answer
-              })
-          : (request, run) => Effect.fail(paused(recorder?.latest(), run.execution.requestKey(request), request))
+    if (messages.size > 0) drive = { ...drive, recorded: drive.recorded === undefined ? messages : new Map([...messages, ...drive.recorded]) }
+  }
+  const handlers: Driver.Handlers<AgentError, never> = {
+    ...(player?.handlers ?? live),
+    ...hooksOf(hooks),
+    ...(recorder?.sliced !== undefined ? { sliced: recorder.sliced } : {})
+  }
+  const result = (value: Value.Value): RunResult => ({
+    value,
+    result: Value.toJson(value),
+    trace: exec.events,
+    stats: {
+      steps: exec.steps,
+      llmCalls: exec.usage.llmCalls,
+      toolCalls: exec.usage.toolCalls,
+      tokens: exec.usage.tokens,
+      durationMs: now() - started
     }
-    const hooks = [...(recorder === undefined ? [] : [recorder]), ...(options.record === undefined ? [] : [Replay.recorder(options.record)])]
-    const replay = options.replay
-    const player = replay === undefined ? undefined : playerOf(live, services, replay)
-    if (player !== undefined) {
-      // the recorded messages give each channels scope what its channels held
-      let messages: ReadonlyMap<string, Driver.RecordedAnswer>
-      try {
-        messages = player.messages()
-      } catch (error) {
-        if (error instanceof ReplayError) return Effect.fail(error)
-        throw error
-      }
-      if (messages.size > 0) drive = { ...drive, recorded: drive.recorded === undefined ? messages : new Map([...messages, ...drive.recorded]) }
-    }
-    const handlers: Driver.Handlers<AgentError, never> = {
-      ...(player?.handlers ?? live),
-      ...hooksOf(hooks),
-      ...(recorder?.sliced !== undefined ? { sliced: recorder.sliced } : {})
-    }
-    const result = (value: Value.Value): RunResult => ({
-      value,
-      result: Value.toJson(value),
-      trace: exec.events,
-      stats: {
+  })
+  // the driver holds the run to its time budget. Without spans or a replay to check at the
+  // end, the run begins here (this is already being run): one that never waits is done on return
+  if (!sink.spans && player === undefined) return mapNow(Driver.driveNow(exec, handlers, drive), result)
+  const checked = Effect.flatMap(Driver.drive(exec, handlers, sink.spans ? { ...drive, spans: true } : drive), (value) =>
+    Effect.as(checkEnded(player, replay, exec.steps), value)
+  )
+  const driven = sink.spans
+    ? Spans.run(checked, { runId: runIdOf(), session, term: exec.machine.root._tag.toLowerCase(), resumed: "checkpoint" in from }, () => ({
         steps: exec.steps,
         llmCalls: exec.usage.llmCalls,
         toolCalls: exec.usage.toolCalls,
-        tokens: exec.usage.tokens,
-        durationMs: now() - started
-      }
-    })
-    // the driver holds the run to its time budget. Without spans or a replay to check at the
-    // end, the run begins here (this is already being run): one that never waits is done on return
-    if (!sink.spans && player === undefined) return mapNow(Driver.driveNow(exec, handlers, drive), result)
-    const checked = Effect.flatMap(Driver.drive(exec, handlers, sink.spans ? { ...drive, spans: true } : drive), (value) =>
-      Effect.as(checkEnded(player, replay, exec.steps), value)
-    )
-    const driven = sink.spans
-      ? Spans.run(checked, { runId: runIdOf(), session, term: exec.machine.root._tag.toLowerCase(), resumed: "checkpoint" in from }, () => ({
-          steps: exec.steps,
-          llmCalls: exec.usage.llmCalls,
-          toolCalls: exec.usage.toolCalls,
-          tokens: exec.usage.tokens
-        }))
-      : checked
-    return Effect.map(driven, result)
-  })
+        tokens: exec.usage.tokens
+      }))
+    : checked
+  return Effect.map(driven, result)
+}

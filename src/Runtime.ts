@@ -27,6 +27,7 @@ import * as MemoryStore from "./MemoryStore.ts"
 import type * as Plugin from "./Plugin.ts"
 import * as Providers from "./providers/resolve.ts"
 import * as Telemetry from "./Telemetry.ts"
+import { isExit } from "./internal/exits.ts"
 import * as Structured from "./internal/structured.ts"
 import * as Term from "./Term.ts"
 import * as Tools from "./Tools.ts"
@@ -335,6 +336,15 @@ type Services = LanguageModel.LanguageModel | MemoryStore.MemoryStore
 /** What runs a runtime's effects, and stops them when the runtime closes. */
 interface Runner {
   readonly fork: <A, E>(effect: Effect.Effect<A, E, Services>, options?: Effect.RunOptions) => Fiber.Fiber<A, unknown>
+  /**
+   * Begin a program made from the runner's services: its exit when it completed at once, else the
+   * fiber it goes on in. A runner whose services are values at hand begins it on the host's stack,
+   * with no fiber until it has to wait.
+   */
+  readonly start: <A, E>(
+    program: (context: Context.Context<Services>) => Effect.Effect<A, E, Services>,
+    options?: Effect.RunOptions
+  ) => Exit.Exit<A, unknown> | Fiber.Fiber<A, unknown>
   readonly close: () => Promise<void>
 }
 
@@ -365,7 +375,12 @@ const runnerOf = (options: RuntimeOptions, plugins: ReadonlyArray<Plugin.Plugin>
       ...plugins.flatMap((p) => (p.layer === undefined ? [] : [p.layer]))
     )
   )
-  return { fork: (effect, runOptions) => runtime.runFork(effect, runOptions), close: () => runtime.dispose() }
+  const fork: Runner["fork"] = (effect, runOptions) => runtime.runFork(effect, runOptions)
+  return {
+    fork,
+    start: (program, runOptions) => fork(Effect.contextWith(program), runOptions),
+    close: () => runtime.dispose()
+  }
 }
 
 /** The memory store when it is a value at hand (the local one, or one given), else `undefined`. */
@@ -379,17 +394,30 @@ const storeOf = (options: RuntimeOptions): MemoryStore.MemoryStoreShape | undefi
 
 /** Runs effects on a context of plain services; closing interrupts the runs still going, and refuses new ones. */
 const directRunner = (context: Context.Context<Services>): Runner => {
-  const fork = Effect.runForkWith(context)
+  const forkWith = Effect.runForkWith(context)
   const running = new Set<Fiber.Fiber<unknown, unknown>>()
   let closed = false
+  const fork: Runner["fork"] = (effect, runOptions) => {
+    const fiber = forkWith(closed ? Effect.die(new Error("the runtime is closed")) : effect, runOptions)
+    if (fiber.pollUnsafe() === undefined) {
+      running.add(fiber)
+      fiber.addObserver(() => running.delete(fiber))
+    }
+    return fiber
+  }
   return {
-    fork: (effect, runOptions) => {
-      const fiber = fork(closed ? Effect.die(new Error("the runtime is closed")) : effect, runOptions)
-      if (fiber.pollUnsafe() === undefined) {
-        running.add(fiber)
-        fiber.addObserver(() => running.delete(fiber))
+    fork,
+    // a fiber costs a run that never waits more than the rest of its orchestration (a process's
+    // first fiber, most of a millisecond): such a run is settled without one
+    start: <A, E>(program: (context: Context.Context<Services>) => Effect.Effect<A, E, Services>, runOptions?: Effect.RunOptions) => {
+      if (closed || runOptions?.signal?.aborted === true) return fork(Effect.contextWith(program), runOptions)
+      let effect: Effect.Effect<A, E, Services>
+      try {
+        effect = program(context)
+      } catch (defect) {
+        return Exit.die(defect)
       }
-      return fiber
+      return isExit(effect) ? (effect as Exit.Exit<A, E>) : fork(effect, runOptions)
     },
     close: () => {
       closed = true
@@ -549,29 +577,33 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
     if ("answer" in call) runOptions.answer = call.answer
     if (call.record !== undefined) runOptions.record = call.record
     if (call.replay !== undefined) runOptions.replay = call.replay
-    const program =
-      "checkpoint" in from
-        ? Effect.suspend(() => {
-            try {
-              return Agent.resume(Checkpoint.decode(from.checkpoint), runOptions)
-            } catch (error) {
-              if (error instanceof CheckpointError) return Effect.fail(error)
-              throw error
-            }
-          })
-        : Agent.run(from.term, from.input, runOptions)
     const signal = call.signal
-    const fiber = runtime.fork(program, signal !== undefined ? { signal } : undefined)
+    const forkOptions = signal !== undefined ? { signal } : undefined
+    const begun =
+      "checkpoint" in from
+        ? runtime.fork(
+            Effect.suspend(() => {
+              try {
+                return Agent.resume(Checkpoint.decode(from.checkpoint), runOptions)
+              } catch (error) {
+                if (error instanceof CheckpointError) return Effect.fail(error)
+                throw error
+              }
+            }),
+            forkOptions
+          )
+        : runtime.start((context) => Agent.runIn(context, from, runOptions), forkOptions)
     const failed = (cause: Cause.Cause<unknown>, at: CallSite) => (signal?.aborted === true ? signal.reason : pointAt(Cause.squash(cause), at))
     // a run that completed at once (a zero-latency model, synchronous tools) is settled here, while
     // the host's call is still on the stack: its call site is taken only if the run failed
-    const exit = fiber.pollUnsafe()
-    if (exit !== undefined) {
-      return Exit.isSuccess(exit) ? Promise.resolve(exit.value) : Promise.reject(failed(exit.cause, typeof site === "function" ? callSite(site) : site))
-    }
+    const settle = (exit: Exit.Exit<RunOutput, unknown>) =>
+      Exit.isSuccess(exit) ? Promise.resolve(exit.value) : Promise.reject(failed(exit.cause, typeof site === "function" ? callSite(site) : site))
+    if (Exit.isExit(begun)) return settle(begun)
+    const exit = begun.pollUnsafe()
+    if (exit !== undefined) return settle(exit)
     const at = typeof site === "function" ? callSite(site) : site
     return new Promise<RunOutput>((resolve, reject) =>
-      fiber.addObserver((exit) => (Exit.isSuccess(exit) ? resolve(exit.value) : reject(failed(exit.cause, at))))
+      begun.addObserver((exit) => (Exit.isSuccess(exit) ? resolve(exit.value) : reject(failed(exit.cause, at))))
     )
   }
 

@@ -346,6 +346,27 @@ describe("budgets, errors, cancellation, streaming", () => {
     await runtime.close()
   })
 
+  it("a model that throws rejects the run (the call returns a promise, it does not throw), and the runtime goes on", async () => {
+    const runtime = createRuntime({ model: tagging() })
+    const broken: LanguageModel.LanguageModelShape = {
+      name: "broken",
+      chat: () => {
+        throw new Error("the model broke")
+      },
+      stream: () => {
+        throw new Error("not streamed")
+      }
+    }
+    const brokenRuntime = createRuntime({ model: broken })
+    const thrown = brokenRuntime.run(T.llm({ system: "s" }), "x")
+    expect(thrown).toBeInstanceOf(Promise)
+    await expect(thrown).rejects.toThrow("the model broke")
+    // the runtimes go on serving runs
+    expect((await runtime.run(T.llm({ system: "s" }), "x")).value).toBe("[s] x")
+    await expect(brokenRuntime.run(T.lit(1), null)).resolves.toMatchObject({ value: 1 })
+    await Promise.all([runtime.close(), brokenRuntime.close()])
+  })
+
   it("closing the runtime interrupts the runs still going, and a run after it fails", async () => {
     let started: () => void = () => {}
     const calling = new Promise<void>((resolve) => (started = resolve))
