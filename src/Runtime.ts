@@ -578,6 +578,8 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
     if (call.record !== undefined) runOptions.record = call.record
     if (call.replay !== undefined) runOptions.replay = call.replay
     const signal = call.signal
+    // a run asked for with an aborted signal is not begun: a run that never waits would finish before seeing it
+    if (signal?.aborted === true) return Promise.reject(signal.reason)
     const forkOptions = signal !== undefined ? { signal } : undefined
     const begun =
       "checkpoint" in from

@@ -346,6 +346,18 @@ describe("budgets, errors, cancellation, streaming", () => {
     await runtime.close()
   })
 
+  it("a run asked for with an aborted signal is refused with its reason, and no model is called", async () => {
+    let calls = 0
+    const runtime = createRuntime({ model: Scripted.respond(() => (calls++, "answer")) })
+    const controller = new AbortController()
+    controller.abort(new Error("cancelled before it began"))
+    const e = await failure(runtime.run(T.llm({ system: "s" }), "x", { signal: controller.signal }))
+    expect((e as unknown as Error).message).toBe("cancelled before it began")
+    expect(calls).toBe(0)
+    expect((await runtime.run(T.llm({ system: "s" }), "x")).value).toBe("answer")
+    await runtime.close()
+  })
+
   it("a model that throws rejects the run (the call returns a promise, it does not throw), and the runtime goes on", async () => {
     const runtime = createRuntime({ model: tagging() })
     const broken: LanguageModel.LanguageModelShape = {
