@@ -621,7 +621,8 @@ export const createRuntime = (options: RuntimeOptions = {}): Runtime => {
     let failure: { error: unknown } | undefined
     const controller = new AbortController()
     const abort = () => controller.abort(call.signal?.reason)
-    call.signal?.addEventListener("abort", abort, { once: true })
+    if (call.signal?.aborted === true) abort()
+    else call.signal?.addEventListener("abort", abort, { once: true })
     const running = runWith({ term, input }, { ...call, signal: controller.signal }, site, (event) => {
       queue.push(event)
       wake?.()

@@ -354,6 +354,13 @@ describe("budgets, errors, cancellation, streaming", () => {
     const e = await failure(runtime.run(T.llm({ system: "s" }), "x", { signal: controller.signal }))
     expect((e as unknown as Error).message).toBe("cancelled before it began")
     expect(calls).toBe(0)
+    const events: Array<string> = []
+    const streaming = (async () => {
+      for await (const event of runtime.stream(T.llm({ system: "s" }), "x", { signal: controller.signal })) events.push(event.type)
+    })()
+    expect(((await failure(streaming)) as unknown as Error).message).toBe("cancelled before it began")
+    expect(events).toEqual([])
+    expect(calls).toBe(0)
     expect((await runtime.run(T.llm({ system: "s" }), "x")).value).toBe("answer")
     await runtime.close()
   })
