@@ -85,7 +85,9 @@ class LineGuard extends Writable {
   constructor(
     private readonly limit: number,
     private readonly reject: (response: JSONRPCMessage) => void,
-    private readonly accepted: (message: JSONRPCMessage) => void
+    private readonly accepted: (message: JSONRPCMessage) => void,
+    /** Calls back once the answers may be written: input waits while they cannot. */
+    private readonly whenWritable: (resume: () => void) => void
   ) {
     super()
   }
@@ -109,7 +111,9 @@ class LineGuard extends Writable {
       this.endLine()
       start = newline + 1
     }
-    callback()
+    // The next chunk is read once the answers to this one can go out: a client that does not read
+    // its answers stops the reading of its requests, and memory stays bounded.
+    this.whenWritable(() => callback())
   }
 
   override _final(callback: (error?: Error | null) => void): void {
@@ -149,8 +153,87 @@ class LineGuard extends Writable {
 }
 
 /**
+ * Writes messages to standard output as lines, in the order they are sent. The lines of one turn
+ * of the event loop go out in one write: every write to a pipe is a system call that wakes the
+ * client, and the answers to requests that arrived together share one. While the output is backed
+ * up (the client reads slowly) lines wait here, in order, and {@link LineWriter.whenWritable}
+ * holds back the reading of input; once the output has failed (the client went away) lines are
+ * dropped and everyone waiting is released.
+ */
+class LineWriter {
+  private lines: Array<string> = []
+  /** Called once the lines waiting in {@link LineWriter.lines} have been written. */
+  private written: Array<() => void> = []
+  /** Called at the next `drain`: senders whose lines the stream buffered, then paused input. */
+  private afterDrain: Array<() => void> = []
+  private scheduled: NodeJS.Immediate | undefined
+  private backedUp = false
+  private failed = false
+
+  constructor(private readonly out: Writable) {
+    out.on("drain", this.drained)
+    out.on("error", this.fail)
+  }
+
+  /** Queue one line (a newline is added); `written` is called once it is handed to the stream. */
+  write(line: string, written: () => void): void {
+    if (this.failed) {
+      written()
+      return
+    }
+    this.lines.push(line, "\n")
+    this.written.push(written)
+    if (this.scheduled === undefined && !this.backedUp) this.scheduled = setImmediate(this.flush)
+  }
+
+  /** Calls `resume` now, or once the output has drained when it is backed up. */
+  whenWritable(resume: () => void): void {
+    if (this.backedUp && !this.failed) this.afterDrain.push(resume)
+    else resume()
+  }
+
+  /** Write what is queued now, in one write (called at the end of the turn, and before closing). */
+  readonly flush = (): void => {
+    if (this.scheduled !== undefined) clearImmediate(this.scheduled)
+    this.scheduled = undefined
+    if (this.failed || this.backedUp || this.lines.length === 0) return
+    const text = this.lines.length === 2 ? this.lines[0]! + this.lines[1]! : this.lines.join("")
+    const written = this.written
+    this.lines = []
+    this.written = []
+    if (this.out.write(text)) {
+      for (const done of written) done()
+    } else {
+      this.backedUp = true
+      this.afterDrain.push(...written)
+    }
+  }
+
+  private readonly drained = (): void => {
+    this.backedUp = false
+    const waiting = this.afterDrain
+    this.afterDrain = []
+    for (const resume of waiting) resume()
+    this.flush()
+  }
+
+  private readonly fail = (): void => {
+    if (this.failed) return
+    this.failed = true
+    if (this.scheduled !== undefined) clearImmediate(this.scheduled)
+    this.scheduled = undefined
+    const waiting = [...this.written, ...this.afterDrain]
+    this.lines = []
+    this.written = []
+    this.afterDrain = []
+    for (const release of waiting) release()
+  }
+}
+
+/**
  * The stdio side of a session: messages arrive from the {@link LineGuard} already parsed and
- * checked (so they are not parsed a second time); each message goes out as one line.
+ * checked (so they are not parsed a second time); each message goes out as one line through the
+ * {@link LineWriter}.
  */
 class LineTransport implements Transport {
   onmessage?: Transport["onmessage"]
@@ -159,7 +242,7 @@ class LineTransport implements Transport {
   private closed = false
 
   constructor(
-    private readonly stdout: Writable,
+    private readonly writer: LineWriter,
     /** Called after a message was written (the drain accounting of {@link serveStdio}). */
     private readonly sent: (message: JSONRPCMessage) => void
   ) {}
@@ -171,19 +254,22 @@ class LineTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
+    if (this.closed) {
+      this.sent(message)
+      return Promise.resolve()
+    }
+    return new Promise((resolve) =>
+      this.writer.write(JSON.stringify(message), () => {
         this.sent(message)
         resolve()
-      }
-      if (this.closed || this.stdout.write(`${JSON.stringify(message)}\n`)) done()
-      else this.stdout.once("drain", done)
-    })
+      })
+    )
   }
 
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    this.writer.flush() // what was sent before closing still goes out
     this.onclose?.()
   }
 }
@@ -228,7 +314,8 @@ export const serveStdio = async (server: LambdaServer, options: StdioServeOption
   const stdout = options.stdout ?? process.stdout
   const pending = new Set<string | number>()
   let drained: (() => void) | undefined
-  const transport = new LineTransport(stdout, (message) => {
+  const writer = new LineWriter(stdout)
+  const transport = new LineTransport(writer, (message) => {
     if (!("method" in message) && "id" in message && message.id !== undefined) {
       pending.delete(message.id)
       if (pending.size === 0) drained?.()
@@ -245,7 +332,8 @@ export const serveStdio = async (server: LambdaServer, options: StdioServeOption
         if (id !== undefined) pending.delete(id)
       }
       transport.receive(message)
-    }
+    },
+    (resume) => writer.whenWritable(resume)
   )
 
   const restoreConsole = (options.redirectConsole ?? stdout === process.stdout) ? redirectConsole() : () => undefined
