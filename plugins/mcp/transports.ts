@@ -86,8 +86,8 @@ class LineGuard extends Writable {
     private readonly limit: number,
     private readonly reject: (response: JSONRPCMessage) => void,
     private readonly accepted: (message: JSONRPCMessage) => void,
-    /** Calls back once the answers may be written: input waits while they cannot. */
-    private readonly whenWritable: (resume: () => void) => void
+    /** Calls back once the answers to what was read have gone out: input waits for them. */
+    private readonly afterAnswers: (resume: () => void) => void
   ) {
     super()
   }
@@ -111,9 +111,9 @@ class LineGuard extends Writable {
       this.endLine()
       start = newline + 1
     }
-    // The next chunk is read once the answers to this one can go out: a client that does not read
-    // its answers stops the reading of its requests, and memory stays bounded.
-    this.whenWritable(() => callback())
+    // The next chunk is read once the answers to this one have gone out: a client that does not
+    // read its answers stops the reading of its requests, and memory stays bounded.
+    this.afterAnswers(() => callback())
   }
 
   override _final(callback: (error?: Error | null) => void): void {
@@ -156,7 +156,7 @@ class LineGuard extends Writable {
  * Writes messages to standard output as lines, in the order they are sent. The lines of one turn
  * of the event loop go out in one write: every write to a pipe is a system call that wakes the
  * client, and the answers to requests that arrived together share one. While the output is backed
- * up (the client reads slowly) lines wait here, in order, and {@link LineWriter.whenWritable}
+ * up (the client reads slowly) lines wait here, in order, and {@link LineWriter.afterAnswers}
  * holds back the reading of input; once the output has failed (the client went away) lines are
  * dropped and everyone waiting is released.
  */
@@ -164,6 +164,8 @@ class LineWriter {
   private lines: Array<string> = []
   /** Called once the lines waiting in {@link LineWriter.lines} have been written. */
   private written: Array<() => void> = []
+  /** Called once the lines waiting now have been written: paused input. */
+  private afterFlush: Array<() => void> = []
   /** Called at the next `drain`: senders whose lines the stream buffered, then paused input. */
   private afterDrain: Array<() => void> = []
   private scheduled: NodeJS.Immediate | undefined
@@ -186,10 +188,17 @@ class LineWriter {
     if (this.scheduled === undefined && !this.backedUp) this.scheduled = setImmediate(this.flush)
   }
 
-  /** Calls `resume` now, or once the output has drained when it is backed up. */
-  whenWritable(resume: () => void): void {
-    if (this.backedUp && !this.failed) this.afterDrain.push(resume)
-    else resume()
+  /**
+   * Calls `resume` at the end of this turn of the event loop (when the answers computed in it are
+   * queued), once they have been written, and once the output has drained if it is backed up.
+   */
+  afterAnswers(resume: () => void): void {
+    setImmediate(() => {
+      if (this.failed) resume()
+      else if (this.backedUp) this.afterDrain.push(resume)
+      else if (this.lines.length > 0) this.afterFlush.push(resume)
+      else resume()
+    })
   }
 
   /** Write what is queued now, in one write (called at the end of the turn, and before closing). */
@@ -199,13 +208,16 @@ class LineWriter {
     if (this.failed || this.backedUp || this.lines.length === 0) return
     const text = this.lines.length === 2 ? this.lines[0]! + this.lines[1]! : this.lines.join("")
     const written = this.written
+    const paused = this.afterFlush
     this.lines = []
     this.written = []
+    this.afterFlush = []
     if (this.out.write(text)) {
       for (const done of written) done()
+      for (const resume of paused) resume()
     } else {
       this.backedUp = true
-      this.afterDrain.push(...written)
+      this.afterDrain.push(...written, ...paused)
     }
   }
 
@@ -222,9 +234,10 @@ class LineWriter {
     this.failed = true
     if (this.scheduled !== undefined) clearImmediate(this.scheduled)
     this.scheduled = undefined
-    const waiting = [...this.written, ...this.afterDrain]
+    const waiting = [...this.written, ...this.afterFlush, ...this.afterDrain]
     this.lines = []
     this.written = []
+    this.afterFlush = []
     this.afterDrain = []
     for (const release of waiting) release()
   }
@@ -333,7 +346,7 @@ export const serveStdio = async (server: LambdaServer, options: StdioServeOption
       }
       transport.receive(message)
     },
-    (resume) => writer.whenWritable(resume)
+    (resume) => writer.afterAnswers(resume)
   )
 
   const restoreConsole = (options.redirectConsole ?? stdout === process.stdout) ? redirectConsole() : () => undefined
