@@ -153,9 +153,10 @@ class LineGuard extends Writable {
 }
 
 /**
- * Writes messages to standard output as lines, in the order they are sent. The lines of one turn
- * of the event loop go out in one write: every write to a pipe is a system call that wakes the
- * client, and the answers to requests that arrived together share one. While the output is backed
+ * Writes messages to standard output as lines, in the order they are sent. The first line of a
+ * turn of the event loop goes out at once, the others of that turn together at its end: every
+ * write to a pipe is a system call that wakes the client, and the answers to requests that
+ * arrived together share one. While the output is backed
  * up (the client reads slowly) lines wait here, in order, and {@link LineWriter.afterAnswers}
  * holds back the reading of input; once the output has failed (the client went away) lines are
  * dropped and everyone waiting is released.
@@ -185,7 +186,11 @@ class LineWriter {
     }
     this.lines.push(line, "\n")
     this.written.push(written)
-    if (this.scheduled === undefined && !this.backedUp) this.scheduled = setImmediate(this.flush)
+    if (this.scheduled !== undefined || this.backedUp) return
+    // The first line of a turn goes out at once (the client can start on it); the lines after it
+    // wait for the end of the turn and go out together.
+    this.writeQueued()
+    this.scheduled = setImmediate(this.flush)
   }
 
   /**
@@ -205,6 +210,10 @@ class LineWriter {
   readonly flush = (): void => {
     if (this.scheduled !== undefined) clearImmediate(this.scheduled)
     this.scheduled = undefined
+    this.writeQueued()
+  }
+
+  private writeQueued(): void {
     if (this.failed || this.backedUp || this.lines.length === 0) return
     const text = this.lines.length === 2 ? this.lines[0]! + this.lines[1]! : this.lines.join("")
     const written = this.written
