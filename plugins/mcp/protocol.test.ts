@@ -185,6 +185,6 @@ describe("stdio protocol handling", () => {
     for (let id = 1; id <= 20; id++) server.send(callTool(id, "run", { code: { add: [id, 1] }, input: null }))
     const code = await Promise.race([server.exited, new Promise((r) => setTimeout(() => r("timeout"), REQUEST_TIMEOUT_MS))])
     expect(code).toBe(0)
-    expect(server.stderr).not.toMatch(/Error|    at /)
+    expect(server.stderr).not.toMatch(/Error|\n\s+at /)
   })
 })

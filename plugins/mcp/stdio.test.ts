@@ -54,8 +54,12 @@ class Reader extends Writable {
 
 const line = (message: object) => `${JSON.stringify(message)}\n`
 const initialize = (id = 0) =>
-  line({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "t", version: "0" } } }) +
-  line({ jsonrpc: "2.0", method: "notifications/initialized" })
+  line({
+    jsonrpc: "2.0",
+    id,
+    method: "initialize",
+    params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "t", version: "0" } }
+  }) + line({ jsonrpc: "2.0", method: "notifications/initialized" })
 const callTool = (id: number, name: string, args: object, meta?: object) =>
   line({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args, ...(meta !== undefined ? { _meta: meta } : {}) } })
 const run = (id: number, code: unknown, input: unknown = null) => callTool(id, "run", { code, input })
