@@ -5,6 +5,8 @@
  *   standard output (diagnostics, and `console.log` while serving, go to standard error). Lines that
  *   are not JSON, not JSON-RPC or too long are answered with a JSON-RPC error and skipped. At end
  *   of input the server answers what is in flight, closes, and the process can exit with code 0.
+ *   Answers ready together go out in one write; while the client does not read them, its requests
+ *   are not read either; a client that closes standard output closes the session.
  * - **HTTP**: the Streamable HTTP transport at `/mcp`, bound to 127.0.0.1 by default, one session
  *   per client (`Mcp-Session-Id`), `Host` and `Origin` checked against an allow-list (protection
  *   against DNS rebinding), an optional bearer token, request bodies size-limited, idle sessions
