@@ -180,6 +180,32 @@ describe("stdio answers", () => {
     expect(messages.every((m) => textOf(m).startsWith(`${m.id} `) && textOf(m).length === 10_000)).toBe(true)
   })
 
+  it("hand every answer already computed to the output when the session closes while the client is not reading", async () => {
+    let calls = 0
+    const counted = defineTool({
+      name: "counted",
+      description: "Counts its calls and answers with 10 kB of text.",
+      input: z.object({ n: z.number() }),
+      run: (args) => {
+        calls++
+        return { content: [{ type: "text", text: `${args.n} `.padEnd(10_000, "x") }] }
+      }
+    })
+    const reader = new Reader()
+    const { stdin, handle } = await serve(reader, [{ name: "counted", tools: () => [counted] }])
+    stdin.write(initialize())
+    await reader.until(1)
+    reader.holding = true
+    for (let id = 1; id <= 1_000; id++) stdin.write(callTool(id, "counted", { n: id }))
+    await waitFor(() => reader.heldWrites > 0 && stdin.readableFlowing === false, "standard input to be paused")
+    const answered = calls
+    await handle.close()
+    expect(reader.listenerCount("drain")).toBe(0) // the server let go of the output
+    reader.release()
+    const messages = (await reader.until(answered + 1)).slice(1)
+    expect(messages.map((m) => m.id)).toEqual(Array.from({ length: answered }, (_, i) => i + 1))
+  })
+
   it("end the session without an error when the client goes away (EPIPE)", async () => {
     const reader = new Reader()
     const { stdin, handle } = await serve(reader)

@@ -173,6 +173,7 @@ class LineWriter {
   private afterDrain: Array<() => void> = []
   private scheduled: NodeJS.Immediate | undefined
   private backedUp = false
+  /** The output failed or the session closed: lines are dropped, senders released at once. */
   private failed = false
 
   constructor(private readonly out: Writable) {
@@ -240,6 +241,19 @@ class LineWriter {
     this.flush()
   }
 
+  /**
+   * The session is closing: what is queued goes to the stream even if it is backed up (the stream
+   * keeps it until the client reads it), and the writer lets go of the stream.
+   */
+  close(): void {
+    if (this.failed) return
+    if (this.lines.length > 0) this.out.write(this.lines.join(""))
+    this.lines = []
+    this.fail()
+    this.out.off("drain", this.drained)
+    this.out.off("error", this.fail)
+  }
+
   private readonly fail = (): void => {
     if (this.failed) return
     this.failed = true
@@ -293,7 +307,7 @@ class LineTransport implements Transport {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
-    this.writer.flush() // what was sent before closing still goes out
+    this.writer.close() // what was sent before closing still goes out
     this.onclose?.()
   }
 }
