@@ -158,10 +158,9 @@ class LineGuard extends Writable {
  * Writes messages to standard output as lines, in the order they are sent. The first line of a
  * turn of the event loop goes out at once, the others of that turn together at its end: every
  * write to a pipe is a system call that wakes the client, and the answers to requests that
- * arrived together share one. While the output is backed
- * up (the client reads slowly) lines wait here, in order, and {@link LineWriter.afterAnswers}
- * holds back the reading of input; once the output has failed (the client went away) lines are
- * dropped and everyone waiting is released.
+ * arrived together share one. While the output is backed up (the client reads slowly) lines wait
+ * here, in order, and {@link LineWriter.afterAnswers} holds back the reading of input; once the
+ * output has failed (the client went away) lines are dropped and everyone waiting is released.
  */
 class LineWriter {
   private lines: Array<string> = []
