@@ -2,7 +2,9 @@
  * The MCP server (`lambdagent mcp`) under load: tools/call throughput and latency of `run` on a small
  * term over stdio and Streamable HTTP, next to a server built from the MCP SDK alone with one `echo`
  * tool (the floor) on the same transport, in the same run, cold (the first call of a new connection)
- * and warm; the round trip of a `continue` loop; and `run` of a self-recursive fib(25).
+ * and warm; the round trip of a `continue` loop; and `run` of a self-recursive fib(25). The warm
+ * figures of lambdagent and of the floor are measured in rounds taking turns, so that a change of
+ * load on the machine during the run falls on both.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
@@ -97,39 +99,79 @@ interface Load {
   readonly p99Ms: number
 }
 
-/** Sequential calls from one client: the first call, then throughput and latency percentiles after a warm-up. */
-const sequential = async (client: Client, tool: string): Promise<Load> => {
-  const first = performance.now()
-  await call(client, tool)
-  const firstMs = performance.now() - first
-  for (let i = 0; i < WARMUP; i++) await call(client, tool)
-  const times = new Array<number>(CALLS)
-  const start = performance.now()
-  for (let i = 0; i < CALLS; i++) {
-    const t = performance.now()
-    await call(client, tool)
-    times[i] = performance.now() - t
+/** Calls measured in rounds, the two servers taking turns (see {@link sideBySide}). */
+const ROUNDS = 10
+
+/** A server under measurement: its client(s) and its tool. */
+interface Side {
+  readonly clients: ReadonlyArray<Client>
+  readonly tool: string
+}
+
+/**
+ * Runs `measure` on both sides in {@link ROUNDS} rounds, taking turns (and swapping who goes
+ * first each round): on a shared machine the load changes during a run, and the process measured
+ * first also pays for the benchmark client's own garbage collection after start-up. Taking turns
+ * spreads both over the two servers alike.
+ */
+const sideBySide = async <A>(sides: readonly [Side, Side], measure: (side: Side) => Promise<A>): Promise<[Array<A>, Array<A>]> => {
+  const results: [Array<A>, Array<A>] = [[], []]
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? [0, 1] : [1, 0]
+    for (const index of order) results[index as 0 | 1].push(await measure(sides[index as 0 | 1]))
   }
-  const total = performance.now() - start
-  times.sort((a, b) => a - b)
-  return { firstMs, perSecond: (CALLS * 1000) / total, p50Ms: times[Math.floor(CALLS * 0.5)]!, p99Ms: times[Math.floor(CALLS * 0.99)]! }
+  return results
+}
+
+/** Sequential calls from one client each: the first call, then throughput and latency percentiles after a warm-up. */
+const sequential = async (sides: readonly [Side, Side]): Promise<[Load, Load]> => {
+  const firstMs: Array<number> = []
+  for (const side of sides) {
+    const first = performance.now()
+    await call(side.clients[0]!, side.tool)
+    firstMs.push(performance.now() - first)
+  }
+  for (const side of sides) for (let i = 0; i < WARMUP; i++) await call(side.clients[0]!, side.tool)
+  const perRound = CALLS / ROUNDS
+  const rounds = await sideBySide(sides, async (side) => {
+    const times = new Array<number>(perRound)
+    for (let i = 0; i < perRound; i++) {
+      const t = performance.now()
+      await call(side.clients[0]!, side.tool)
+      times[i] = performance.now() - t
+    }
+    return times
+  })
+  const load = (index: 0 | 1): Load => {
+    const times = rounds[index].flat().sort((a, b) => a - b)
+    const total = times.reduce((a, b) => a + b, 0)
+    return {
+      firstMs: firstMs[index]!,
+      perSecond: (times.length * 1000) / total,
+      p50Ms: times[Math.floor(times.length * 0.5)]!,
+      p99Ms: times[Math.floor(times.length * 0.99)]!
+    }
+  }
+  return [load(0), load(1)]
 }
 
 /** Calls/s with several loops calling at once, each on its own client (or sharing one). */
-const concurrent = async (loops: ReadonlyArray<Client>, tool: string): Promise<number> => {
-  const per = Math.ceil(CALLS / loops.length)
-  await Promise.all(
-    loops.map(async (c) => {
-      for (let i = 0; i < WARMUP / loops.length; i++) await call(c, tool)
-    })
-  )
-  const start = performance.now()
-  await Promise.all(
-    loops.map(async (c) => {
-      for (let i = 0; i < per; i++) await call(c, tool)
-    })
-  )
-  return (per * loops.length * 1000) / (performance.now() - start)
+const concurrent = async (sides: readonly [Side, Side]): Promise<[number, number]> => {
+  const perLoop = (side: Side, calls: number) =>
+    Promise.all(
+      side.clients.map(async (c) => {
+        for (let i = 0; i < calls; i++) await call(c, side.tool)
+      })
+    )
+  for (const side of sides) await perLoop(side, Math.ceil(WARMUP / side.clients.length))
+  const per = Math.ceil(CALLS / ROUNDS / CONCURRENCY)
+  const rounds = await sideBySide(sides, async (side) => {
+    const start = performance.now()
+    await perLoop(side, per)
+    return { calls: per * side.clients.length, ms: performance.now() - start }
+  })
+  const rate = (index: 0 | 1) => (rounds[index].reduce((a, r) => a + r.calls, 0) * 1000) / rounds[index].reduce((a, r) => a + r.ms, 0)
+  return [rate(0), rate(1)]
 }
 
 /** Follow a countdown's continuations to its value: the first round trip, then the rest's mean and percentiles. */
@@ -177,35 +219,37 @@ export async function run(): Promise<void> {
     // stdio: each client spawns its own server process
     const stdioLambda = await connectStdio(lambdagent)
     const stdioEcho = await connectStdio(echo)
-    const sl = await sequential(stdioLambda, lambdagent.tool)
-    const se = await sequential(stdioEcho, echo.tool)
-    const slConc = await concurrent(
-      Array.from({ length: CONCURRENCY }, () => stdioLambda),
-      lambdagent.tool
-    )
-    const seConc = await concurrent(
-      Array.from({ length: CONCURRENCY }, () => stdioEcho),
-      echo.tool
-    )
+    const [sl, se] = await sequential([
+      { clients: [stdioLambda], tool: lambdagent.tool },
+      { clients: [stdioEcho], tool: echo.tool }
+    ])
+    const [slConc, seConc] = await concurrent([
+      { clients: Array.from({ length: CONCURRENCY }, () => stdioLambda), tool: lambdagent.tool },
+      { clients: Array.from({ length: CONCURRENCY }, () => stdioEcho), tool: echo.tool }
+    ])
 
     // Streamable HTTP: one server process each, on a free port
     const [lambdaUrl, echoUrl] = await Promise.all([startHttp(lambdagent), startHttp(echo)])
     const httpLambda = await connectHttp(lambdaUrl)
     const httpEcho = await connectHttp(echoUrl)
-    const hl = await sequential(httpLambda, lambdagent.tool)
-    const he = await sequential(httpEcho, echo.tool)
+    const [hl, he] = await sequential([
+      { clients: [httpLambda], tool: lambdagent.tool },
+      { clients: [httpEcho], tool: echo.tool }
+    ])
     const lambdaClients = [httpLambda, ...(await Promise.all(Array.from({ length: CONCURRENCY - 1 }, () => connectHttp(lambdaUrl))))]
     const echoClients = [httpEcho, ...(await Promise.all(Array.from({ length: CONCURRENCY - 1 }, () => connectHttp(echoUrl))))]
-    const hlConc = await concurrent(lambdaClients, lambdagent.tool)
-    const heConc = await concurrent(echoClients, echo.tool)
+    const [hlConc, heConc] = await concurrent([
+      { clients: lambdaClients, tool: lambdagent.tool },
+      { clients: echoClients, tool: echo.tool }
+    ])
 
     table(
-      `tools/call, one client, ${fmt(CALLS, 0)} sequential calls after ${fmt(WARMUP, 0)} warm-up (reference Haskell server: small run ≈ 0.045 ms p50 over stdio)`,
+      `tools/call, one client, ${fmt(CALLS, 0)} sequential calls after ${fmt(WARMUP, 0)} warm-up, in ${ROUNDS} rounds taking turns with the floor (reference Haskell server: small run ≈ 0.045 ms p50 over stdio)`,
       ["workload", "cold: 1st call ms", "warm calls/s", "warm p50 ms", "warm p99 ms", "time lambdagent/floor"],
       [...loadRows("stdio", sl, se), ...loadRows("HTTP", hl, he)]
     )
     table(
-      `tools/call throughput, ${CONCURRENCY} concurrent callers (stdio: ${CONCURRENCY} in flight on one connection; HTTP: ${CONCURRENCY} clients/sessions)`,
+      `tools/call throughput, ${CONCURRENCY} concurrent callers, ${ROUNDS} rounds taking turns (stdio: ${CONCURRENCY} in flight on one connection; HTTP: ${CONCURRENCY} clients/sessions)`,
       ["workload", "lambdagent calls/s", "SDK echo calls/s", "time lambdagent/floor"],
       [
         ["stdio", fmt(slConc, 0), fmt(seConc, 0), `${fmt(seConc / slConc, 2)}×`],

@@ -177,4 +177,14 @@ describe("stdio protocol handling", () => {
     expect(byId.get(3).result.content[0].text).toBe("81")
     expect(server.stderr).toContain("server closed")
   })
+
+  it("exits with code 0 and no error when the client stops reading its answers (EPIPE)", async () => {
+    const server = start()
+    await server.initialize()
+    server.child.stdout.destroy() // the client's end of standard output is closed
+    for (let id = 1; id <= 20; id++) server.send(callTool(id, "run", { code: { add: [id, 1] }, input: null }))
+    const code = await Promise.race([server.exited, new Promise((r) => setTimeout(() => r("timeout"), REQUEST_TIMEOUT_MS))])
+    expect(code).toBe(0)
+    expect(server.stderr).not.toMatch(/Error|\n\s+at /)
+  })
 })

@@ -5,6 +5,8 @@
  *   standard output (diagnostics, and `console.log` while serving, go to standard error). Lines that
  *   are not JSON, not JSON-RPC or too long are answered with a JSON-RPC error and skipped. At end
  *   of input the server answers what is in flight, closes, and the process can exit with code 0.
+ *   Answers ready together go out in one write; while the client does not read them, its requests
+ *   are not read either; a client that closes standard output closes the session.
  * - **HTTP**: the Streamable HTTP transport at `/mcp`, bound to 127.0.0.1 by default, one session
  *   per client (`Mcp-Session-Id`), `Host` and `Origin` checked against an allow-list (protection
  *   against DNS rebinding), an optional bearer token, request bodies size-limited, idle sessions
@@ -85,7 +87,9 @@ class LineGuard extends Writable {
   constructor(
     private readonly limit: number,
     private readonly reject: (response: JSONRPCMessage) => void,
-    private readonly accepted: (message: JSONRPCMessage) => void
+    private readonly accepted: (message: JSONRPCMessage) => void,
+    /** Calls back once the answers to what was read have gone out: input waits for them. */
+    private readonly afterAnswers: (resume: () => void) => void
   ) {
     super()
   }
@@ -109,7 +113,9 @@ class LineGuard extends Writable {
       this.endLine()
       start = newline + 1
     }
-    callback()
+    // The next chunk is read once the answers to this one have gone out: a client that does not
+    // read its answers stops the reading of its requests, and memory stays bounded.
+    this.afterAnswers(() => callback())
   }
 
   override _final(callback: (error?: Error | null) => void): void {
@@ -149,8 +155,122 @@ class LineGuard extends Writable {
 }
 
 /**
+ * Writes messages to standard output as lines, in the order they are sent. The first line of a
+ * turn of the event loop goes out at once, the others of that turn together at its end: every
+ * write to a pipe is a system call that wakes the client, and the answers to requests that
+ * arrived together share one. While the output is backed up (the client reads slowly) lines wait
+ * here, in order, and {@link LineWriter.afterAnswers} holds back the reading of input; once the
+ * output has failed (the client went away) lines are dropped and everyone waiting is released.
+ */
+class LineWriter {
+  private lines: Array<string> = []
+  /** Called once the lines waiting in {@link LineWriter.lines} have been written. */
+  private written: Array<() => void> = []
+  /** Called once the lines waiting now have been written: paused input. */
+  private afterFlush: Array<() => void> = []
+  /** Called at the next `drain`: senders whose lines the stream buffered, then paused input. */
+  private afterDrain: Array<() => void> = []
+  private scheduled: NodeJS.Immediate | undefined
+  private backedUp = false
+  /** The output failed or the session closed: lines are dropped, senders released at once. */
+  private failed = false
+
+  constructor(private readonly out: Writable) {
+    out.on("drain", this.drained)
+    out.on("error", this.fail)
+  }
+
+  /** Queue one line (a newline is added); `written` is called once it is handed to the stream. */
+  write(line: string, written: () => void): void {
+    if (this.failed) {
+      written()
+      return
+    }
+    this.lines.push(line, "\n")
+    this.written.push(written)
+    if (this.scheduled !== undefined || this.backedUp) return
+    // The first line of a turn goes out at once (the client can start on it); the lines after it
+    // wait for the end of the turn and go out together.
+    this.writeQueued()
+    this.scheduled = setImmediate(this.flush)
+  }
+
+  /**
+   * Calls `resume` at the end of this turn of the event loop (when the answers computed in it are
+   * queued), once they have been written, and once the output has drained if it is backed up.
+   */
+  afterAnswers(resume: () => void): void {
+    setImmediate(() => {
+      if (this.failed) resume()
+      else if (this.backedUp) this.afterDrain.push(resume)
+      else if (this.lines.length > 0) this.afterFlush.push(resume)
+      else resume()
+    })
+  }
+
+  /** Write what is queued now, in one write (called at the end of the turn, and before closing). */
+  readonly flush = (): void => {
+    if (this.scheduled !== undefined) clearImmediate(this.scheduled)
+    this.scheduled = undefined
+    this.writeQueued()
+  }
+
+  private writeQueued(): void {
+    if (this.failed || this.backedUp || this.lines.length === 0) return
+    const text = this.lines.length === 2 ? this.lines[0]! + this.lines[1]! : this.lines.join("")
+    const written = this.written
+    const paused = this.afterFlush
+    this.lines = []
+    this.written = []
+    this.afterFlush = []
+    if (this.out.write(text)) {
+      for (const done of written) done()
+      for (const resume of paused) resume()
+    } else {
+      this.backedUp = true
+      this.afterDrain.push(...written, ...paused)
+    }
+  }
+
+  private readonly drained = (): void => {
+    this.backedUp = false
+    const waiting = this.afterDrain
+    this.afterDrain = []
+    for (const resume of waiting) resume()
+    this.flush()
+  }
+
+  /**
+   * The session is closing: what is queued goes to the stream even if it is backed up (the stream
+   * keeps it until the client reads it), and the writer lets go of the stream.
+   */
+  close(): void {
+    if (this.failed) return
+    if (this.lines.length > 0) this.out.write(this.lines.join(""))
+    this.lines = []
+    this.fail()
+    this.out.off("drain", this.drained)
+    this.out.off("error", this.fail)
+  }
+
+  private readonly fail = (): void => {
+    if (this.failed) return
+    this.failed = true
+    if (this.scheduled !== undefined) clearImmediate(this.scheduled)
+    this.scheduled = undefined
+    const waiting = [...this.written, ...this.afterFlush, ...this.afterDrain]
+    this.lines = []
+    this.written = []
+    this.afterFlush = []
+    this.afterDrain = []
+    for (const release of waiting) release()
+  }
+}
+
+/**
  * The stdio side of a session: messages arrive from the {@link LineGuard} already parsed and
- * checked (so they are not parsed a second time); each message goes out as one line.
+ * checked (so they are not parsed a second time); each message goes out as one line through the
+ * {@link LineWriter}.
  */
 class LineTransport implements Transport {
   onmessage?: Transport["onmessage"]
@@ -159,7 +279,7 @@ class LineTransport implements Transport {
   private closed = false
 
   constructor(
-    private readonly stdout: Writable,
+    private readonly writer: LineWriter,
     /** Called after a message was written (the drain accounting of {@link serveStdio}). */
     private readonly sent: (message: JSONRPCMessage) => void
   ) {}
@@ -171,19 +291,22 @@ class LineTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
+    if (this.closed) {
+      this.sent(message)
+      return Promise.resolve()
+    }
+    return new Promise((resolve) =>
+      this.writer.write(JSON.stringify(message), () => {
         this.sent(message)
         resolve()
-      }
-      if (this.closed || this.stdout.write(`${JSON.stringify(message)}\n`)) done()
-      else this.stdout.once("drain", done)
-    })
+      })
+    )
   }
 
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    this.writer.close() // what was sent before closing still goes out
     this.onclose?.()
   }
 }
@@ -228,7 +351,8 @@ export const serveStdio = async (server: LambdaServer, options: StdioServeOption
   const stdout = options.stdout ?? process.stdout
   const pending = new Set<string | number>()
   let drained: (() => void) | undefined
-  const transport = new LineTransport(stdout, (message) => {
+  const writer = new LineWriter(stdout)
+  const transport = new LineTransport(writer, (message) => {
     if (!("method" in message) && "id" in message && message.id !== undefined) {
       pending.delete(message.id)
       if (pending.size === 0) drained?.()
@@ -245,7 +369,8 @@ export const serveStdio = async (server: LambdaServer, options: StdioServeOption
         if (id !== undefined) pending.delete(id)
       }
       transport.receive(message)
-    }
+    },
+    (resume) => writer.afterAnswers(resume)
   )
 
   const restoreConsole = (options.redirectConsole ?? stdout === process.stdout) ? redirectConsole() : () => undefined

@@ -1,0 +1,220 @@
+/**
+ * The stdio transport's write path, in process: answers keep their order and their notifications'
+ * places, the answers of one turn share one write, large answers arrive whole, a client that reads
+ * slowly holds back the reading of its requests (memory stays bounded), and a client that goes
+ * away ends the session without an error.
+ */
+import { PassThrough, Writable } from "node:stream"
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js"
+import { afterEach, describe, expect, it } from "vitest"
+import { waitFor } from "../../test/fixtures/waitFor.ts"
+import { defineTool, type ServerModule } from "./module.ts"
+import { createLambdaServer } from "./server.ts"
+import { type ServeHandle, serveStdio } from "./transports.ts"
+import * as z from "zod"
+
+/** The client's side of standard output: every write kept, and reading that can be held back. */
+class Reader extends Writable {
+  readonly writes: Array<number> = []
+  private readonly received: Array<Record<string, any>> = []
+  private partial = ""
+  private held: Array<() => void> = []
+  private waiters: Array<() => void> = []
+  holding = false
+
+  constructor(highWaterMark?: number) {
+    super(highWaterMark !== undefined ? { highWaterMark } : {})
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.writes.push(chunk.length)
+    const lines = (this.partial + chunk.toString("utf8")).split("\n")
+    this.partial = lines.pop()!
+    for (const text of lines) this.received.push(JSON.parse(text) as Record<string, any>)
+    for (const wake of this.waiters.splice(0)) wake()
+    if (this.holding) this.held.push(() => callback())
+    else callback()
+  }
+
+  /** Resolves with the messages received, once there are `count` of them. */
+  async until(count: number): Promise<Array<Record<string, any>>> {
+    while (this.received.length < count) await new Promise<void>((resolve) => this.waiters.push(resolve))
+    return this.received
+  }
+
+  get heldWrites(): number {
+    return this.held.length
+  }
+
+  release(): void {
+    this.holding = false
+    for (const done of this.held.splice(0)) done()
+  }
+}
+
+const line = (message: object) => `${JSON.stringify(message)}\n`
+const initialize = (id = 0) =>
+  line({
+    jsonrpc: "2.0",
+    id,
+    method: "initialize",
+    params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "t", version: "0" } }
+  }) + line({ jsonrpc: "2.0", method: "notifications/initialized" })
+const callTool = (id: number, name: string, args: object, meta?: object) =>
+  line({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args, ...(meta !== undefined ? { _meta: meta } : {}) } })
+const run = (id: number, code: unknown, input: unknown = null) => callTool(id, "run", { code, input })
+
+const identity = { lam: "x", body: { var: "x" } }
+
+const handles: Array<ServeHandle> = []
+afterEach(async () => {
+  await Promise.all(handles.splice(0).map((h) => h.close()))
+})
+
+const serve = async (reader: Reader, modules: ReadonlyArray<ServerModule> = []) => {
+  const stdin = new PassThrough()
+  const server = await createLambdaServer({ modules, log: () => undefined })
+  const handle = await serveStdio(server, { stdin, stdout: reader, redirectConsole: false })
+  handles.push(handle)
+  return { stdin, handle }
+}
+
+/** Text of a tools/call answer's single text item. */
+const textOf = (message: Record<string, any>): string => message.result.content[0].text
+
+describe("stdio answers", () => {
+  it("answer pipelined requests in order, with those of one turn in one write", async () => {
+    const reader = new Reader()
+    const { stdin } = await serve(reader)
+    stdin.write(initialize())
+    await reader.until(1)
+    const count = 200
+    let batch = ""
+    for (let id = 1; id <= count; id++) batch += id % 10 === 0 ? run(id, { lam: "x", body: { mul: [{ var: "x" }, 2] } }, id) : run(id, { add: [id, 1] })
+    const writesBefore = reader.writes.length
+    stdin.write(batch)
+    const messages = (await reader.until(count + 1)).slice(1)
+    expect(messages.map((m) => m.id)).toEqual(Array.from({ length: count }, (_, i) => i + 1))
+    for (const message of messages) {
+      expect(textOf(message)).toBe(String(message.id % 10 === 0 ? message.id * 2 : message.id + 1))
+    }
+    // 200 answers, far fewer system calls: the answers ready together went out together
+    expect(reader.writes.length - writesBefore).toBeLessThan(count / 4)
+  })
+
+  it("keep notifications before the answer they belong to: list_changed before evolve's, progress before the call's", async () => {
+    const steps = defineTool({
+      name: "steps",
+      description: "Reports three steps of progress, then answers.",
+      input: z.object({}),
+      run: async (_args, call) => {
+        for (let step = 1; step <= 3; step++) await call.progress?.(step, `step ${step}`)
+        return { content: [{ type: "text", text: "done" }] }
+      }
+    })
+    const reader = new Reader()
+    const { stdin } = await serve(reader, [{ name: "steps", tools: () => [steps] }])
+    stdin.write(initialize())
+    await reader.until(1)
+    stdin.write(
+      callTool(1, "evolve", { name: "double", description: "Doubles a number.", code: { lam: "n", body: { mul: [{ var: "n" }, 2] } } }) +
+        callTool(2, "double", { input: 21 }) +
+        callTool(3, "steps", {}, { progressToken: "p" }) +
+        run(4, { add: [1, 1] })
+    )
+    // the lists changed and the log of the evolved tool, four answers, three progress notifications
+    const messages = (await reader.until(1 + 3 + 4 + 3)).slice(1)
+    const at = (predicate: (m: Record<string, any>) => boolean) => messages.findIndex(predicate)
+    const answer = (id: number) => at((m) => m.id === id && m.method === undefined)
+    expect([1, 2, 3, 4].map(answer)).toEqual([...[1, 2, 3, 4].map(answer)].sort((a, b) => a - b))
+    expect(at((m) => m.method === "notifications/tools/list_changed")).toBeLessThan(answer(1))
+    expect(textOf(messages[answer(2)]!)).toBe("42")
+    const progress = messages.flatMap((m, index) => (m.method === "notifications/progress" ? [{ index, params: m.params }] : []))
+    expect(progress.map((p) => p.params)).toEqual([1, 2, 3].map((step) => ({ progressToken: "p", progress: step, message: `step ${step}` })))
+    expect(progress.every((p) => p.index < answer(3))).toBe(true)
+  })
+
+  it("deliver large answers whole and in order through a small output buffer", async () => {
+    const reader = new Reader(1024)
+    const { stdin } = await serve(reader)
+    stdin.write(initialize())
+    await reader.until(1)
+    const big = (id: number) => `${id}:`.padEnd(1_000_000, String.fromCharCode(97 + (id % 26)))
+    let batch = ""
+    for (let id = 1; id <= 8; id++) batch += id % 2 === 1 ? run(id, identity, big(id)) : run(id, { add: [id, 0] })
+    stdin.write(batch)
+    const messages = (await reader.until(9)).slice(1)
+    expect(messages.map((m) => m.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8])
+    for (const message of messages) {
+      expect(textOf(message)).toBe(message.id % 2 === 1 ? JSON.stringify(big(message.id)) : String(message.id))
+    }
+  })
+
+  it("stop reading requests while the client does not read its answers, then answer every one in order", async () => {
+    let calls = 0
+    const counted = defineTool({
+      name: "counted",
+      description: "Counts its calls and answers with 10 kB of text.",
+      input: z.object({ n: z.number() }),
+      run: (args) => {
+        calls++
+        return { content: [{ type: "text", text: `${args.n} `.padEnd(10_000, "x") }] }
+      }
+    })
+    const reader = new Reader()
+    const { stdin } = await serve(reader, [{ name: "counted", tools: () => [counted] }])
+    stdin.write(initialize())
+    await reader.until(1)
+    reader.holding = true
+    const count = 5_000 // 50 MB of answers if every request were read
+    // one request a write, as a client writing each request when it is ready
+    for (let id = 1; id <= count; id++) stdin.write(callTool(id, "counted", { n: id }))
+    // The output backs up, the server stops taking requests, and standard input stops flowing.
+    await waitFor(() => reader.heldWrites > 0 && stdin.readableFlowing === false, "standard input to be paused")
+    expect(calls).toBeLessThan(count / 10)
+    expect(stdin.readableLength).toBeGreaterThan(0)
+    reader.release()
+    const messages = (await reader.until(count + 1)).slice(1)
+    expect(calls).toBe(count)
+    expect(messages.map((m) => m.id)).toEqual(Array.from({ length: count }, (_, i) => i + 1))
+    expect(messages.every((m) => textOf(m).startsWith(`${m.id} `) && textOf(m).length === 10_000)).toBe(true)
+  })
+
+  it("hand every answer already computed to the output when the session closes while the client is not reading", async () => {
+    let calls = 0
+    const counted = defineTool({
+      name: "counted",
+      description: "Counts its calls and answers with 10 kB of text.",
+      input: z.object({ n: z.number() }),
+      run: (args) => {
+        calls++
+        return { content: [{ type: "text", text: `${args.n} `.padEnd(10_000, "x") }] }
+      }
+    })
+    const reader = new Reader()
+    const { stdin, handle } = await serve(reader, [{ name: "counted", tools: () => [counted] }])
+    stdin.write(initialize())
+    await reader.until(1)
+    reader.holding = true
+    for (let id = 1; id <= 1_000; id++) stdin.write(callTool(id, "counted", { n: id }))
+    await waitFor(() => reader.heldWrites > 0 && stdin.readableFlowing === false, "standard input to be paused")
+    const answered = calls
+    await handle.close()
+    expect(reader.listenerCount("drain")).toBe(0) // the server let go of the output
+    reader.release()
+    const messages = (await reader.until(answered + 1)).slice(1)
+    expect(messages.map((m) => m.id)).toEqual(Array.from({ length: answered }, (_, i) => i + 1))
+  })
+
+  it("end the session without an error when the client goes away (EPIPE)", async () => {
+    const reader = new Reader()
+    const { stdin, handle } = await serve(reader)
+    stdin.write(initialize())
+    await reader.until(1)
+    const broken = Object.assign(new Error("write EPIPE"), { code: "EPIPE" })
+    reader.destroy(broken)
+    stdin.write(run(1, { add: [1, 2] }) + run(2, { add: [3, 4] }))
+    await handle.closed
+    expect(reader.destroyed).toBe(true)
+  })
+})
