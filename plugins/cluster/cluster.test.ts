@@ -1,0 +1,115 @@
+import { createRuntime, Tools } from "lambdagent"
+import { type ClusterClient, connect } from "lambdagent/cluster"
+import { afterEach, describe, expect, test } from "vitest"
+
+const pg = process.env.LAMBDAGENT_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+const freshPrefix = () => `lgc_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+
+const open: Array<ClusterClient> = []
+const join = async (options: Parameters<typeof connect>[0]) => {
+  const client = await connect({ pg, ...options })
+  open.push(client)
+  return client
+}
+const leave = async (client: ClusterClient) => {
+  open.splice(open.indexOf(client), 1)
+  await client.close()
+}
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((c) => c.close()))
+})
+
+const shout = Tools.define({ name: "shout", description: "Upper-case text.", run: (s: string) => s.toUpperCase() })
+
+describe("cluster runs on PostgreSQL", () => {
+  test("a run gives the result createRuntime gives, with the trace and counters of the run", async () => {
+    const term = { compose: [{ llm: { system: "Repeat." } }, { tool: "shout" }] }
+    const cluster = await join({ prefix: freshPrefix(), tools: [shout] })
+    const { id, created } = await cluster.submit(term, "hello cluster")
+    expect(created).toBe(true)
+    const ended = await cluster.result(id, { wait: true })
+    const runtime = createRuntime({ tools: [shout] })
+    const local = await runtime.run(term, "hello cluster")
+    await runtime.close()
+    expect(ended.state).toBe("done")
+    expect(ended.outcome?.result).toEqual(local.result)
+    expect(ended.outcome?.stats).toMatchObject({ llmCalls: 1, toolCalls: 1, steps: local.stats.steps })
+    expect(ended.outcome?.trace.map((e) => (e as { kind: string }).kind)).toEqual(local.trace.map((e) => e.kind))
+    expect((await cluster.list()).map((s) => s.id)).toEqual([id])
+  })
+
+  test("submitting the same id twice gives one run, whose tool is called once", async () => {
+    let calls = 0
+    const counting = Tools.define({ name: "count", description: "Count calls.", run: (s: string) => `${s} #${++calls}` })
+    const cluster = await join({ prefix: freshPrefix(), tools: [counting] })
+    const first = await cluster.submit({ tool: "count" }, "x", { id: "same-run" })
+    const second = await cluster.submit({ tool: "count" }, "x", { id: "same-run" })
+    expect([first.created, second.created]).toEqual([true, false])
+    const ended = await cluster.result("same-run", { wait: true })
+    expect(ended.outcome?.result).toBe("x #1")
+    expect(calls).toBe(1)
+    expect(await cluster.list()).toHaveLength(1)
+  })
+
+  test("an invalid term is refused before anything is stored", async () => {
+    const cluster = await join({ prefix: freshPrefix() })
+    await expect(cluster.submit({ nonsense: 1 }, "x", { id: "bad" })).rejects.toMatchObject({ _tag: "TermParseError" })
+    await expect(cluster.status("bad")).rejects.toMatchObject({ _tag: "ClusterError", reason: "NotFound" })
+    expect(await cluster.list()).toEqual([])
+  })
+
+  test("a run executed again by another process makes no completed call again", async () => {
+    const prefix = freshPrefix()
+    const counted = { first: 0, second: 0 }
+    let reached!: () => void
+    const gateReached = new Promise<void>((resolve) => (reached = resolve))
+    const firstProcess = await join({
+      prefix,
+      tools: [
+        Tools.define({ name: "count", description: "Count.", run: (s: string) => `${s}+${++counted.first}` }),
+        // the first process never finishes this call: it leaves the cluster in the middle of it
+        Tools.define({ name: "gate", description: "Wait.", run: () => (reached(), new Promise<string>(() => {})) })
+      ]
+    })
+    const term = { compose: [{ tool: "count" }, { tool: "gate" }] }
+    const { id } = await firstProcess.submit(term, "in", { id: "moving-run" })
+    await gateReached
+    expect(counted.first).toBe(1)
+    await leave(firstProcess)
+    const secondProcess = await join({
+      prefix,
+      tools: [
+        Tools.define({ name: "count", description: "Count.", run: (s: string) => `${s}+${++counted.second}` }),
+        Tools.define({ name: "gate", description: "Pass.", run: (s: string) => `${s} passed` })
+      ]
+    })
+    const ended = await secondProcess.result(id, { wait: true })
+    expect(ended.state).toBe("done")
+    expect(ended.outcome?.result).toBe("in+1 passed")
+    expect(counted).toEqual({ first: 1, second: 0 })
+    // one trace for the run: the count call made by the first process, the gate by the second
+    expect(ended.outcome?.trace.filter((e) => (e as { kind: string }).kind === "tool")).toHaveLength(2)
+  })
+
+  test("a run waiting on a person is answered later, with no process held", async () => {
+    const cluster = await join({ prefix: freshPrefix(), tools: [shout] })
+    const { id } = await cluster.submit({ compose: [{ ask: "Which city?" }, { tool: "shout" }] }, "trip")
+    let status = await cluster.status(id)
+    while (status.state !== "waiting") {
+      await new Promise((resolve) => setImmediate(resolve))
+      status = await cluster.status(id)
+    }
+    expect(status.question?.question).toBe("Which city?")
+    await cluster.answer(id, "paris")
+    const ended = await cluster.result(id, { wait: true })
+    expect(ended.outcome?.result).toBe("PARIS")
+  })
+
+  test("PostgreSQL unreachable: one clear error naming the URL without its password", async () => {
+    await expect(connect({ pg: "postgres://app:s3cret@127.0.0.1:1/test", prefix: freshPrefix() })).rejects.toMatchObject({
+      _tag: "ClusterError",
+      reason: "Unavailable",
+      message: expect.stringContaining("postgres://app:***@127.0.0.1:1/test")
+    })
+  })
+})
