@@ -31,15 +31,18 @@ export type Role = "single" | "runner" | "client"
  * The engine's timings, tuned so that the runs of a runner that died move to another within a
  * few seconds (the defaults of Effect's cluster take up to a minute): shard locks are refreshed
  * every 2 s and expire after 6 s, assignments are refreshed every second, mailboxes are polled
- * every second, and runners check each other's health every 2 s. The price is steady load on
- * PostgreSQL: a few small queries per runner per second.
+ * every second, and runners check each other's health every 2 s. A runner that leaves gives its
+ * runs 3 s to end their current call before they move (Effect's default is 15 s); a call cut
+ * short there is made again where the run moves. The price is steady load on PostgreSQL: a few
+ * small queries per runner per second.
  */
 export const failoverTimings: Partial<ShardingConfig.ShardingConfig["Service"]> = {
   shardLockRefreshInterval: Duration.seconds(2),
   shardLockExpiration: Duration.seconds(6),
   refreshAssignmentsInterval: Duration.seconds(1),
   entityMessagePollInterval: Duration.seconds(1),
-  runnerHealthCheckInterval: Duration.seconds(2)
+  runnerHealthCheckInterval: Duration.seconds(2),
+  entityTerminationTimeout: Duration.seconds(3)
 }
 
 export interface EngineOptions {
