@@ -49,7 +49,8 @@ const statusLine = (s: RunStatus): string => {
   const ended = s.finishedAt !== undefined ? `  ended ${s.finishedAt}` : ""
   const asks = s.question !== undefined ? `  asks ${JSON.stringify(s.question.question)}` : ""
   const error = s.error !== undefined ? `  ${s.error.kind}: ${s.error.message}` : ""
-  return `${s.id}  ${s.state}  submitted ${s.submittedAt}${ended}${asks}${error}`
+  const runner = s.runner !== undefined && !["done", "failed", "cancelled"].includes(s.state) ? `  on ${s.runner}` : ""
+  return `${s.id}  ${s.state}${runner}  submitted ${s.submittedAt}${ended}${asks}${error}`
 }
 
 const print = (format: "text" | "json", json: unknown, text: string) => process.stdout.write(format === "json" ? `${JSON.stringify(json)}\n` : `${text}\n`)

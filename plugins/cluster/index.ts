@@ -296,14 +296,16 @@ export const layer = (options: ClusterOptions = {}): Layer.Layer<Cluster, Cluste
   const url = options.pg ?? process.env.LAMBDAGENT_PG_URL ?? defaultUrl
   const prefix = options.prefix ?? defaultPrefix
   const role = options.role ?? "single"
+  const host = options.host ?? "127.0.0.1"
+  const port = options.port ?? 34431
   const pg = pgLayer(url)
   const engine = engineLayer({
     url,
     prefix,
     role,
     shards: options.shards ?? 64,
-    host: options.host ?? "127.0.0.1",
-    port: options.port ?? 34431,
+    host,
+    port,
     ...(options.sharding !== undefined ? { sharding: options.sharding } : {})
   })
   const service = Layer.unwrap(
@@ -314,7 +316,7 @@ export const layer = (options: ClusterOptions = {}): Layer.Layer<Cluster, Cluste
       )
       const cluster = Layer.effect(Cluster, make(runs, url))
       if (role === "client") return cluster
-      const worker = RunWorkflow.toLayer(runBody({ runs, model: resolveModel(options.model) })).pipe(
+      const worker = RunWorkflow.toLayer(runBody({ runs, runner: role === "single" ? "single" : `${host}:${port}`, model: resolveModel(options.model) })).pipe(
         Layer.provide(Tools.layer(options.tools ?? []))
       )
       return Layer.merge(cluster, worker)

@@ -42,6 +42,8 @@ export interface RunStatus {
   readonly state: RunState
   readonly submittedAt: string
   readonly finishedAt?: string
+  /** The runner that last took the run up (`host:port`, or `single`). */
+  readonly runner?: string
   /** The question of a `waiting` run and the key its answer goes to (`answer`). */
   readonly question?: { readonly key: string; readonly question: string }
   readonly outcome?: RunOutcome
@@ -74,6 +76,7 @@ interface Row {
   readonly payload: string
   readonly submitted_at: Date | string
   readonly finished_at: Date | string | null
+  readonly runner: string | null
   readonly question: string | null
   readonly outcome: string | null
   readonly error: string | null
@@ -86,6 +89,7 @@ const statusOf = (row: Row): RunStatus => ({
   state: row.state,
   submittedAt: iso(row.submitted_at),
   ...(row.finished_at !== null ? { finishedAt: iso(row.finished_at) } : {}),
+  ...(row.runner !== null ? { runner: row.runner } : {}),
   ...(row.question !== null ? { question: JSON.parse(row.question) } : {}),
   ...(row.outcome !== null ? { outcome: JSON.parse(row.outcome) } : {}),
   ...(row.error !== null ? { error: JSON.parse(row.error) } : {})
@@ -98,8 +102,9 @@ export interface Runs {
   readonly payload: (id: string) => Effect.Effect<unknown, SqlError | ClusterError>
   readonly get: (id: string) => Effect.Effect<RunStatus | undefined, SqlError>
   readonly list: (limit: number) => Effect.Effect<ReadonlyArray<RunStatus>, SqlError>
-  /** Move a run that has not ended to `state` (`running`, `waiting` with its question). */
-  readonly mark: (id: string, state: "running" | "waiting", question?: RunStatus["question"]) => Effect.Effect<void, SqlError>
+  /** Move a run that has not ended to `running` on `runner`, or to `waiting` on its question. */
+  readonly running: (id: string, runner: string) => Effect.Effect<void, SqlError>
+  readonly waiting: (id: string, question: NonNullable<RunStatus["question"]>) => Effect.Effect<void, SqlError>
   /** End a run that has not ended; false when it had. */
   readonly finish: (id: string, state: "done" | "failed" | "cancelled", ended: { outcome?: RunOutcome; error?: RunStatus["error"] }) => Effect.Effect<boolean, SqlError>
 }
@@ -127,6 +132,7 @@ export const make = (sql: SqlClient.SqlClient, prefix: string): Effect.Effect<Ru
       payload TEXT NOT NULL,
       submitted_at TIMESTAMPTZ NOT NULL DEFAULT now(),
       finished_at TIMESTAMPTZ,
+      runner TEXT,
       question TEXT,
       outcome TEXT,
       error TEXT
@@ -144,10 +150,8 @@ export const make = (sql: SqlClient.SqlClient, prefix: string): Effect.Effect<Ru
         ),
       get: (id) => Effect.map(sql<Row>`SELECT * FROM ${runs} WHERE id = ${id}`, ([row]) => (row === undefined ? undefined : statusOf(row))),
       list: (limit) => Effect.map(sql<Row>`SELECT * FROM ${runs} ORDER BY submitted_at DESC, id LIMIT ${limit}`, (rows) => rows.map(statusOf)),
-      mark: (id, state, question) =>
-        Effect.asVoid(
-          sql`UPDATE ${runs} SET state = ${state}, question = ${question === undefined ? null : JSON.stringify(question)} WHERE id = ${id} AND ${notEnded}`
-        ),
+      running: (id, runner) => Effect.asVoid(sql`UPDATE ${runs} SET state = 'running', runner = ${runner}, question = NULL WHERE id = ${id} AND ${notEnded}`),
+      waiting: (id, question) => Effect.asVoid(sql`UPDATE ${runs} SET state = 'waiting', question = ${JSON.stringify(question)} WHERE id = ${id} AND ${notEnded}`),
       finish: (id, state, ended) =>
         Effect.map(
           sql`UPDATE ${runs} SET state = ${state}, finished_at = now(), question = NULL,

@@ -74,6 +74,8 @@ export const failureOf = (error: unknown): RunFailure => {
 /** What runs the workflow needs beside the engine: the run table, and the model for runs that name none. */
 export interface RunnerServices {
   readonly runs: Runs
+  /** How this runner is named in the run table (`host:port`, or `single`). */
+  readonly runner: string
   readonly model: LanguageModel.LanguageModelShape
 }
 
@@ -83,14 +85,14 @@ export interface RunnerServices {
  * deferred that `answer` completes, the run marked `waiting` meanwhile.
  */
 const journalOf =
-  (context: Context.Context<WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance>, runs: Runs, id: string): Agent.Journal =>
+  (context: Context.Context<WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance>, services: RunnerServices, id: string): Agent.Journal =>
   (key, request, call) => {
     const journaled: Effect.Effect<Replay.Entry, RunFailure, WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance> =
       request.kind === "ask"
         ? Effect.gen(function* () {
-            yield* Effect.orDie(runs.mark(id, "waiting", { key, question: request.question }))
+            yield* Effect.orDie(services.runs.waiting(id, { key, question: request.question }))
             const answer = yield* DurableDeferred.await(askDeferred(key))
-            yield* Effect.orDie(runs.mark(id, "running"))
+            yield* Effect.orDie(services.runs.running(id, services.runner))
             return { key, kind: "ask" as const, request: Replay.requestOf(request), answer, tokens: 0, events: [] }
           })
         : Activity.make({
@@ -109,13 +111,13 @@ const journalOf =
 export const runBody = (services: RunnerServices) => (payload: RunPayload) =>
   Effect.gen(function* () {
     const { runs } = services
-    yield* Effect.orDie(runs.mark(payload.id, "running"))
+    yield* Effect.orDie(runs.running(payload.id, services.runner))
     const context = yield* Effect.context<WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance>()
     const settings = payload.settings
     const model = settings.model === undefined ? services.model : Providers.fromSpec(settings.model)
     const ran = yield* Agent.run(Term.parse(payload.term), payload.input, {
       runId: payload.id,
-      journal: journalOf(context, runs, payload.id),
+      journal: journalOf(context, services, payload.id),
       ...(settings.budget !== undefined ? { budget: settings.budget } : {}),
       ...(settings.trace !== undefined ? { trace: settings.trace } : {})
     }).pipe(

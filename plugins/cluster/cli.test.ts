@@ -1,0 +1,220 @@
+/**
+ * The cluster from the built command line: runner processes, `submit`, `result --wait`; and
+ * failover: two runners share runs whose model is a fake OpenAI-compatible server that counts
+ * requests; one runner is killed (SIGKILL) while its runs wait on model calls. Every run ends
+ * once, with the result an uninterrupted run gives, and no model call that was answered is made
+ * again.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { type AddressInfo, createServer as createNetServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { createRuntime } from "lambdagent"
+import { type ClusterClient, connect } from "lambdagent/cluster"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import { cliPath, runCli } from "../cli/test/helpers.ts"
+
+const pg = process.env.LAMBDAGENT_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+const freshPrefix = () => `lgc_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+const dir = mkdtempSync(join(tmpdir(), "lambdagent-cluster-"))
+const env = { OPENAI_API_KEY: "test", LAMBDAGENT_PG_URL: pg }
+
+/** A port nobody listens on now. */
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createNetServer()
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+
+interface Runner {
+  readonly child: ChildProcess
+  readonly address: string
+  readonly exited: Promise<number | null>
+}
+
+const runners: Array<Runner> = []
+
+/** Start `lambdagent cluster runner` and wait for its readiness line. */
+const startRunner = async (prefix: string): Promise<Runner> => {
+  const port = await freePort()
+  const child = spawn(process.execPath, [cliPath, "cluster", "runner", "--prefix", prefix, "--port", String(port), "--shards", "16"], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve))
+  const runner = { child, address: `127.0.0.1:${port}`, exited }
+  runners.push(runner)
+  let out = ""
+  await new Promise<void>((resolve, reject) => {
+    const read = (chunk: Buffer) => {
+      out += chunk.toString("utf8")
+      if (out.includes("runner ready")) resolve()
+    }
+    child.stdout!.on("data", read)
+    child.stderr!.on("data", read)
+    void exited.then(() => reject(new Error(`the runner exited before it was ready: ${out}`)))
+  })
+  return runner
+}
+
+// the fake model: replies are a function of the conversation; `hold` keeps a request unanswered
+interface Held {
+  readonly key: string
+  readonly res: ServerResponse
+  readonly answer: () => void
+}
+let hold: ((stage: string) => boolean) | undefined
+const held: Array<Held> = []
+let onHeld: () => void = () => {}
+const answered = new Set<string>()
+let repeated: Array<string> = []
+let onRequest: (key: string) => void = () => {}
+const server = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
+  let body = ""
+  req.on("data", (d) => (body += d))
+  req.on("end", () => {
+    const { messages } = JSON.parse(body) as { messages: Array<{ role: string; content: string }> }
+    const stage = messages.find((m) => m.role === "system")?.content ?? ""
+    const user = messages.filter((m) => m.role === "user").at(-1)?.content ?? ""
+    const key = `${stage}|${user}`
+    onRequest(key)
+    if (answered.has(key)) repeated.push(key)
+    const reply = `${user}>${stage}`
+    const answer = () => {
+      if (res.destroyed) return
+      answered.add(key)
+      res.setHeader("content-type", "application/json")
+      res.end(
+        JSON.stringify({
+          id: "x",
+          object: "chat.completion",
+          created: 0,
+          model: "fake",
+          choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 }
+        })
+      )
+    }
+    if (hold?.(stage) === true) {
+      held.push({ key, res, answer })
+      onHeld()
+    } else answer()
+  })
+})
+
+let agentFile = ""
+let term: unknown
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const port = (server.address() as AddressInfo).port
+  const llm = (system: string) => ({
+    llm: { system, conversation: false, model: { provider: "openai-compatible", name: "fake", baseUrl: `http://127.0.0.1:${port}/v1` } }
+  })
+  term = { compose: [llm("s1"), llm("s2"), llm("s3")] }
+  agentFile = join(dir, "agent.json")
+  writeFileSync(agentFile, JSON.stringify(term))
+})
+
+afterAll(async () => {
+  for (const r of runners) r.child.kill("SIGKILL")
+  await Promise.all(runners.map((r) => r.exited))
+  server.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** The uninterrupted run's result, in this process. */
+const uninterrupted = async (input: string) => {
+  const runtime = createRuntime({})
+  try {
+    process.env.OPENAI_API_KEY ??= "test"
+    return (await runtime.run(term as never, input)).result
+  } finally {
+    await runtime.close()
+  }
+}
+
+describe("lambdagent cluster (built CLI, PostgreSQL)", () => {
+  test("a runner process runs what submit hands it; result --wait prints the result", async () => {
+    const prefix = freshPrefix()
+    const runner = await startRunner(prefix)
+    const cli = ["--prefix", prefix, "--shards", "16"]
+    const submitted = await runCli(["cluster", "submit", agentFile, "hello", "--id", "cli-run", ...cli], { env })
+    expect(submitted.stderr).toBe("")
+    expect(submitted.stdout.trim()).toBe("cli-run")
+    const again = await runCli(["cluster", "submit", agentFile, "hello", "--id", "cli-run", ...cli], { env })
+    expect(again.stdout).toContain("submitted before")
+    const result = await runCli(["cluster", "result", "cli-run", "--wait", ...cli], { env })
+    expect(result.code).toBe(0)
+    expect(result.stdout.trim()).toBe(String(await uninterrupted("hello")))
+    const listed = await runCli(["cluster", "list", "--format", "json", ...cli], { env })
+    expect(JSON.parse(listed.stdout)).toMatchObject([{ id: "cli-run", state: "done" }])
+    const bad = await runCli(["cluster", "submit", join(dir, "missing.json"), "x", ...cli], { env })
+    expect(bad.code).not.toBe(0)
+    runner.child.kill("SIGTERM")
+    expect(await runner.exited).toBe(0)
+  })
+
+  test("PostgreSQL down at start: one line naming the URL without its password, exit 1", async () => {
+    const down = await runCli(["cluster", "runner", "--pg", "postgres://app:s3cret@127.0.0.1:1/test", "--prefix", freshPrefix()], { env })
+    expect(down.code).toBe(1)
+    expect(down.stderr.trim().split("\n")).toHaveLength(1)
+    expect(down.stderr).toContain("postgres://app:***@127.0.0.1:1/test")
+    expect(down.stderr).not.toContain("s3cret")
+  })
+
+  test("failover: a runner killed in the middle of model calls; every run ends once, no answered call is made again", async () => {
+    const prefix = freshPrefix()
+    const inputs = Array.from({ length: 8 }, (_, i) => `run-${i}`)
+    const expected = new Map(await Promise.all(inputs.map(async (input) => [input, await uninterrupted(input)] as const)))
+    answered.clear()
+    repeated = []
+    await startRunner(prefix)
+    await startRunner(prefix)
+    const client: ClusterClient = await connect({ pg, prefix, role: "client", shards: 16 })
+    try {
+      // every run stops at its second model call: all of them wait on the model at once
+      hold = (stage) => stage === "s2"
+      const allHeld = new Promise<void>((resolve) => (onHeld = () => held.length === inputs.length && resolve()))
+      for (const input of inputs) await client.submit(term as never, input, { id: input })
+      await allHeld
+      const placed = await client.list()
+      const byRunner = new Map<string, Array<string>>()
+      for (const s of placed) byRunner.set(s.runner!, [...(byRunner.get(s.runner!) ?? []), s.id])
+      const [victimAddress, victimRuns] = [...byRunner].sort((a, b) => b[1].length - a[1].length)[0]!
+      const victim = runners.find((r) => r.address === victimAddress)!
+      // the victim's calls are cut off with it: wait until their connections close, then answer the others
+      const victimHeld = held.filter((h) => victimRuns.some((id) => h.key.endsWith(`|${id}>s1`)))
+      const cut = Promise.all(victimHeld.map((h) => new Promise<void>((resolve) => (h.res.destroyed ? resolve() : h.res.on("close", () => resolve())))))
+      const killedAt = performance.now()
+      let resumedAfter: number | undefined
+      onRequest = (key) => {
+        if (resumedAfter === undefined && victimRuns.some((id) => key.endsWith(`|${id}>s1`))) resumedAfter = performance.now() - killedAt
+      }
+      victim.child.kill("SIGKILL")
+      await victim.exited
+      await cut
+      hold = undefined
+      for (const h of held.splice(0)) h.answer()
+      const ended = await Promise.all(inputs.map((id) => client.result(id, { wait: true })))
+      for (const s of ended) {
+        expect(s.state).toBe("done")
+        expect(s.outcome?.result).toBe(expected.get(s.id))
+        expect(s.outcome?.stats.llmCalls).toBe(3)
+      }
+      expect(repeated).toEqual([])
+      expect(victimRuns.length).toBeGreaterThan(0)
+      // the figure for docs/cluster.md, not a check (speed is measured, never asserted)
+      console.log(`failover: ${victimRuns.length} runs moved; first call on the surviving runner ${resumedAfter?.toFixed(0)} ms after the kill`)
+    } finally {
+      hold = undefined
+      onRequest = () => {}
+      await client.close()
+    }
+  })
+})
