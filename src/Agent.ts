@@ -1058,8 +1058,7 @@ const runFrom = (
               })
           : (request, run) => Effect.fail(paused(recorder?.latest(), run.execution.requestKey(request), request))
     }
-    const live =
-      options.journal === undefined ? direct : journaled(direct, options.journal, (request, answer) => rememberReplayed(services, request, answer))
+    const live = options.journal === undefined ? direct : journaled(direct, options.journal, (request, answer) => rememberReplayed(services, request, answer))
     const hooks = [...(recorder === undefined ? [] : [recorder]), ...(options.record === undefined ? [] : [Replay.recorder(options.record)])]
     const replay = options.replay
     const player = replay === undefined ? undefined : playerOf(live, services, replay)

@@ -201,4 +201,3 @@ export const registerCluster: Registration = (program, run) => {
     )
   )
 }
-

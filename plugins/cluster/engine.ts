@@ -55,23 +55,22 @@ export interface EngineOptions {
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]>
 }
 
-const missing = (name: string) =>
-  new ClusterError({ reason: "Unavailable", message: `lambdagent/cluster needs the package ${name}: npm install ${name}` })
+const missing = (name: string) => new ClusterError({ reason: "Unavailable", message: `lambdagent/cluster needs the package ${name}: npm install ${name}` })
 
 /** The PostgreSQL client: `@effect/sql-pg`, loaded when a cluster is built; unreachable → `Unavailable` naming the URL (password hidden). */
 export const pgLayer = (url: string): Layer.Layer<SqlClient.SqlClient, ClusterError> =>
   Layer.unwrap(
-    Effect.map(
-      Effect.tryPromise({ try: () => import("@effect/sql-pg"), catch: () => missing("@effect/sql-pg") }),
-      ({ PgClient }) =>
-        Layer.effectContext(
-          Effect.gen(function* () {
-            const context = yield* Layer.build(PgClient.layer({ url: Redacted.make(url), connectTimeout: Duration.seconds(5) }))
-            // the client connects on first use: ask now, so that a wrong URL fails here in one line
-            yield* Context.get(context, PgClient.PgClient)`SELECT 1`
-            return context
-          }).pipe(Effect.mapError((error) => new ClusterError({ reason: "Unavailable", message: `cannot reach PostgreSQL at ${redactPgUrl(url)}: ${causeOf(error)}` })))
+    Effect.map(Effect.tryPromise({ try: () => import("@effect/sql-pg"), catch: () => missing("@effect/sql-pg") }), ({ PgClient }) =>
+      Layer.effectContext(
+        Effect.gen(function* () {
+          const context = yield* Layer.build(PgClient.layer({ url: Redacted.make(url), connectTimeout: Duration.seconds(5) }))
+          // the client connects on first use: ask now, so that a wrong URL fails here in one line
+          yield* Context.get(context, PgClient.PgClient)`SELECT 1`
+          return context
+        }).pipe(
+          Effect.mapError((error) => new ClusterError({ reason: "Unavailable", message: `cannot reach PostgreSQL at ${redactPgUrl(url)}: ${causeOf(error)}` }))
         )
+      )
     )
   )
 
@@ -88,9 +87,7 @@ const nodeSocket = Effect.tryPromise({
 })
 
 /** Sharding, message storage and the workflow engine for `options.role`, over the SQL client. */
-export const engineLayer = (
-  options: EngineOptions
-): Layer.Layer<WorkflowEngine.WorkflowEngine | Sharding.Sharding, ClusterError, SqlClient.SqlClient> =>
+export const engineLayer = (options: EngineOptions): Layer.Layer<WorkflowEngine.WorkflowEngine | Sharding.Sharding, ClusterError, SqlClient.SqlClient> =>
   Layer.unwrap(
     Effect.map(nodeSocket, ([NodeClusterSocket, NodeCrypto]) => {
       const address = RunnerAddress.make(options.host, options.port)

@@ -21,7 +21,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
-import { type Budget, Errors, LanguageModel, Providers, Scripted, type Term, Tools, type Trace } from "lambdagent"
+import { type Budget, Errors, type LanguageModel, Providers, Scripted, type Term, Tools, type Trace } from "lambdagent"
 import { engineLayer, pgLayer, type Role } from "./engine.ts"
 import { ClusterError, redactPgUrl } from "./errors.ts"
 import * as Runs from "./runs.ts"
@@ -189,13 +189,9 @@ const randomId = () => `run-${Date.now().toString(36)}-${Math.random().toString(
 const resolveModel = (model: ClusterOptions["model"]): LanguageModel.LanguageModelShape =>
   model === undefined ? Scripted.echo() : typeof model === "string" ? Providers.fromSpec(model) : model
 
-const make = (
-  runs: Runs.Runs,
-  url: string
-): Effect.Effect<ClusterShape, never, WorkflowEngine.WorkflowEngine> =>
+const make = (runs: Runs.Runs, url: string): Effect.Effect<ClusterShape, never, WorkflowEngine.WorkflowEngine> =>
   Effect.map(Effect.context<WorkflowEngine.WorkflowEngine>(), (context) => {
-    const unavailable = (error: SqlError) =>
-      new ClusterError({ reason: "Unavailable", message: `PostgreSQL at ${redactPgUrl(url)} failed: ${error.message}` })
+    const unavailable = (error: SqlError) => new ClusterError({ reason: "Unavailable", message: `PostgreSQL at ${redactPgUrl(url)} failed: ${error.message}` })
     const sql = <A, E>(effect: Effect.Effect<A, E | SqlError>): Effect.Effect<A, Exclude<E, SqlError> | ClusterError> =>
       Effect.mapError(effect, (error) => (isSqlError(error) ? unavailable(error) : error)) as Effect.Effect<A, Exclude<E, SqlError> | ClusterError>
     const engine = <A, E>(effect: Effect.Effect<A, E, WorkflowEngine.WorkflowEngine>) => Effect.provideContext(effect, context)
@@ -203,7 +199,8 @@ const make = (
       Effect.flatMap(sql(runs.get(id)), (found) =>
         found === undefined ? Effect.fail(new ClusterError({ reason: "NotFound", message: `no run with id ${JSON.stringify(id)}` })) : Effect.succeed(found)
       )
-    const executionOf = (id: string) => Effect.flatMap(sql(runs.payload(id)), (payload) => RunWorkflow.executionId(payload as typeof RunWorkflow.payloadSchema.Type))
+    const executionOf = (id: string) =>
+      Effect.flatMap(sql(runs.payload(id)), (payload) => RunWorkflow.executionId(payload as typeof RunWorkflow.payloadSchema.Type))
     return {
       submit: (term, input, options = {}) =>
         Effect.gen(function* () {
@@ -244,7 +241,8 @@ const make = (
           ? ended
           : Effect.timeoutOrElse(ended, {
               duration: options.timeoutMs,
-              orElse: () => Effect.fail(new ClusterError({ reason: "Timeout", message: `run ${JSON.stringify(id)} did not end within ${options.timeoutMs} ms` }))
+              orElse: () =>
+                Effect.fail(new ClusterError({ reason: "Timeout", message: `run ${JSON.stringify(id)} did not end within ${options.timeoutMs} ms` }))
             })
       },
       cancel: (id) =>
@@ -312,7 +310,9 @@ export const layer = (options: ClusterOptions = {}): Layer.Layer<Cluster, Cluste
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const runs = yield* Effect.mapError(Runs.make(sql, prefix), (error) =>
-        error instanceof ClusterError ? error : new ClusterError({ reason: "Unavailable", message: `PostgreSQL at ${redactPgUrl(url)} failed: ${error.message}` })
+        error instanceof ClusterError
+          ? error
+          : new ClusterError({ reason: "Unavailable", message: `PostgreSQL at ${redactPgUrl(url)} failed: ${error.message}` })
       )
       const cluster = Layer.effect(Cluster, make(runs, url))
       if (role === "client") return cluster
@@ -368,9 +368,11 @@ export const connect = async (options: ClusterOptions = {}): Promise<ClusterClie
   const runtime = ManagedRuntime.make(layer(options))
   let cluster: ClusterShape
   try {
-    cluster = await runtime.runPromise(Effect.gen(function* () {
-      return yield* Cluster
-    }))
+    cluster = await runtime.runPromise(
+      Effect.gen(function* () {
+        return yield* Cluster
+      })
+    )
   } catch (error) {
     await runtime.dispose()
     throw error

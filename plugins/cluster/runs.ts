@@ -106,7 +106,11 @@ export interface Runs {
   readonly running: (id: string, runner: string) => Effect.Effect<void, SqlError>
   readonly waiting: (id: string, question: NonNullable<RunStatus["question"]>) => Effect.Effect<void, SqlError>
   /** End a run that has not ended; false when it had. */
-  readonly finish: (id: string, state: "done" | "failed" | "cancelled", ended: { outcome?: RunOutcome; error?: RunStatus["error"] }) => Effect.Effect<boolean, SqlError>
+  readonly finish: (
+    id: string,
+    state: "done" | "failed" | "cancelled",
+    ended: { outcome?: RunOutcome; error?: RunStatus["error"] }
+  ) => Effect.Effect<boolean, SqlError>
 }
 
 /**
@@ -146,12 +150,15 @@ export const make = (sql: SqlClient.SqlClient, prefix: string): Effect.Effect<Ru
         ),
       payload: (id) =>
         Effect.flatMap(sql<{ payload: string }>`SELECT payload FROM ${runs} WHERE id = ${id}`, ([row]) =>
-          row === undefined ? Effect.fail(new ClusterError({ reason: "NotFound", message: `no run with id ${JSON.stringify(id)}` })) : Effect.succeed(JSON.parse(row.payload))
+          row === undefined
+            ? Effect.fail(new ClusterError({ reason: "NotFound", message: `no run with id ${JSON.stringify(id)}` }))
+            : Effect.succeed(JSON.parse(row.payload))
         ),
       get: (id) => Effect.map(sql<Row>`SELECT * FROM ${runs} WHERE id = ${id}`, ([row]) => (row === undefined ? undefined : statusOf(row))),
       list: (limit) => Effect.map(sql<Row>`SELECT * FROM ${runs} ORDER BY submitted_at DESC, id LIMIT ${limit}`, (rows) => rows.map(statusOf)),
       running: (id, runner) => Effect.asVoid(sql`UPDATE ${runs} SET state = 'running', runner = ${runner}, question = NULL WHERE id = ${id} AND ${notEnded}`),
-      waiting: (id, question) => Effect.asVoid(sql`UPDATE ${runs} SET state = 'waiting', question = ${JSON.stringify(question)} WHERE id = ${id} AND ${notEnded}`),
+      waiting: (id, question) =>
+        Effect.asVoid(sql`UPDATE ${runs} SET state = 'waiting', question = ${JSON.stringify(question)} WHERE id = ${id} AND ${notEnded}`),
       finish: (id, state, ended) =>
         Effect.map(
           sql`UPDATE ${runs} SET state = ${state}, finished_at = now(), question = NULL,

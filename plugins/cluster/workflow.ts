@@ -6,7 +6,7 @@
  * makes only the calls that never completed; the machine is deterministic given its answers, so
  * the run goes on where it was, with the trace and the budgets of the whole run.
  */
-import * as Context from "effect/Context"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Activity from "effect/workflow/Activity"
@@ -130,7 +130,11 @@ export const runBody = (services: RunnerServices) => (payload: RunPayload) =>
         })
       )
     )
-    const outcome = { result: JSON.parse(Value.toJsonText(ran.value)) as Schema.Json, trace: ran.trace as ReadonlyArray<unknown> as ReadonlyArray<Schema.Json>, stats: statsOf(ran.stats) }
+    const outcome = {
+      result: JSON.parse(Value.toJsonText(ran.value)) as Schema.Json,
+      trace: ran.trace as ReadonlyArray<unknown> as ReadonlyArray<Schema.Json>,
+      stats: statsOf(ran.stats)
+    }
     yield* Effect.orDie(runs.finish(payload.id, "done", { outcome }))
     return outcome
   })
