@@ -113,3 +113,16 @@ describe("cluster runs on PostgreSQL", () => {
     })
   })
 })
+
+describe("examples/cluster.ts", () => {
+  test("runs: one run for two submissions, a question answered later, the tool called once", async () => {
+    process.env.LAMBDAGENT_PG_URL ??= pg
+    const { main } = await import("../../examples/cluster.ts")
+    expect(await main(freshPrefix())).toEqual({
+      created: [true, false],
+      question: "Approve this plan, or say what to change.",
+      result: "published: Approved: 3 days in Rome, with the Vatican",
+      published: 1
+    })
+  })
+})
