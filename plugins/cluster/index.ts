@@ -21,7 +21,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
-import { type Budget, Errors, type LanguageModel, Providers, Scripted, type Term, Tools, type Trace } from "lambdagent"
+import { type Budget, Errors, type LanguageModel, type MemoryStore, Providers, Scripted, type Term, Tools, type Trace } from "lambdagent"
 import { engineLayer, pgLayer, type Role } from "./engine.ts"
 import { ClusterError, redactPgUrl } from "./errors.ts"
 import * as Runs from "./runs.ts"
@@ -85,6 +85,11 @@ export interface ClusterOptions {
   /** The model of runs that name none: a model object or a spec. */
   readonly model?: LanguageModel.LanguageModelShape | string
   readonly tools?: ReadonlyArray<Tools.ToolDefinition>
+  /**
+   * The store of the runs' `memory` nodes. Give one every runner shares (`lambdagent/redis`, …):
+   * a run that moves to another runner reads there what it wrote before.
+   */
+  readonly memory?: MemoryStore.MemoryStoreShape
   /** Settings of Effect's sharding over {@link failoverTimings} (lock expiry, poll intervals, …). */
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]>
 }
@@ -316,9 +321,14 @@ export const layer = (options: ClusterOptions = {}): Layer.Layer<Cluster, Cluste
       )
       const cluster = Layer.effect(Cluster, make(runs, url))
       if (role === "client") return cluster
-      const worker = RunWorkflow.toLayer(runBody({ runs, runner: role === "single" ? "single" : `${host}:${port}`, model: resolveModel(options.model) })).pipe(
-        Layer.provide(Tools.layer(options.tools ?? []))
-      )
+      const worker = RunWorkflow.toLayer(
+        runBody({
+          runs,
+          runner: role === "single" ? "single" : `${host}:${port}`,
+          model: resolveModel(options.model),
+          ...(options.memory !== undefined ? { memory: options.memory } : {})
+        })
+      ).pipe(Layer.provide(Tools.layer(options.tools ?? [])))
       return Layer.merge(cluster, worker)
     })
   )

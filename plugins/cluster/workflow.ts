@@ -13,7 +13,7 @@ import * as Activity from "effect/workflow/Activity"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import * as Workflow from "effect/workflow/Workflow"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
-import { Agent, Errors, LanguageModel, Providers, Replay, Term, Value } from "lambdagent"
+import { Agent, Errors, LanguageModel, MemoryStore, Providers, Replay, Term, Value } from "lambdagent"
 import type { Runs } from "./runs.ts"
 
 /** The run's settings a submitter may give; everything else is the runner's. */
@@ -77,6 +77,8 @@ export interface RunnerServices {
   /** How this runner is named in the run table (`host:port`, or `single`). */
   readonly runner: string
   readonly model: LanguageModel.LanguageModelShape
+  /** The memory store of `memory` nodes: one every runner shares (Redis, PostgreSQL…), so a run that moves finds what it wrote. */
+  readonly memory?: MemoryStore.MemoryStoreShape
 }
 
 /**
@@ -122,6 +124,7 @@ export const runBody = (services: RunnerServices) => (payload: RunPayload) =>
       ...(settings.trace !== undefined ? { trace: settings.trace } : {})
     }).pipe(
       Effect.provideService(LanguageModel.LanguageModel, model),
+      (run) => (services.memory === undefined ? run : Effect.provideService(run, MemoryStore.MemoryStore, services.memory)),
       Effect.catch((error) =>
         Effect.gen(function* () {
           const failure = failureOf(error)
