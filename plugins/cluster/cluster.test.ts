@@ -1,3 +1,6 @@
+import { PgClient } from "@effect/sql-pg"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import { createRuntime, Tools } from "lambdagent"
 import { type ClusterClient, connect } from "lambdagent/cluster"
 import { afterEach, describe, expect, test } from "vitest"
@@ -89,6 +92,41 @@ describe("cluster runs on PostgreSQL", () => {
     expect(counted).toEqual({ first: 1, second: 0 })
     // one trace for the run: the count call made by the first process, the gate by the second
     expect(ended.outcome?.trace.filter((e) => (e as { kind: string }).kind === "tool")).toHaveLength(2)
+  })
+
+  test("budgets hold for the whole run: the calls made before it moved count after", async () => {
+    const prefix = freshPrefix()
+    let reached!: () => void
+    const gateReached = new Promise<void>((resolve) => (reached = resolve))
+    const count = Tools.define({ name: "count", description: "Count.", run: (s: string) => `${s}+` })
+    const firstProcess = await join({
+      prefix,
+      tools: [count, Tools.define({ name: "gate", description: "Wait.", run: () => (reached(), new Promise<string>(() => {})) })]
+    })
+    // three tool calls on a budget of two: the second process makes only two of them itself
+    const { id } = await firstProcess.submit({ compose: [{ tool: "count" }, { tool: "gate" }, { tool: "count" }] }, "in", { budget: { toolCalls: 2 } })
+    await gateReached
+    await leave(firstProcess)
+    const secondProcess = await join({ prefix, tools: [count, Tools.define({ name: "gate", description: "Pass.", run: (s: string) => s })] })
+    const ended = await secondProcess.result(id, { wait: true })
+    expect(ended.state).toBe("failed")
+    expect(ended.error?.kind).toBe("BudgetExceeded")
+  })
+
+  test("tables of another schema version: the process refuses them", async () => {
+    const prefix = freshPrefix()
+    await leave(await join({ prefix }))
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const sql = yield* PgClient.PgClient
+        yield* sql`UPDATE ${sql(`${prefix}_meta`)} SET value = '999' WHERE key = 'schema_version'`
+      }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(pg) })))
+    )
+    await expect(connect({ pg, prefix })).rejects.toMatchObject({
+      _tag: "ClusterError",
+      reason: "SchemaVersion",
+      message: expect.stringContaining("version 999")
+    })
   })
 
   test("a run waiting on a person is answered later, with no process held", async () => {

@@ -398,3 +398,86 @@ export const connect = async (options: ClusterOptions = {}): Promise<ClusterClie
     close: () => runtime.dispose()
   }
 }
+
+const withCluster = <A, E>(f: (cluster: ClusterShape) => Effect.Effect<A, E>): Effect.Effect<A, E, Cluster> =>
+  Effect.gen(function* () {
+    return yield* f(yield* Cluster)
+  })
+
+/**
+ * Submit a run to the cluster of the context (see {@link ClusterShape.submit}).
+ *
+ * @since 0.2.0
+ * @category running
+ * @example
+ * ```ts
+ * import { submit } from "lambdagent/cluster"
+ * const submitted = submit({ llm: { system: "Repeat." } }, "hello", { id: "greeting" })
+ * ```
+ */
+export const submit = (term: Term.Term | Term.Json, input: unknown, options?: SubmitOptions) => withCluster((c) => c.submit(term, input, options))
+
+/**
+ * Where a run is (see {@link ClusterShape.status}).
+ *
+ * @since 0.2.0
+ * @category running
+ * @example
+ * ```ts
+ * import { status } from "lambdagent/cluster"
+ * const where = status("greeting")
+ * ```
+ */
+export const status = (id: string) => withCluster((c) => c.status(id))
+
+/**
+ * A run's status, once it has ended with `wait` (see {@link ClusterShape.result}).
+ *
+ * @since 0.2.0
+ * @category running
+ * @example
+ * ```ts
+ * import { result } from "lambdagent/cluster"
+ * const ended = result("greeting", { wait: true, timeoutMs: 60_000 })
+ * ```
+ */
+export const result = (id: string, options?: ResultOptions) => withCluster((c) => c.result(id, options))
+
+/**
+ * Cancel a run that has not ended (see {@link ClusterShape.cancel}).
+ *
+ * @since 0.2.0
+ * @category running
+ * @example
+ * ```ts
+ * import { cancel } from "lambdagent/cluster"
+ * const cancelled = cancel("greeting")
+ * ```
+ */
+export const cancel = (id: string) => withCluster((c) => c.cancel(id))
+
+/**
+ * The most recently submitted runs (see {@link ClusterShape.list}).
+ *
+ * @since 0.2.0
+ * @category running
+ * @example
+ * ```ts
+ * import { list } from "lambdagent/cluster"
+ * const recent = list({ limit: 10 })
+ * ```
+ */
+export const list = (options?: { readonly limit?: number }) => withCluster((c) => c.list(options))
+
+/**
+ * Answer the question a waiting run asks (see {@link ClusterShape.answer}).
+ *
+ * @since 0.2.0
+ * @category running
+ * @example
+ * ```ts
+ * import { answer } from "lambdagent/cluster"
+ * const answered = answer("greeting", "yes")
+ * ```
+ */
+export const answer = (id: string, text: unknown) => withCluster((c) => c.answer(id, text))
