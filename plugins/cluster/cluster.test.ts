@@ -113,6 +113,53 @@ describe("cluster runs on PostgreSQL", () => {
     expect(ended.error?.kind).toBe("BudgetExceeded")
   })
 
+  test("cancel interrupts a run in the middle of a call; it ends cancelled and makes no further call", async () => {
+    let reached!: () => void
+    const gateReached = new Promise<void>((resolve) => (reached = resolve))
+    let interrupted!: () => void
+    const gateInterrupted = new Promise<void>((resolve) => (interrupted = resolve))
+    let after = 0
+    const cluster = await join({
+      prefix: freshPrefix(),
+      tools: [
+        Tools.define({
+          name: "gate",
+          description: "Wait until aborted.",
+          run: (_: string, context) =>
+            new Promise<string>(() => {
+              context.signal?.addEventListener("abort", () => interrupted())
+              reached()
+            })
+        }),
+        Tools.define({ name: "after", description: "Count.", run: (s: string) => `${s} ${++after}` })
+      ]
+    })
+    const { id } = await cluster.submit({ compose: [{ tool: "gate" }, { tool: "after" }] }, "x")
+    await gateReached
+    const cancelled = await cluster.cancel(id)
+    expect(cancelled.state).toBe("cancelled")
+    await gateInterrupted
+    expect((await cluster.result(id, { wait: true })).state).toBe("cancelled")
+    expect(after).toBe(0)
+    // a run that has ended is left as it is
+    expect((await cluster.cancel(id)).state).toBe("cancelled")
+    await expect(cluster.cancel("no-such-run")).rejects.toMatchObject({ reason: "NotFound" })
+  })
+
+  test("result with a timeout gives up on a run that does not end", async () => {
+    let reached!: () => void
+    const gateReached = new Promise<void>((resolve) => (reached = resolve))
+    const cluster = await join({
+      prefix: freshPrefix(),
+      tools: [Tools.define({ name: "gate", description: "Wait.", run: () => (reached(), new Promise<string>(() => {})) })]
+    })
+    const { id } = await cluster.submit({ tool: "gate" }, "x")
+    await gateReached
+    await expect(cluster.result(id, { wait: true, timeoutMs: 200 })).rejects.toMatchObject({ reason: "Timeout" })
+    expect((await cluster.status(id)).state).toBe("running")
+    await cluster.cancel(id)
+  })
+
   test("tables of another schema version: the process refuses them", async () => {
     const prefix = freshPrefix()
     await leave(await join({ prefix }))

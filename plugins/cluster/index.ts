@@ -20,7 +20,7 @@ import * as Schedule from "effect/Schedule"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
-import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
+import * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import { type Budget, Errors, type LanguageModel, type MemoryStore, Providers, Scripted, type Term, Tools, type Trace } from "lambdagent"
 import { engineLayer, pgLayer, type Role } from "./engine.ts"
 import { ClusterError, redactPgUrl } from "./errors.ts"
@@ -255,7 +255,14 @@ const make = (runs: Runs.Runs, url: string): Effect.Effect<ClusterShape, never, 
           const before = yield* status(id)
           if (Runs.isFinal(before.state)) return before
           const executionId = yield* executionOf(id)
-          yield* engine(RunWorkflow.interrupt(executionId))
+          // at once, the call in flight too (the durable interrupt waits for the call to end);
+          // a run has no compensations or child workflows that this would skip
+          yield* engine(
+            Effect.gen(function* () {
+              const workflows = yield* WorkflowEngine.WorkflowEngine
+              yield* workflows.interruptUnsafe(RunWorkflow, executionId)
+            })
+          )
           yield* sql(runs.finish(id, "cancelled", { error: { kind: "Cancelled", message: "the run was cancelled" } }))
           return yield* status(id)
         }),
