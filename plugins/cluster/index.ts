@@ -14,6 +14,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import type * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as Schedule from "effect/Schedule"
@@ -339,7 +340,9 @@ export const layer = (options: ClusterOptions = {}): Layer.Layer<Cluster, Cluste
       return Layer.merge(cluster, worker)
     })
   )
-  return service.pipe(Layer.provide(engine), Layer.provide(pg))
+  // the engine's own log lines (a runner listening, lock storage unhealthy or recovered) go to
+  // stderr: stdout is the host's (a command's result)
+  return service.pipe(Layer.provide(engine), Layer.provide(pg), Layer.provide(Logger.layer([Logger.withConsoleError(Logger.formatSimple)])))
 }
 
 /**
