@@ -162,6 +162,7 @@ export interface ResultOptions {
 export interface ClusterShape {
   /** Check and store a run, and start its workflow. An invalid term is refused before anything is stored. */
   readonly submit: (term: Term.Term | Term.Json, input: unknown, options?: SubmitOptions) => Effect.Effect<Submitted, ClusterError | Errors.TermParseError>
+  /** Where a run is; an unknown id fails with `NotFound`. */
   readonly status: (id: string) => Effect.Effect<Runs.RunStatus, ClusterError>
   /** The run's status, once it has ended when `wait` is set. */
   readonly result: (id: string, options?: ResultOptions) => Effect.Effect<Runs.RunStatus, ClusterError>
@@ -358,12 +359,19 @@ export const layer = (options: ClusterOptions = {}): Layer.Layer<Cluster, Cluste
  * ```
  */
 export interface ClusterClient {
+  /** {@link ClusterShape.submit}. */
   readonly submit: (term: Term.Term | Term.Json, input: unknown, options?: SubmitOptions) => Promise<Submitted>
+  /** {@link ClusterShape.status}. */
   readonly status: (id: string) => Promise<Runs.RunStatus>
+  /** {@link ClusterShape.result}. */
   readonly result: (id: string, options?: ResultOptions) => Promise<Runs.RunStatus>
+  /** {@link ClusterShape.cancel}. */
   readonly cancel: (id: string) => Promise<Runs.RunStatus>
+  /** {@link ClusterShape.list}. */
   readonly list: (options?: { readonly limit?: number }) => Promise<ReadonlyArray<Runs.RunStatus>>
+  /** {@link ClusterShape.answer}. */
   readonly answer: (id: string, answer: unknown) => Promise<void>
+  /** Leave the cluster and release its connections. */
   readonly close: () => Promise<void>
 }
 
