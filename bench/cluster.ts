@@ -15,6 +15,7 @@ import { createServer, type AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import { createRuntime, Term } from "lambdagent"
 import { connect } from "lambdagent/cluster"
+import { dropTables } from "../plugins/cluster/test-support.ts"
 import { fmt, stopChildren, table } from "./harness.ts"
 
 const RUNS = Number(process.env.CLUSTER_BENCH_RUNS ?? 1000)
@@ -82,6 +83,7 @@ const throughCluster = async (runners: number) => {
   } finally {
     await client.close()
     await stopChildren(children)
+    await dropTables(pg, [prefix])
   }
 }
 

@@ -15,9 +15,9 @@ import { createRuntime } from "lambdagent"
 import { type ClusterClient, connect } from "lambdagent/cluster"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { cliPath, runCli } from "../cli/test/helpers.ts"
+import { dropTables, freshPrefix, testPgUrl } from "./test-support.ts"
 
-const pg = process.env.LAMBDAGENT_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test"
-const freshPrefix = () => `lgc_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+const pg = testPgUrl
 const dir = mkdtempSync(join(tmpdir(), "lambdagent-cluster-"))
 const env = { OPENAI_API_KEY: "test", LAMBDAGENT_PG_URL: pg }
 
@@ -126,6 +126,7 @@ afterAll(async () => {
   await Promise.all(runners.map((r) => r.exited))
   server.close()
   rmSync(dir, { recursive: true, force: true })
+  await dropTables()
 })
 
 /** The uninterrupted run's result, in this process. */

@@ -3,10 +3,10 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { createRuntime, Tools } from "lambdagent"
 import { type ClusterClient, connect } from "lambdagent/cluster"
-import { afterEach, describe, expect, test } from "vitest"
+import { afterAll, afterEach, describe, expect, test } from "vitest"
+import { dropTables, freshPrefix, testPgUrl } from "./test-support.ts"
 
-const pg = process.env.LAMBDAGENT_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test"
-const freshPrefix = () => `lgc_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+const pg = testPgUrl
 
 const open: Array<ClusterClient> = []
 const join = async (options: Parameters<typeof connect>[0]) => {
@@ -21,6 +21,7 @@ const leave = async (client: ClusterClient) => {
 afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.close()))
 })
+afterAll(() => dropTables())
 
 const shout = Tools.define({ name: "shout", description: "Upper-case text.", run: (s: string) => s.toUpperCase() })
 

@@ -8,8 +8,9 @@ import { createServer, connect as connectTcp, type AddressInfo, type Socket } fr
 import { Tools } from "lambdagent"
 import { connect } from "lambdagent/cluster"
 import { afterAll, expect, test } from "vitest"
+import { dropTables, freshPrefix, testPgUrl } from "./test-support.ts"
 
-const target = new URL(process.env.LAMBDAGENT_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test")
+const target = new URL(testPgUrl)
 let down = false
 let refused = 0
 let onRefused: () => void = () => {}
@@ -32,9 +33,10 @@ const proxy = createServer((client) => {
     a.on("close", () => (sockets.delete(a), b.destroy()))
   }
 })
-afterAll(() => {
+afterAll(async () => {
   for (const s of sockets) s.destroy()
   proxy.close()
+  await dropTables()
 })
 
 test("a run goes on after PostgreSQL was gone and came back", async () => {
@@ -48,7 +50,7 @@ test("a run goes on after PostgreSQL was gone and came back", async () => {
   const gateOpen = new Promise<void>((resolve) => (open = resolve))
   const cluster = await connect({
     pg: url.toString(),
-    prefix: `lgc_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`,
+    prefix: freshPrefix(),
     tools: [
       Tools.define({ name: "count", description: "Count.", run: (s: string) => `${s}+${++counted}` }),
       Tools.define({ name: "gate", description: "Wait.", run: async (s: string) => (reached(), await gateOpen, `${s}!`) })
