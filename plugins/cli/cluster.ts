@@ -6,7 +6,7 @@ import type { Command } from "commander"
 import { Term } from "lambdagent"
 import type { ClusterClient, ClusterOptions, RunStatus } from "lambdagent/cluster"
 import { loadAgent, shellTools } from "./agent.ts"
-import { ExitCode, onInterrupt } from "./io.ts"
+import { CliError, ExitCode, onInterrupt } from "./io.ts"
 import { collect } from "./mcp.ts"
 import { integer, port, positive, textOrJson } from "./options.ts"
 import type { Registration } from "./shell.ts"
@@ -36,10 +36,14 @@ const optionsOf = (connection: Connection, extra: ClusterOptions = {}): ClusterO
 
 /** Join as a client, do `f`, leave. */
 const asClient = async <A>(connection: Connection, f: (client: ClusterClient) => Promise<A>): Promise<A> => {
-  const { connect } = await import("lambdagent/cluster")
+  const { connect, ClusterError } = await import("lambdagent/cluster")
   const client = await connect(optionsOf(connection, { role: "client" }))
   try {
     return await f(client)
+  } catch (error) {
+    // an unknown run id exits as every command's missing thing does
+    if (error instanceof ClusterError && error.reason === "NotFound") throw new CliError(error.message, ExitCode.notFound, "ClusterError")
+    throw error
   } finally {
     await client.close()
   }

@@ -169,6 +169,13 @@ describe("lambdagent cluster (built CLI, PostgreSQL)", () => {
     expect(down.stderr).not.toContain("s3cret")
   })
 
+  test("a runner whose port is taken: one line saying so, exit 1", async () => {
+    const taken = String((server.address() as AddressInfo).port)
+    const r = await runCli(["cluster", "runner", "--prefix", freshPrefix(), "--port", taken], { env })
+    expect(r.code).toBe(1)
+    expect(r.stderr).toMatch(new RegExp(`^error: ClusterError: cannot listen for the other runners on 127\\.0\\.0\\.1:${taken}: .*EADDRINUSE.*\\n$`))
+  })
+
   test("failover: a runner killed in the middle of model calls; every run ends once, no answered call is made again", async () => {
     const prefix = freshPrefix()
     const inputs = Array.from({ length: 8 }, (_, i) => `run-${i}`)

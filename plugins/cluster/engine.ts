@@ -106,7 +106,20 @@ export const engineLayer = (options: EngineOptions): Layer.Layer<WorkflowEngine.
           : options.role === "runner"
             ? SocketRunner.layer.pipe(
                 Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc))),
-                Layer.provide([protocol, RpcSerialization.layerNdjson, Layer.orDie(NodeClusterSocket.layerSocketServer)])
+                Layer.provide([
+                  protocol,
+                  RpcSerialization.layerNdjson,
+                  Layer.effectContext(
+                    Effect.mapError(
+                      Layer.build(NodeClusterSocket.layerSocketServer),
+                      (error) =>
+                        new ClusterError({
+                          reason: "Listen",
+                          message: `cannot listen for the other runners on ${options.host}:${options.port}: ${causeOf(error)}`
+                        })
+                    )
+                  )
+                ])
               )
             : SocketRunner.layerClientOnly.pipe(Layer.provide(protocol))
       return ClusterWorkflowEngine.layer.pipe(

@@ -3,7 +3,7 @@ import { Errors } from "lambdagent"
 
 /**
  * A cluster operation that failed: PostgreSQL unreachable (`Unavailable`, naming the URL with its
- * password hidden), a table written by another schema version (`SchemaVersion`), an unknown run
+ * password hidden), a runner that cannot listen on its address (`Listen`), a table written by another schema version (`SchemaVersion`), an unknown run
  * (`NotFound`), a submission refused before it was stored (`Invalid`), a wait that ran out
  * (`Timeout`), a run that has no question to answer (`NotWaiting`).
  *
@@ -17,7 +17,7 @@ import { Errors } from "lambdagent"
  * ```
  */
 export class ClusterError extends Errors.TaggedError<ClusterError>()("ClusterError", {
-  reason: Schema.Literals(["Unavailable", "SchemaVersion", "NotFound", "Invalid", "Timeout", "NotWaiting"]),
+  reason: Schema.Literals(["Unavailable", "Listen", "SchemaVersion", "NotFound", "Invalid", "Timeout", "NotWaiting"]),
   message: Schema.String
 }) {}
 
