@@ -161,6 +161,16 @@ describe("cluster runs on PostgreSQL", () => {
     await cluster.cancel(id)
   })
 
+  test("a run naming a model this runner cannot make fails with the reason, and the runner goes on", async () => {
+    const cluster = await join({ prefix: freshPrefix(), tools: [shout] })
+    const { id } = await cluster.submit({ llm: { system: "Repeat." } }, "x", { model: "nosuchprovider:model" })
+    const failed = await cluster.result(id, { wait: true })
+    expect(failed.state).toBe("failed")
+    expect(failed.error?.message).toContain("nosuchprovider")
+    const next = await cluster.submit({ tool: "shout" }, "still here")
+    expect((await cluster.result(next.id, { wait: true })).outcome?.result).toBe("STILL HERE")
+  })
+
   test("tables of another schema version: the process refuses them", async () => {
     const prefix = freshPrefix()
     await leave(await join({ prefix }))

@@ -116,14 +116,22 @@ export const runBody = (services: RunnerServices) => (payload: RunPayload) =>
     yield* Effect.orDie(runs.running(payload.id, services.runner))
     const context = yield* Effect.context<WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance>()
     const settings = payload.settings
-    const model = settings.model === undefined ? services.model : Providers.fromSpec(settings.model)
-    const ran = yield* Agent.run(Term.parse(payload.term), payload.input, {
-      runId: payload.id,
-      journal: journalOf(context, services, payload.id),
-      ...(settings.budget !== undefined ? { budget: settings.budget } : {}),
-      ...(settings.trace !== undefined ? { trace: settings.trace } : {})
+    const ran = yield* Effect.try({
+      // a model spec this runner cannot make (an unknown provider) fails the run, as a bad term would
+      try: () => ({
+        term: Term.parse(payload.term),
+        model: settings.model === undefined ? services.model : Providers.fromSpec(settings.model)
+      }),
+      catch: (error) => new Errors.EvalError({ kind: "OracleError", message: error instanceof Error ? error.message : String(error), steps: 0 })
     }).pipe(
-      Effect.provideService(LanguageModel.LanguageModel, model),
+      Effect.flatMap(({ term, model }) =>
+        Agent.run(term, payload.input, {
+          runId: payload.id,
+          journal: journalOf(context, services, payload.id),
+          ...(settings.budget !== undefined ? { budget: settings.budget } : {}),
+          ...(settings.trace !== undefined ? { trace: settings.trace } : {})
+        }).pipe(Effect.provideService(LanguageModel.LanguageModel, model))
+      ),
       (run) => (services.memory === undefined ? run : Effect.provideService(run, MemoryStore.MemoryStore, services.memory)),
       Effect.catch((error) =>
         Effect.gen(function* () {
