@@ -164,6 +164,29 @@ describe("lambdagent cluster (built CLI, PostgreSQL)", () => {
     expect(invalid.stderr).toContain("SchemaError")
     const status = await runCli(["cluster", "status", "never-stored", ...cli], { env })
     expect(status.code).toBe(4)
+    // a run that asks waits in the database; answer and cancel reach it from other processes
+    const askFile = join(dir, "ask.json")
+    writeFileSync(askFile, JSON.stringify({ ask: "Which city?" }))
+    const waitingOn = async (id: string) => {
+      for (;;) {
+        const s = JSON.parse((await runCli(["cluster", "status", id, "--format", "json", ...cli], { env })).stdout) as {
+          state: string
+          question?: { question: string }
+        }
+        if (s.state === "waiting") return s.question?.question
+        expect(s.state).not.toMatch(/done|failed|cancelled/)
+      }
+    }
+    await runCli(["cluster", "submit", askFile, "trip", "--id", "asks", ...cli], { env })
+    expect(await waitingOn("asks")).toBe("Which city?")
+    expect((await runCli(["cluster", "answer", "asks", "paris", ...cli], { env })).code).toBe(0)
+    expect((await runCli(["cluster", "result", "asks", "--wait", ...cli], { env })).stdout).toBe("paris\n")
+    await runCli(["cluster", "submit", askFile, "trip", "--id", "dropped", ...cli], { env })
+    await waitingOn("dropped")
+    expect((await runCli(["cluster", "cancel", "dropped", ...cli], { env })).stdout).toContain("dropped  cancelled")
+    const cancelled = await runCli(["cluster", "result", "dropped", "--wait", ...cli], { env })
+    expect(cancelled.code).toBe(1)
+    expect(cancelled.stdout).toContain("Cancelled: the run was cancelled")
     runner.child.kill("SIGTERM")
     expect(await runner.exited).toBe(0)
   })
