@@ -11,14 +11,14 @@ import { collect } from "./mcp.ts"
 import { integer, port, positive, textOrJson } from "./options.ts"
 import type { Registration } from "./shell.ts"
 
-interface Connection {
+export interface Connection {
   readonly pg?: string
   readonly prefix?: string
   readonly shards?: number
   readonly format: "text" | "json"
 }
 
-const PG_HELP = "PostgreSQL URL (default LAMBDAGENT_PG_URL, else postgres://postgres@127.0.0.1:5432/postgres)"
+export const PG_HELP = "PostgreSQL URL (default LAMBDAGENT_PG_URL, else postgres://postgres@127.0.0.1:5432/postgres)"
 
 const withConnection = (command: Command): Command =>
   command
@@ -27,7 +27,7 @@ const withConnection = (command: Command): Command =>
     .option("--shards <n>", "shards the runs are spread over: the same for every process of a cluster (default 64)", integer("--shards", 1, 10_000))
     .option("--format <format>", "text (default) or json", textOrJson, "text")
 
-const optionsOf = (connection: Connection, extra: ClusterOptions = {}): ClusterOptions => ({
+export const optionsOf = (connection: Connection, extra: ClusterOptions = {}): ClusterOptions => ({
   ...(connection.pg !== undefined ? { pg: connection.pg } : {}),
   ...(connection.prefix !== undefined ? { prefix: connection.prefix } : {}),
   ...(connection.shards !== undefined ? { shards: connection.shards } : {}),

@@ -191,6 +191,52 @@ describe("lambdagent cluster (built CLI, PostgreSQL)", () => {
     expect(await runner.exited).toBe(0)
   })
 
+  test("serve --cluster hands its runs to the runners: POST /run, and an ask answered with POST /runs/:id/resume", async () => {
+    const prefix = freshPrefix()
+    const runner = await startRunner(prefix)
+    const askFile = join(dir, "serve-ask.json")
+    writeFileSync(askFile, JSON.stringify({ compose: [{ ask: "Which city?" }, { llm: { system: "Repeat." } }] }))
+    const port = await freePort()
+    const serving = spawn(process.execPath, [cliPath, "serve", askFile, "--cluster", "--prefix", prefix, "--shards", "16", "--port", String(port)], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    const closed = new Promise<number | null>((resolve) => serving.on("close", resolve))
+    try {
+      let out = ""
+      await new Promise<void>((resolve, reject) => {
+        serving.stdout!.on("data", (chunk: Buffer) => {
+          out += chunk.toString("utf8")
+          if (out.includes("listening on")) resolve()
+        })
+        void closed.then(() => reject(new Error(`serve exited before it listened: ${out}`)))
+      })
+      expect(out).not.toContain("/ws")
+      const post = async (path: string, body: unknown) => {
+        const res = await fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", body: JSON.stringify(body) })
+        return { status: res.status, body: (await res.json()) as Record<string, any> }
+      }
+      const paused = await post("/run", { input: "trip" })
+      expect(paused).toMatchObject({ status: 202, body: { status: "paused", question: "Which city?" } })
+      const [run] = JSON.parse((await runCli(["cluster", "list", "--format", "json", "--prefix", prefix, "--shards", "16"], { env })).stdout)
+      expect(run).toMatchObject({ id: paused.body.runId, state: "waiting", runner: runner.address })
+      const done = await post(paused.body.resume, { answer: "rome" })
+      expect(done).toMatchObject({ status: 200, body: { result: "rome" } })
+    } finally {
+      serving.kill("SIGTERM")
+      expect(await closed).toBe(0)
+      runner.child.kill("SIGTERM")
+      await runner.exited
+    }
+    // what --cluster cannot go with, and what only --cluster takes
+    const both = await runCli(["serve", askFile, "--cluster", "--ws"], { env })
+    expect(both.code).toBe(2)
+    expect(both.stderr).toContain("--ws cannot go with it")
+    const alone = await runCli(["serve", askFile, "--pg", pg], { env })
+    expect(alone.code).toBe(2)
+    expect(alone.stderr).toContain("--pg applies to --cluster only")
+  })
+
   test("PostgreSQL down at start: one line naming the URL without its password, exit 1", async () => {
     const down = await runCli(["cluster", "runner", "--pg", "postgres://app:s3cret@127.0.0.1:1/test", "--prefix", freshPrefix()], { env })
     expect(down.code).toBe(1)

@@ -31,6 +31,7 @@ import { askDeferred, RunWorkflow, runBody, validTerm } from "./workflow.ts"
 export { ClusterError, redactPgUrl } from "./errors.ts"
 export { failoverTimings, type Role } from "./engine.ts"
 export type { RunOutcome, RunState, RunStatus } from "./runs.ts"
+export { type HandoffOptions, handoff } from "./handoff.ts"
 
 /**
  * The PostgreSQL URL used when neither the `pg` option nor `LAMBDAGENT_PG_URL` is set.
