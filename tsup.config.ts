@@ -17,7 +17,8 @@ export const entries = {
   "plugins/http/index": "plugins/http/index.ts",
   "plugins/yaml/index": "plugins/yaml/index.ts",
   "plugins/mcp/index": "plugins/mcp/index.ts",
-  "plugins/a2a/index": "plugins/a2a/index.ts"
+  "plugins/a2a/index": "plugins/a2a/index.ts",
+  "plugins/cluster/index": "plugins/cluster/index.ts"
 }
 
 /** The launcher (plugins/cli/main.ts) loads the built programs by their output names. */

@@ -25,6 +25,7 @@ const endToEnd = [
   "plugins/rag/{ChromaIndex,Embeddings,commands,index}.test.ts",
   "plugins/redis/**/*.test.ts",
   "plugins/sqlite/**/*.test.ts",
+  "plugins/cluster/**/*.test.ts",
   "test/providers/{openai,anthropic,claudeCode,nativeTools,structuredOutput,ollama}.test.ts",
   "test/{NodeVersion,Sandbox,SharedMemory,ShellTool,ShellTool.injection,Telemetry,TermMemory,readme,docs,examples}.test.ts"
 ]

@@ -14,7 +14,8 @@ const suites: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   sandbox: () => import("./sandbox.ts"),
   a2a: () => import("./a2a.ts"),
   checkpoint: () => import("./checkpoint.ts"),
-  replay: () => import("./replay.ts")
+  replay: () => import("./replay.ts"),
+  cluster: () => import("./cluster.ts")
 }
 
 const wanted = process.argv.slice(2)

@@ -23,6 +23,7 @@ import * as Driver from "./Driver.ts"
 import { CheckpointError, EvalError, isLambdaError, type LambdaError, type ReplayDivergence, ReplayError, RunPaused } from "./Errors.ts"
 import * as Evaluator from "./Evaluator.ts"
 import { isExit } from "./internal/exits.ts"
+import { journaled } from "./internal/journal.ts"
 import { InputProblem, type NativeTools, nativeInput, nativeTools } from "./internal/nativeTools.ts"
 import * as Oracle from "./Oracle.ts"
 import * as LanguageModel from "./LanguageModel.ts"
@@ -214,7 +215,33 @@ export interface RunOptions {
   readonly record?: (entry: Replay.Entry) => void
   /** Answer the run from a recording instead of the services (see `Replay.player`). */
   readonly replay?: ReplayOptions
+  /**
+   * Pass every call that reaches the services (model, tools, memory, a person's answer) through a
+   * durable journal: see {@link Journal}. A durable workflow makes each call an activity.
+   */
+  readonly journal?: Journal
 }
+
+/**
+ * A durable journal of a run's oracle calls. It is given each call's key (unique in the run and
+ * the same in every execution of it: `Execution.requestKey`), the request, and `call`, which
+ * makes the call and yields its recording entry; it runs `call` and keeps the entry, or gives
+ * back the entry it kept when an earlier execution of the same run made the call. The run takes
+ * a given-back answer as a replayed one: its events and tokens count again, so the trace and the
+ * budgets are the whole run's, and the call is not made twice.
+ *
+ * @since 0.2.0
+ * @category models
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import type { Agent, Replay } from "lambdagent"
+ * const kept = new Map<string, Replay.Entry>()
+ * const journal: Agent.Journal = (key, _request, call) =>
+ *   kept.has(key) ? Effect.succeed(kept.get(key)!) : Effect.tap(call, (entry) => Effect.sync(() => kept.set(key, entry)))
+ * ```
+ */
+export type Journal = (key: string, request: Oracle.Request, call: Effect.Effect<Replay.Entry, AgentError>) => Effect.Effect<Replay.Entry, AgentError>
 
 /**
  * A run replayed from a recording: with `live`, the requests from the first divergence on are
@@ -1027,7 +1054,7 @@ export const runIn = (context: Context.Context<LanguageModel.LanguageModel>, fro
           ...(checkpoint?.everySteps !== undefined ? { everySteps: checkpoint.everySteps } : {}),
           ...("checkpoint" in from ? { resumed: { checkpoint: from.checkpoint, answers } } : {})
         })
-  const live: Driver.Handlers<AgentError, never> = {
+  const direct: Driver.Handlers<AgentError, never> = {
     ...handlersOf(services),
     ask:
       ask !== undefined
@@ -1039,6 +1066,7 @@ export const runIn = (context: Context.Context<LanguageModel.LanguageModel>, fro
             })
         : (request, run) => Effect.fail(paused(recorder?.latest(), run.execution.requestKey(request), request))
   }
+  const live = options.journal === undefined ? direct : journaled(direct, options.journal, (request, answer) => rememberReplayed(services, request, answer))
   const hooks = [...(recorder === undefined ? [] : [recorder]), ...(options.record === undefined ? [] : [Replay.recorder(options.record)])]
   const replay = options.replay
   const player = replay === undefined ? undefined : playerOf(live, services, replay)

@@ -230,8 +230,19 @@ const isPairJson = (node: JsonNode): node is { readonly pair: readonly [JsonNode
 
 const answerChildren = (node: JsonNode): ReadonlyArray<JsonNode> => (Array.isArray(node) ? node : isPairJson(node) ? node.pair : [])
 
-/** The value an entry's answer encodes (`Value.toJson` read back); functions cannot be. */
-const answerValue = (entry: Entry): Value.Value =>
+/**
+ * The value an entry's answer encodes (`Value.toJson` read back); functions cannot be, and fail
+ * with `ReplayError`.
+ *
+ * @since 0.2.0
+ * @category decoding
+ * @example
+ * ```ts
+ * import { Replay } from "lambdagent"
+ * const value = Replay.entryValue({ key: "3", kind: "tool", request: {}, answer: [1, 2], tokens: 0, events: [] })
+ * ```
+ */
+export const entryValue = (entry: Entry): Value.Value =>
   foldTree<JsonNode, Value.Value>(entry.answer as JsonNode, answerChildren, (node, kids) => {
     if (Array.isArray(node)) return Value.fromArray(kids)
     if (node === null || typeof node !== "object") return node as Value.Value
@@ -613,7 +624,7 @@ export const player = <E = never, R = never>(recording: Recording, options: Play
     }
     let value: Value.Value
     try {
-      value = request.kind === "memory-write" ? request.output : answerValue(entry)
+      value = request.kind === "memory-write" ? request.output : entryValue(entry)
     } catch (error) {
       if (error instanceof ReplayError) return Effect.fail(error)
       throw error
@@ -627,7 +638,7 @@ export const player = <E = never, R = never>(recording: Recording, options: Play
     if (m === undefined || (entry.kind !== "send" && entry.kind !== "receive")) {
       return fail("answer", `the recorded ${entry.kind} of request ${entry.key} does not say where its message passed`)
     }
-    return { value: answerValue(entry), events: [], tokens: 0, message: { op: entry.kind, scope: m.scope, channel: m.channel, seq: m.seq } }
+    return { value: entryValue(entry), events: [], tokens: 0, message: { op: entry.kind, scope: m.scope, channel: m.channel, seq: m.seq } }
   }
   /** Messages a receive was given from the recording, by scope, channel and number. */
   const delivered = new Set<string>()
@@ -707,7 +718,7 @@ export const llmReplies = (recording: Recording): ReadonlyArray<LanguageModel.Ch
     .filter((entry) => entry.kind === "llm")
     .map((entry) => {
       const event = entry.events.find((e) => e.kind === "llm")
-      const value = answerValue(entry)
+      const value = entryValue(entry)
       const native = Oracle.readToolCallAnswer(value)
       return {
         text: native !== undefined ? native.text : Value.toText(value),

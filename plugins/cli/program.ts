@@ -2,6 +2,7 @@
  * The `lambdagent` command line: the one place that wires every command together.
  */
 import { registerCheckpoints } from "./checkpoints.ts"
+import { registerCluster } from "./cluster.ts"
 import { registerEval } from "./eval.ts"
 import { mcpRegistration } from "./mcp.ts"
 import { registerRag } from "./rag.ts"
@@ -39,7 +40,8 @@ export const main = (argv: ReadonlyArray<string>): Promise<void> =>
       registerReplay,
       registerRepl,
       registerTools,
-      registerCheckpoints
+      registerCheckpoints,
+      registerCluster
     ],
     loadPlugins(argv)
   )

@@ -13,7 +13,8 @@ import { parseSandboxFlag, SANDBOX_FLAGS, SANDBOX_HELP } from "./sandbox.ts"
 import { OTEL_FLAGS, OTEL_HELP, otelOptions } from "./otel.ts"
 import { bearerToken, onInterrupt, TOKEN_OPTION_HELP } from "./io.ts"
 import { collect, hostPolicy, httpSecurity } from "./mcp.ts"
-import { port, positive, usageError } from "./options.ts"
+import { integer, port, positive, usageError } from "./options.ts"
+import { optionsOf, PG_HELP } from "./cluster.ts"
 
 interface ServeOptions {
   readonly port?: number
@@ -32,9 +33,60 @@ interface ServeOptions {
   readonly otel?: string
   readonly ws?: boolean
   readonly cli?: boolean
+  readonly cluster?: boolean
+  readonly pg?: string
+  readonly prefix?: string
+  readonly shards?: number
+}
+
+const CLUSTER_ONLY = ["pg", "prefix", "shards"] as const
+
+/** Plain serve whose runs are handed to the cluster's runners (see docs/cluster.md). */
+const serveOnCluster = async (config: string, options: ServeOptions, host: Host): Promise<void> => {
+  const refused = (
+    [
+      ["--mcp", options.mcp],
+      ["--a2a", options.a2a],
+      ["--cli", options.cli],
+      ["--ws", options.ws],
+      ["--paused-dir", options.pausedDir]
+    ] as const
+  )
+    .filter(([, given]) => given !== undefined && given !== false)
+    .map(([flag]) => flag)
+  if (refused.length > 0) throw usageError(`--cluster serves plain HTTP: ${refused.join(", ")} cannot go with it (runs that ask wait on the cluster)`)
+  const token = bearerToken(options.token)
+  const policy = await hostPolicy(options)
+  const agent = await loadAgent(config, { tools: [...shellTools(options.tool), ...pluginTools(host)] })
+  const { connect, handoff } = await import("lambdagent/cluster")
+  const cluster = await connect(optionsOf({ ...options, format: "text" }, { role: "client" }))
+  try {
+    onInterrupt(() => {})
+    const http = await import("lambdagent/http")
+    await http.serveCommand({
+      agent: agent.term,
+      name: agent.name,
+      lambda: Term.pretty(agent.term),
+      handoff: handoff(cluster, {
+        ...(options.model !== undefined ? { model: options.model } : {}),
+        ...(agent.compiled !== undefined ? { budget: agent.compiled.budget } : {})
+      }),
+      webSocket: false,
+      ...(token !== undefined ? { token } : {}),
+      ...policy,
+      ...(options.timeout !== undefined ? { timeoutMs: options.timeout * 1000 } : {}),
+      ...(options.port !== undefined ? { port: options.port } : {}),
+      ...(options.host !== undefined ? { host: options.host } : {})
+    })
+  } finally {
+    await cluster.close()
+  }
 }
 
 export const serveCommand = async (config: string, options: ServeOptions, host: Host = noPlugins): Promise<void> => {
+  if (options.cluster === true) return serveOnCluster(config, options, host)
+  const clusterOnly = CLUSTER_ONLY.filter((name) => options[name] !== undefined)
+  if (clusterOnly.length > 0) throw usageError(`${clusterOnly.map((name) => `--${name}`).join(", ")} applies to --cluster only`)
   if ([options.mcp, options.a2a, options.cli].filter((o) => o === true).length > 1) throw usageError("choose one of --mcp, --a2a and --cli")
   if (options.ws === true && (options.mcp === true || options.a2a === true || options.cli === true))
     throw usageError("--ws applies to plain serve only (not --mcp, --a2a or --cli)")
@@ -145,6 +197,10 @@ export const registerServe: Registration = (program, run, host) => {
       "serve over the command line as the config's cli.server says: one request per line on stdin (pipe), a Unix socket or a TCP port (the default when cli.server.enabled is true)"
     )
     .option("--ws", "also stream runs over WebSocket at /ws (off by default)")
+    .option("--cluster", "hand every run to the cluster's runners (lambdagent cluster runner) instead of running it in this process")
+    .option("--pg <url>", `with --cluster: ${PG_HELP}`)
+    .option("--prefix <prefix>", "with --cluster: prefix of the cluster's tables (default lambdagent_cluster)")
+    .option("--shards <n>", "with --cluster: the cluster's shard count (default 64)", integer("--shards", 1, 10_000))
     .option("--paused-dir <dir>", "keep runs paused at an ask in this directory, across restarts (default: in memory); POST /runs/:id/resume goes on")
     .option("--mcp", "serve the agent as one MCP tool (stdio, or Streamable HTTP with --http)")
     .option("--http <port>", "with --mcp: listen for Streamable HTTP on this port", port("--http"))

@@ -9,6 +9,7 @@
  * @module lambdagent/http
  */
 export { defaultCommandPort, serveCommand, type ServeCommandOptions } from "./command.ts"
+export type { HandoffOutcome, HandoffRequest, RunHandoff } from "./handoff.ts"
 export { agentOf, checkIntegerOption, type CommandControl, listen, ListenError, serveUntilStopped, startupWarnings } from "./hosting.ts"
 export {
   type ErrorBody,

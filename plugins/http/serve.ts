@@ -16,6 +16,7 @@ import type { Duplex } from "node:stream"
 import { Checkpoint, createRuntime, Errors, HostGuard, type Runtime, Term } from "lambdagent"
 import { WebSocketServer } from "ws"
 import { agentOf, checkIntegerOption, listen } from "./hosting.ts"
+import type { HandoffOutcome, HandoffRequest, RunHandoff } from "./handoff.ts"
 import { parseJson, runBody, toJsonText } from "./internal/json.ts"
 import { bearerCheck, readBody, wantsEventStream } from "./internal/request.ts"
 import { directoryPausedRuns, isRunId, memoryPausedRuns, newRunId, type PausedRuns } from "./internal/paused.ts"
@@ -56,6 +57,12 @@ export interface ServeOptions extends HostGuard.HostPolicy {
   readonly agent: Term.Term | (() => Term.Term)
   /** A runtime to run on; the caller keeps ownership (`close` does not close it). */
   readonly runtime?: Runtime.Runtime
+  /**
+   * Hand every run to another executor instead of this process's runtime — a cluster of runners
+   * (`handoff` of `lambdagent/cluster`). `POST /run`, `POST /stream` (its result only) and
+   * `POST /runs/:id/resume` go through it; WebSocket is off (turning it on is refused).
+   */
+  readonly handoff?: RunHandoff
   /** Options of a runtime the server creates, and closes on `close` (used when `runtime` is not given). */
   readonly runtimeOptions?: Runtime.RuntimeOptions
   /** Port; default 0, a free port (read it from the server's `port`). */
@@ -256,7 +263,9 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
   const maxBodyBytes = options.maxBodyBytes ?? defaults.maxBodyBytes
   const graceMs = options.graceMs ?? defaults.graceMs
   const name = options.name ?? defaults.name
-  const webSocket = options.webSocket ?? true
+  const handoff = options.handoff
+  if (handoff !== undefined && options.webSocket === true) throw new TypeError("serve: runs handed off (handoff) are not served over WebSocket")
+  const webSocket = options.webSocket ?? handoff === undefined
   const endpoints = webSocket ? allEndpoints : allEndpoints.filter((e) => e !== "GET /ws")
   const report = options.onError ?? defaultOnError
   const authorize = options.token === undefined ? undefined : bearerCheck(options.token)
@@ -287,6 +296,32 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
   })
   const stream = (request: RunRequest, signal: AbortSignal): AsyncIterable<Runtime.StreamEvent> =>
     runtime.stream(termOf(), request.input, callOptions(request, signal))
+  const handoffRequest = (request: RunRequest, signal: AbortSignal): HandoffRequest => ({
+    input: request.input,
+    signal,
+    ...(request.session !== undefined ? { session: request.session } : {}),
+    ...(request.trace !== undefined ? { trace: request.trace } : {})
+  })
+  /** The body of a handed-off run (200 with its result, 202 when it waits on an answer), or its failure thrown. */
+  const handedOff = (outcome: HandoffOutcome): readonly [200 | 202, object] => {
+    switch (outcome._tag) {
+      case "Done":
+        return [200, { result: outcome.result, trace: outcome.trace, stats: outcome.stats }]
+      case "Waiting":
+        return [
+          202,
+          {
+            status: "paused",
+            runId: outcome.runId,
+            question: outcome.question,
+            ...(outcome.input !== undefined ? { input: outcome.input } : {}),
+            resume: `/runs/${encodeURIComponent(outcome.runId)}/resume`
+          }
+        ]
+      case "Failed":
+        throw new HttpFailure({ status: outcome.status, kind: outcome.kind, message: outcome.message })
+    }
+  }
 
   // ---------------------------------------------------------------------------------------------
   // HTTP
@@ -323,6 +358,10 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     const slot = runs.acquire()
     const detach = cancelOnDisconnect(res, slot.abort)
     try {
+      if (handoff !== undefined) {
+        const [status, body] = handedOff(await handoff.run(term, handoffRequest(request, slot.signal)))
+        return sendJson(res, status, body, {}, runs.closing)
+      }
       const output = await runtime.run(term, request.input, callOptions(request, slot.signal))
       sendJson(res, 200, runBody(output), {}, runs.closing)
     } catch (error) {
@@ -336,6 +375,7 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
 
   const resumeJson = async (req: http.IncomingMessage, res: http.ServerResponse, id: string): Promise<void> => {
     const { answer } = parseResumeRequest(parseJson(await readBody(req, maxBodyBytes)))
+    if (handoff !== undefined) return resumeHandedOff(res, id, answer)
     const known = isRunId(id) ? await paused.load(id) : undefined
     if (known === undefined)
       throw new HttpFailure({ status: 404, kind: "NotFound", message: `no paused run ${JSON.stringify(id)} (it finished, or never paused here)` })
@@ -368,12 +408,30 @@ export const serve = async (options: ServeOptions): Promise<Server> => {
     }
   }
 
+  const resumeHandedOff = async (res: http.ServerResponse, id: string, answer: unknown): Promise<void> => {
+    const slot = runs.acquire()
+    const detach = cancelOnDisconnect(res, slot.abort)
+    try {
+      const [status, body] = handedOff(await handoff!.answer(id, answer, slot.signal))
+      sendJson(res, status, body, {}, runs.closing)
+    } catch (error) {
+      respondFailure(res, error)
+    } finally {
+      detach()
+      slot.end()
+    }
+  }
+
   const runEventStream = async (res: http.ServerResponse, request: RunRequest): Promise<void> => {
     const term = termOf()
     const slot = runs.acquire()
     const detach = cancelOnDisconnect(res, slot.abort)
     const sse = new SseWriter(res)
     try {
+      if (handoff !== undefined) {
+        const [status, body] = handedOff(await handoff.run(term, handoffRequest(request, slot.signal)))
+        return void (await sse.send(status === 200 ? "result" : "paused", toJsonText(body)))
+      }
       for await (const event of runtime.stream(term, request.input, callOptions(request, slot.signal))) {
         switch (event.type) {
           case "trace":

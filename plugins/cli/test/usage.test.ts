@@ -69,7 +69,14 @@ describe("usage errors of the lambdagent command", () => {
       [["checkpoints", "prune", "dir"], "text or json"],
       [["rag", "index", "docs"], "text or json"],
       [["rag", "query", "tea"], "text or json"],
-      [["rag", "eval"], "text or json"]
+      [["rag", "eval"], "text or json"],
+      [["cluster", "runner"], "text or json"],
+      [["cluster", "submit", "examples/agents/simple.yml", "x"], "text or json"],
+      [["cluster", "status", "r1"], "text or json"],
+      [["cluster", "result", "r1"], "text or json"],
+      [["cluster", "cancel", "r1"], "text or json"],
+      [["cluster", "list"], "text or json"],
+      [["cluster", "answer", "r1", "yes"], "text or json"]
     ]
     for (const [args, allowed] of commands) {
       const r = await runCli([...args, "--format", "yaml"])
