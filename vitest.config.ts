@@ -21,7 +21,7 @@ const endToEnd = [
   "plugins/cli/test/**/*.test.ts",
   "plugins/http/**/*.test.ts",
   "plugins/a2a/{client,server}.test.ts",
-  "plugins/mcp/{cli,client,conformance,containment,http,http-security,inspector,lifecycle,oracle,protocol,server}.test.ts",
+  "plugins/mcp/{cli,client,conformance,containment,http,http-security,inspector,lifecycle,oracle,ownSignalFetch,protocol,server}.test.ts",
   "plugins/rag/{ChromaIndex,Embeddings,commands,index}.test.ts",
   "plugins/redis/**/*.test.ts",
   "plugins/sqlite/**/*.test.ts",
