@@ -7,6 +7,8 @@ export interface Measurement {
   readonly medianMs: number
   readonly minMs: number
   readonly runs: number
+  /** The very first call, before any warm-up: the cold figure (the code's first run in this process). */
+  readonly firstMs: number
 }
 
 /**
@@ -14,7 +16,10 @@ export interface Measurement {
  * sample) so timer resolution and JIT warm-up do not dominate.
  */
 export const measure = (fn: () => unknown, runs = 7, warmup = 2): Measurement => {
-  for (let i = 0; i < warmup; i++) fn()
+  const first = performance.now()
+  fn()
+  const firstMs = performance.now() - first
+  for (let i = 1; i < warmup; i++) fn()
   let reps = 1
   for (;;) {
     const start = performance.now()
@@ -29,11 +34,14 @@ export const measure = (fn: () => unknown, runs = 7, warmup = 2): Measurement =>
     times.push((performance.now() - start) / reps)
   }
   times.sort((a, b) => a - b)
-  return { medianMs: times[Math.floor(times.length / 2)]!, minMs: times[0]!, runs }
+  return { medianMs: times[Math.floor(times.length / 2)]!, minMs: times[0]!, runs, firstMs }
 }
 
 export const measureAsync = async (fn: () => Promise<unknown>, runs = 7, warmup = 2): Promise<Measurement> => {
-  for (let i = 0; i < warmup; i++) await fn()
+  const first = performance.now()
+  await fn()
+  const firstMs = performance.now() - first
+  for (let i = 1; i < warmup; i++) await fn()
   const times: Array<number> = []
   for (let i = 0; i < runs; i++) {
     const start = performance.now()
@@ -41,7 +49,7 @@ export const measureAsync = async (fn: () => Promise<unknown>, runs = 7, warmup 
     times.push(performance.now() - start)
   }
   times.sort((a, b) => a - b)
-  return { medianMs: times[Math.floor(times.length / 2)]!, minMs: times[0]!, runs }
+  return { medianMs: times[Math.floor(times.length / 2)]!, minMs: times[0]!, runs, firstMs }
 }
 
 export const table = (title: string, header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): void => {

@@ -364,7 +364,7 @@ const usageOf = (execution: Evaluator.Execution): Usage => {
     llmCalls: c.llmCalls,
     toolCalls: c.toolCalls,
     tokens: c.tokens,
-    elapsedMs: Math.max(0, Date.now() - (c.deadline - execution.budget.timeMs))
+    elapsedMs: execution.elapsedMs
   }
 }
 

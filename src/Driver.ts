@@ -541,7 +541,6 @@ const begin = <E, R>(
   const record = handlers.answered
   const suspended = handlers.suspended
   const sliced = handlers.sliced
-  const deadline = exec.deadline
   const timeUp = () => exec.exhausted("time", exec.budget.timeMs, `time budget of ${exec.budget.timeMs} ms exhausted`)
   const recorded = options.recorded
   const valueOf = (request: Oracle.Request, output: unknown): Value.Value => {
@@ -569,6 +568,8 @@ const begin = <E, R>(
       const request = step.request
       // noted for the hooks (a checkpoint's time), which then need not read the clock again
       const now = (exec.counters.now = Date.now())
+      // read at every request: a journal may move it (Execution.restoreElapsed)
+      const deadline = exec.deadline
       if (now > deadline) return Effect.fail(timeUp())
       const live =
         suspended !== undefined && request.kind !== "send" && request.kind !== "receive" && !(options.recorded?.has(exec.requestKey(request)) ?? false)

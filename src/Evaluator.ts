@@ -201,6 +201,20 @@ export class Execution {
     return this.counters.deadline
   }
 
+  /** Milliseconds of the time budget used so far. */
+  get elapsedMs(): number {
+    return Math.max(0, Date.now() - (this.counters.deadline - this.budget.timeMs))
+  }
+
+  /**
+   * Count `elapsedMs` of the time budget as used, when more than the run has used in this
+   * execution: a run executed again from its journal goes on with the time its earlier executions
+   * had used, not with a fresh budget.
+   */
+  restoreElapsed(elapsedMs: number): void {
+    if (Number.isFinite(this.counters.deadline) && elapsedMs > this.elapsedMs) this.counters.deadline = Date.now() + this.budget.timeMs - elapsedMs
+  }
+
   /** The budget this execution runs under. */
   get budget(): Budget.Budget {
     return this.machine.config.budget

@@ -91,7 +91,9 @@ export const EntrySchema = Schema.Struct({
   answer: Schema.Unknown,
   tokens: Schema.Number,
   events: Schema.Array(TraceEventSchema),
-  message: Schema.optionalKey(Schema.Struct({ scope: Schema.String, channel: Schema.String, seq: Schema.Number }))
+  message: Schema.optionalKey(Schema.Struct({ scope: Schema.String, channel: Schema.String, seq: Schema.Number })),
+  /** Milliseconds of the run's time budget used when the answer came (kept by a durable journal). */
+  elapsedMs: Schema.optionalKey(Schema.Number)
 })
 
 /**

@@ -3,7 +3,8 @@
  * handed over as an effect that makes it and yields its recording entry; the journal runs it, or
  * gives back the entry it kept from an earlier execution of the same run. An answer given back
  * adds its events and tokens to the run as a replayed one does, so the trace and the budgets are
- * those of the whole run.
+ * those of the whole run, and so is the time budget: an entry keeps the time the run had used when
+ * its call was answered.
  */
 import * as Effect from "effect/Effect"
 import * as Driver from "../Driver.ts"
@@ -54,7 +55,10 @@ export const journaled = <E>(
     let live: Array<Trace.TraceEvent> | undefined
     const call = Effect.suspend(() => {
       const events: Array<Trace.TraceEvent> = (live = [])
-      return Effect.map(answer({ ...run, execution: exec.recordingInto(events) }), (output) => entryOf(key, request, Oracle.toValue(output), events))
+      return Effect.map(answer({ ...run, execution: exec.recordingInto(events) }), (output) => ({
+        ...entryOf(key, request, Oracle.toValue(output), events),
+        elapsedMs: exec.elapsedMs
+      }))
     })
     return Effect.flatMap(journal(key, request, call), (entry) => {
       let value: Value.Value
@@ -70,6 +74,8 @@ export const journaled = <E>(
       } else {
         onReplayed(request, value)
         Driver.answerRecorded(exec, { value, events: entry.events as ReadonlyArray<Trace.TraceEvent>, tokens: entry.tokens })
+        // the time the run had used when the call was answered counts in this execution too
+        if (entry.elapsedMs !== undefined) exec.restoreElapsed(entry.elapsedMs)
       }
       return Effect.succeed(value)
     })

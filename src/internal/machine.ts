@@ -52,7 +52,8 @@ export class Counters {
   tokens = 0
   /** The time (`Date.now()`) the driver read last, before the request it is answering (0: never). */
   now = 0
-  constructor(readonly deadline: number) {}
+  /** When the time budget runs out; moved when a run's clock is restored from its journal. */
+  constructor(public deadline: number) {}
 }
 
 /** What the machine needs from outside: tool code for `code_of`, limits, trace level. */
