@@ -28,6 +28,26 @@ const launcherTargets: Plugin = {
   }
 }
 
+/**
+ * Node built-ins that only a path taken later needs (HTTP/2 for the Streamable HTTP server, loaded
+ * when `--http` serves): a bundle would require them on its first line, and `node:http2` alone
+ * costs ~15 ms of start-up. Each becomes a small CommonJS module that requires the built-in, so it
+ * loads when the module importing it is first evaluated.
+ */
+const deferredBuiltins: Plugin = {
+  name: "lambdagent-deferred-builtins",
+  setup(build) {
+    build.onResolve({ filter: /^node:http2$/ }, (args) =>
+      // the wrapper's own `require` is the built-in itself
+      args.namespace === "deferred-builtin" ? { path: args.path, external: true } : { path: args.path, namespace: "deferred-builtin" }
+    )
+    build.onLoad({ filter: /.*/, namespace: "deferred-builtin" }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)})`,
+      loader: "js"
+    }))
+  }
+}
+
 const common = {
   sourcemap: true,
   target: "node22",
@@ -73,6 +93,7 @@ export default defineConfig([
     entry: { "cli/yaml-main": "plugins/cli/yamlMain.ts", "cli/mcp-main": "plugins/cli/mcpMain.ts" },
     format: ["cjs"],
     minify: true,
-    noExternal: [/.*/]
+    noExternal: [/.*/],
+    esbuildPlugins: [deferredBuiltins]
   }
 ])
