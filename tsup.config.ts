@@ -29,22 +29,34 @@ const launcherTargets: Plugin = {
 }
 
 /**
- * Node built-ins that only a path taken later needs (HTTP/2 for the Streamable HTTP server, loaded
- * when `--http` serves): a bundle would require them on its first line, and `node:http2` alone
- * costs ~15 ms of start-up. Each becomes a small CommonJS module that requires the built-in, so it
- * loads when the module importing it is first evaluated.
+ * Modules that only a path taken later needs, which a bundle would otherwise evaluate at start-up:
+ * `node:http2` (the Streamable HTTP server, loaded when `--http` serves; ~15 ms on its own), and
+ * ajv with its formats, which the MCP SDK imports to check elicitation answers and a server of
+ * pure tools may never use. Each import is replaced by a small module that requires the real one
+ * when first used, so it loads with the code that needs it.
  */
-const deferredBuiltins: Plugin = {
-  name: "lambdagent-deferred-builtins",
+const deferredModules: Plugin = {
+  name: "lambdagent-deferred-modules",
   setup(build) {
+    const deferred = "deferred-module"
+    const sdkAjvProvider = /@modelcontextprotocol[\\/]sdk[\\/].*[\\/]ajv-provider\.js$/
     build.onResolve({ filter: /^node:http2$/ }, (args) =>
       // the wrapper's own `require` is the built-in itself
-      args.namespace === "deferred-builtin" ? { path: args.path, external: true } : { path: args.path, namespace: "deferred-builtin" }
+      args.namespace === deferred ? { path: args.path, external: true } : { path: args.path, namespace: deferred }
     )
-    build.onLoad({ filter: /.*/, namespace: "deferred-builtin" }, (args) => ({
-      contents: `module.exports = require(${JSON.stringify(args.path)})`,
-      loader: "js"
-    }))
+    build.onResolve({ filter: /^ajv(-formats)?$/ }, (args) =>
+      sdkAjvProvider.test(args.importer) ? { path: args.path, namespace: deferred, pluginData: { resolveDir: args.resolveDir } } : undefined
+    )
+    build.onLoad({ filter: /.*/, namespace: deferred }, (args) => {
+      const specifier = JSON.stringify(args.path)
+      if (args.path === "node:http2") return { contents: `module.exports = require(${specifier})`, loader: "js" }
+      // ajv's default export is a class the SDK calls with `new`, ajv-formats' a plain function
+      return {
+        contents: `export default function deferred(...args) { const real = require(${specifier}).default; return new.target ? new real(...args) : real(...args) }`,
+        loader: "js",
+        resolveDir: (args.pluginData as { resolveDir: string }).resolveDir
+      }
+    })
   }
 }
 
@@ -94,6 +106,6 @@ export default defineConfig([
     format: ["cjs"],
     minify: true,
     noExternal: [/.*/],
-    esbuildPlugins: [deferredBuiltins]
+    esbuildPlugins: [deferredModules]
   }
 ])
