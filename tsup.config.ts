@@ -29,6 +29,38 @@ const launcherTargets: Plugin = {
   }
 }
 
+/**
+ * Modules that only a path taken later needs, which a bundle would otherwise evaluate at start-up:
+ * `node:http2` (the Streamable HTTP server, loaded when `--http` serves; ~15 ms on its own), and
+ * ajv with its formats, which the MCP SDK imports to check elicitation answers and a server of
+ * pure tools may never use. Each import is replaced by a small module that requires the real one
+ * when first used, so it loads with the code that needs it.
+ */
+const deferredModules: Plugin = {
+  name: "lambdagent-deferred-modules",
+  setup(build) {
+    const deferred = "deferred-module"
+    const sdkAjvProvider = /@modelcontextprotocol[\\/]sdk[\\/].*[\\/]ajv-provider\.js$/
+    build.onResolve({ filter: /^node:http2$/ }, (args) =>
+      // the wrapper's own `require` is the built-in itself
+      args.namespace === deferred ? { path: args.path, external: true } : { path: args.path, namespace: deferred }
+    )
+    build.onResolve({ filter: /^ajv(-formats)?$/ }, (args) =>
+      sdkAjvProvider.test(args.importer) ? { path: args.path, namespace: deferred, pluginData: { resolveDir: args.resolveDir } } : undefined
+    )
+    build.onLoad({ filter: /.*/, namespace: deferred }, (args) => {
+      const specifier = JSON.stringify(args.path)
+      if (args.path === "node:http2") return { contents: `module.exports = require(${specifier})`, loader: "js" }
+      // ajv's default export is a class the SDK calls with `new`, ajv-formats' a plain function
+      return {
+        contents: `export default function deferred(...args) { const real = require(${specifier}).default; return new.target ? new real(...args) : real(...args) }`,
+        loader: "js",
+        resolveDir: (args.pluginData as { resolveDir: string }).resolveDir
+      }
+    })
+  }
+}
+
 const common = {
   sourcemap: true,
   target: "node22",
@@ -74,6 +106,7 @@ export default defineConfig([
     entry: { "cli/yaml-main": "plugins/cli/yamlMain.ts", "cli/mcp-main": "plugins/cli/mcpMain.ts" },
     format: ["cjs"],
     minify: true,
-    noExternal: [/.*/]
+    noExternal: [/.*/],
+    esbuildPlugins: [deferredModules]
   }
 ])

@@ -76,10 +76,27 @@ export interface ToolSpec {
   readonly call: (args: Record<string, unknown>, context: ToolCallContext) => CallToolResult | Promise<CallToolResult>
 }
 
+/** A zod object schema as a tool publishes it: JSON Schema of its input, without the dialect. */
+const publishedSchema = (input: z.ZodObject): ToolSpec["inputSchema"] => {
+  const { $schema: _dialect, ...schema } = z.toJSONSchema(input, { io: "input" }) as Record<string, unknown>
+  // A `type` array becomes `anyOf` single types: clients that map schemas onto a single-type
+  // dialect (Gemini's OpenAPI subset) reject arrays.
+  const properties = schema.properties as Record<string, Record<string, unknown>> | undefined
+  for (const [key, property] of Object.entries(properties ?? {})) {
+    if (Array.isArray(property.type)) {
+      const { type, ...rest } = property
+      properties![key] = { ...rest, anyOf: (type as Array<string>).map((t) => ({ type: t })) }
+    }
+  }
+  return { ...schema, type: "object" }
+}
+
 /**
  * Declare a tool: its arguments are a zod object schema, published as JSON Schema and checked on
  * every call. Arguments that do not match come back as an `isError` result of kind
- * `InvalidArguments` naming each wrong field; the handler only sees valid arguments.
+ * `InvalidArguments` naming each wrong field; the handler only sees valid arguments. The JSON
+ * Schema is built when `inputSchema` is first read (the first `tools/list`) and then kept, so a
+ * schema JSON Schema cannot express (`z.date()`, a transform's output) throws there.
  *
  * @since 0.1.0
  * @category constructors
@@ -103,21 +120,17 @@ export const defineTool = <S extends z.ZodObject>(definition: {
   readonly annotations?: ToolAnnotations
   readonly run: (args: z.output<S>, context: ToolCallContext) => CallToolResult | Promise<CallToolResult>
 }): ToolSpec => {
-  const { $schema: _dialect, ...schema } = z.toJSONSchema(definition.input, { io: "input" }) as Record<string, unknown>
-  // A `type` array becomes `anyOf` single types: clients that map schemas onto a single-type
-  // dialect (Gemini's OpenAPI subset) reject arrays.
-  const properties = schema.properties as Record<string, Record<string, unknown>> | undefined
-  for (const [key, property] of Object.entries(properties ?? {})) {
-    if (Array.isArray(property.type)) {
-      const { type, ...rest } = property
-      properties![key] = { ...rest, anyOf: (type as Array<string>).map((t) => ({ type: t })) }
-    }
-  }
+  // Built on first read (the first `tools/list`), not when the server starts: converting every
+  // tool's schema costs start-up milliseconds that a client may never ask for.
+  let inputSchema: ToolSpec["inputSchema"] | undefined
   return {
     name: definition.name,
     ...(definition.title !== undefined ? { title: definition.title } : {}),
     description: definition.description,
-    inputSchema: { ...schema, type: "object" },
+    get inputSchema() {
+      inputSchema ??= publishedSchema(definition.input)
+      return inputSchema
+    },
     ...(definition.annotations !== undefined ? { annotations: definition.annotations } : {}),
     call: (args, context) => {
       const parsed = definition.input.safeParse(args)
