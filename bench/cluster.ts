@@ -10,12 +10,11 @@
  * Every process shares this machine's cores with PostgreSQL: see docs/cluster.md for what changes
  * on separate machines.
  */
-import { type ChildProcess, spawn } from "node:child_process"
-import { createServer, type AddressInfo } from "node:net"
+import type { ChildProcess } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { createRuntime, Term } from "lambdagent"
 import { connect } from "lambdagent/cluster"
-import { dropTables } from "../plugins/cluster/test-support.ts"
+import { dropTables, startRunnerProcess } from "../plugins/cluster/test-support.ts"
 import { fmt, stopChildren, table } from "./harness.ts"
 
 const RUNS = Number(process.env.CLUSTER_BENCH_RUNS ?? 1000)
@@ -27,32 +26,7 @@ const agent = Term.compose([
   Term.llm({ system: "three", conversation: false })
 ])
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer()
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-
-const startRunner = async (prefix: string): Promise<ChildProcess> => {
-  const port = await freePort()
-  const child = spawn(process.execPath, [cli, "cluster", "runner", "--pg", pg, "--prefix", prefix, "--port", String(port)], {
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let out = ""
-  await new Promise<void>((resolve, reject) => {
-    const read = (chunk: Buffer) => {
-      out += chunk.toString("utf8")
-      if (out.includes("runner ready")) resolve()
-    }
-    child.stdout!.on("data", read)
-    child.stderr!.on("data", read)
-    child.once("exit", () => reject(new Error(`a runner exited: ${out}`)))
-  })
-  return child
-}
+const startRunner = async (prefix: string): Promise<ChildProcess> => (await startRunnerProcess(cli, ["--pg", pg, "--prefix", prefix])).child
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!
 

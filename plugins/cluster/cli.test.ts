@@ -8,28 +8,18 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http"
-import { type AddressInfo, createServer as createNetServer } from "node:net"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createRuntime } from "lambdagent"
 import { type ClusterClient, connect } from "lambdagent/cluster"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { cliPath, runCli } from "../cli/test/helpers.ts"
-import { dropTables, freshPrefix, testPgUrl } from "./test-support.ts"
+import { dropTables, freePort, freshPrefix, startRunnerProcess, testPgUrl } from "./test-support.ts"
 
 const pg = testPgUrl
 const dir = mkdtempSync(join(tmpdir(), "lambdagent-cluster-"))
 const env = { OPENAI_API_KEY: "test", LAMBDAGENT_PG_URL: pg }
-
-/** A port nobody listens on now. */
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createNetServer()
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
 
 interface Runner {
   readonly child: ChildProcess
@@ -41,24 +31,9 @@ const runners: Array<Runner> = []
 
 /** Start `lambdagent cluster runner` and wait for its readiness line. */
 const startRunner = async (prefix: string): Promise<Runner> => {
-  const port = await freePort()
-  const child = spawn(process.execPath, [cliPath, "cluster", "runner", "--prefix", prefix, "--port", String(port), "--shards", "16"], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  const exited = new Promise<number | null>((resolve) => child.on("close", resolve))
-  const runner = { child, address: `127.0.0.1:${port}`, exited }
+  const started = await startRunnerProcess(cliPath, ["--prefix", prefix, "--shards", "16"], { ...process.env, ...env })
+  const runner = { child: started.child, address: `127.0.0.1:${started.port}`, exited: started.exited }
   runners.push(runner)
-  let out = ""
-  await new Promise<void>((resolve, reject) => {
-    const read = (chunk: Buffer) => {
-      out += chunk.toString("utf8")
-      if (out.includes("runner ready")) resolve()
-    }
-    child.stdout!.on("data", read)
-    child.stderr!.on("data", read)
-    void exited.then(() => reject(new Error(`the runner exited before it was ready: ${out}`)))
-  })
   return runner
 }
 

@@ -4,6 +4,7 @@
  *
  * @since 0.2.0
  */
+import { setTimeout as delay } from "node:timers/promises"
 import type { Budget } from "lambdagent"
 import type { HandoffOutcome, RunHandoff } from "lambdagent/http"
 import type { ClusterError } from "./errors.ts"
@@ -73,17 +74,6 @@ const outcomeOf = (status: RunStatus, answered?: string): HandoffOutcome | undef
   }
 }
 
-const pause = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    const timer = setTimeout(done, ms)
-    function done() {
-      clearTimeout(timer)
-      signal.removeEventListener("abort", done)
-      resolve()
-    }
-    signal.addEventListener("abort", done, { once: true })
-  })
-
 /**
  * A `RunHandoff` for `serve({ handoff })` of `lambdagent/http` that submits each run to the
  * cluster and waits for it: a run that ends answers 200 with its result, trace and counters; one
@@ -117,7 +107,8 @@ export const handoff = (cluster: ClusterClient, options: HandoffOptions = {}): R
       }
       const outcome = outcomeOf(await cluster.status(id), answered)
       if (outcome !== undefined) return outcome
-      await pause(pollMs, signal)
+      // an abort ends the wait early; the loop's head then cancels the run
+      await delay(pollMs, undefined, { signal }).catch(() => undefined)
     }
   }
   return {
