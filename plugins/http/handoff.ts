@@ -69,6 +69,8 @@ export type HandoffOutcome =
  * ```
  */
 export interface RunHandoff {
+  /** Run `term` on the request's input until it ends, fails or waits on a person. */
   readonly run: (term: Term.Term, request: HandoffRequest) => Promise<HandoffOutcome>
+  /** Give `answer` to the run `runId` waiting on a person, and wait again as `run` does. */
   readonly answer: (runId: string, answer: unknown, signal: AbortSignal) => Promise<HandoffOutcome>
 }
