@@ -55,6 +55,12 @@ describe("cluster runs on PostgreSQL", () => {
     expect(await cluster.list()).toHaveLength(1)
   })
 
+  test("a table prefix that is not a plain identifier is refused before PostgreSQL is touched", async () => {
+    for (const prefix of ["runs; DROP TABLE users", "x".repeat(41), "9lives", ""]) {
+      await expect(connect({ pg, prefix })).rejects.toMatchObject({ _tag: "ClusterError", reason: "Invalid" })
+    }
+  })
+
   test("an invalid term is refused before anything is stored", async () => {
     const cluster = await join({ prefix: freshPrefix() })
     await expect(cluster.submit({ nonsense: 1 }, "x", { id: "bad" })).rejects.toMatchObject({ _tag: "TermParseError" })

@@ -59,6 +59,8 @@ export const defaultUrl = "postgres://postgres@127.0.0.1:5432/postgres"
  */
 export const defaultPrefix = "lambdagent_cluster"
 
+const PREFIX = /^[A-Za-z_][A-Za-z0-9_]{0,39}$/
+
 /**
  * How a process joins the cluster. `role`: `single` (default: one process runs every shard,
  * nothing but PostgreSQL needed), `runner` (serves its shards beside other runners, listening on
@@ -308,6 +310,19 @@ const isSqlError = (u: unknown): u is SqlError => typeof u === "object" && u !==
 export const layer = (options: ClusterOptions = {}): Layer.Layer<Cluster, ClusterError> => {
   const url = options.pg ?? process.env.LAMBDAGENT_PG_URL ?? defaultUrl
   const prefix = options.prefix ?? defaultPrefix
+  // the prefix names tables and indexes: plain identifiers only, short enough that PostgreSQL
+  // (63 characters a name) keeps every name the engine derives from it whole
+  if (!PREFIX.test(prefix)) {
+    return Layer.effect(
+      Cluster,
+      Effect.fail(
+        new ClusterError({
+          reason: "Invalid",
+          message: `the table prefix must be letters, digits and _ (starting with a letter or _, at most 40 characters), got ${JSON.stringify(prefix)}`
+        })
+      )
+    )
+  }
   const role = options.role ?? "single"
   const host = options.host ?? "127.0.0.1"
   const port = options.port ?? 34431
