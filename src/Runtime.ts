@@ -410,7 +410,7 @@ const directRunner = (context: Context.Context<Services>): Runner => {
     // a fiber costs a run that never waits more than the rest of its orchestration (a process's
     // first fiber, most of a millisecond): such a run is settled without one
     start: <A, E>(program: (context: Context.Context<Services>) => Effect.Effect<A, E, Services>, runOptions?: Effect.RunOptions) => {
-      if (closed || runOptions?.signal?.aborted === true) return fork(Effect.contextWith(program), runOptions)
+      if (closed) return fork(Effect.contextWith(program), runOptions)
       let effect: Effect.Effect<A, E, Services>
       try {
         effect = program(context)

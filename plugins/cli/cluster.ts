@@ -142,14 +142,17 @@ export const registerCluster: Registration = (program, run) => {
       () => options.format
     )
   )
-  withConnection(cluster.command("status").description("where a run is").argument("<id>", "the run's id")).action(async (id: string, options: Connection) =>
+  // a run's status line after asking the cluster something of it
+  const showStatus = (options: Connection, ask: (client: ClusterClient) => Promise<RunStatus>) =>
     run(
       async () => {
-        const s = await asClient(options, (client) => client.status(id))
+        const s = await asClient(options, ask)
         print(options.format, s, statusLine(s))
       },
       () => options.format
     )
+  withConnection(cluster.command("status").description("where a run is").argument("<id>", "the run's id")).action(async (id: string, options: Connection) =>
+    showStatus(options, (client) => client.status(id))
   )
   withConnection(
     cluster
@@ -170,14 +173,7 @@ export const registerCluster: Registration = (program, run) => {
     )
   )
   withConnection(cluster.command("cancel").description("cancel a run that has not ended").argument("<id>", "the run's id")).action(
-    async (id: string, options: Connection) =>
-      run(
-        async () => {
-          const s = await asClient(options, (client) => client.cancel(id))
-          print(options.format, s, statusLine(s))
-        },
-        () => options.format
-      )
+    async (id: string, options: Connection) => showStatus(options, (client) => client.cancel(id))
   )
   withConnection(
     cluster

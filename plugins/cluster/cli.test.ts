@@ -14,6 +14,7 @@ import { join } from "node:path"
 import { createRuntime } from "lambdagent"
 import { type ClusterClient, connect } from "lambdagent/cluster"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import { completion } from "../../test/providers/servers/openai.ts"
 import { cliPath, runCli } from "../cli/test/helpers.ts"
 import { dropTables, freePort, freshPrefix, startRunnerProcess, testPgUrl } from "./test-support.ts"
 
@@ -64,16 +65,7 @@ const server = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
       if (res.destroyed) return
       answered.add(key)
       res.setHeader("content-type", "application/json")
-      res.end(
-        JSON.stringify({
-          id: "x",
-          object: "chat.completion",
-          created: 0,
-          model: "fake",
-          choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }],
-          usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 }
-        })
-      )
+      res.end(JSON.stringify(completion({ text: reply, model: "fake", usage: { prompt_tokens: 3, completion_tokens: 2 } })))
     }
     if (hold?.(stage) === true) {
       held.push({ key, res, answer })

@@ -5,9 +5,9 @@
  * @since 0.2.0
  */
 import { setTimeout as delay } from "node:timers/promises"
-import type { Budget } from "lambdagent"
+import { type Budget, Errors } from "lambdagent"
 import type { HandoffOutcome, RunHandoff } from "lambdagent/http"
-import type { ClusterError } from "./errors.ts"
+import { ClusterError } from "./errors.ts"
 import type { ClusterClient } from "./index.ts"
 import type { RunStatus } from "./runs.ts"
 
@@ -40,15 +40,10 @@ const statusOfReason: Record<ClusterError["reason"], 404 | 409 | 422 | 503> = {
   Timeout: 503
 }
 
-const isClusterError = (error: unknown): error is ClusterError =>
-  typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === "ClusterError"
-
 /** A refusal of the cluster as the server answers it; anything else is thrown on (a 500). */
 const refused = (error: unknown): HandoffOutcome => {
-  if (isClusterError(error)) return { _tag: "Failed", status: statusOfReason[error.reason], kind: error.reason, message: error.message }
-  if (typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === "TermParseError") {
-    return { _tag: "Failed", status: 422, kind: "TermParseError", message: (error as Error).message }
-  }
+  if (error instanceof ClusterError) return { _tag: "Failed", status: statusOfReason[error.reason], kind: error.reason, message: error.message }
+  if (Errors.isLambdaError(error) && error._tag === "TermParseError") return { _tag: "Failed", status: 422, kind: error._tag, message: error.message }
   throw error
 }
 

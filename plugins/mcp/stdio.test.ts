@@ -82,6 +82,23 @@ const serve = async (reader: Reader, modules: ReadonlyArray<ServerModule> = []) 
 /** Text of a tools/call answer's single text item. */
 const textOf = (message: Record<string, any>): string => message.result.content[0].text
 
+/** A tool that counts its calls and answers each with 10 kB of text starting with its `n`. */
+const countedTool = () => {
+  const counter = {
+    calls: 0,
+    tool: defineTool({
+      name: "counted",
+      description: "Counts its calls and answers with 10 kB of text.",
+      input: z.object({ n: z.number() }),
+      run: (args) => {
+        counter.calls++
+        return { content: [{ type: "text" as const, text: `${args.n} `.padEnd(10_000, "x") }] }
+      }
+    })
+  }
+  return counter
+}
+
 describe("stdio answers", () => {
   it("answer pipelined requests in order, with those of one turn in one write", async () => {
     const reader = new Reader()
@@ -151,18 +168,9 @@ describe("stdio answers", () => {
   })
 
   it("stop reading requests while the client does not read its answers, then answer every one in order", async () => {
-    let calls = 0
-    const counted = defineTool({
-      name: "counted",
-      description: "Counts its calls and answers with 10 kB of text.",
-      input: z.object({ n: z.number() }),
-      run: (args) => {
-        calls++
-        return { content: [{ type: "text", text: `${args.n} `.padEnd(10_000, "x") }] }
-      }
-    })
+    const counted = countedTool()
     const reader = new Reader()
-    const { stdin } = await serve(reader, [{ name: "counted", tools: () => [counted] }])
+    const { stdin } = await serve(reader, [{ name: "counted", tools: () => [counted.tool] }])
     stdin.write(initialize())
     await reader.until(1)
     reader.holding = true
@@ -171,34 +179,25 @@ describe("stdio answers", () => {
     for (let id = 1; id <= count; id++) stdin.write(callTool(id, "counted", { n: id }))
     // The output backs up, the server stops taking requests, and standard input stops flowing.
     await waitFor(() => reader.heldWrites > 0 && stdin.readableFlowing === false, "standard input to be paused")
-    expect(calls).toBeLessThan(count / 10)
+    expect(counted.calls).toBeLessThan(count / 10)
     expect(stdin.readableLength).toBeGreaterThan(0)
     reader.release()
     const messages = (await reader.until(count + 1)).slice(1)
-    expect(calls).toBe(count)
+    expect(counted.calls).toBe(count)
     expect(messages.map((m) => m.id)).toEqual(Array.from({ length: count }, (_, i) => i + 1))
     expect(messages.every((m) => textOf(m).startsWith(`${m.id} `) && textOf(m).length === 10_000)).toBe(true)
   })
 
   it("hand every answer already computed to the output when the session closes while the client is not reading", async () => {
-    let calls = 0
-    const counted = defineTool({
-      name: "counted",
-      description: "Counts its calls and answers with 10 kB of text.",
-      input: z.object({ n: z.number() }),
-      run: (args) => {
-        calls++
-        return { content: [{ type: "text", text: `${args.n} `.padEnd(10_000, "x") }] }
-      }
-    })
+    const counted = countedTool()
     const reader = new Reader()
-    const { stdin, handle } = await serve(reader, [{ name: "counted", tools: () => [counted] }])
+    const { stdin, handle } = await serve(reader, [{ name: "counted", tools: () => [counted.tool] }])
     stdin.write(initialize())
     await reader.until(1)
     reader.holding = true
     for (let id = 1; id <= 1_000; id++) stdin.write(callTool(id, "counted", { n: id }))
     await waitFor(() => reader.heldWrites > 0 && stdin.readableFlowing === false, "standard input to be paused")
-    const answered = calls
+    const answered = counted.calls
     await handle.close()
     expect(reader.listenerCount("drain")).toBe(0) // the server let go of the output
     reader.release()

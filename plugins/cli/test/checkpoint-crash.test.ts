@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { textFrames } from "../../../test/providers/servers/openai.ts"
+import { completion, textFrames } from "../../../test/providers/servers/openai.ts"
 import { cliPath, runCli } from "./helpers.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "lambdagent-crash-"))
@@ -34,16 +34,7 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
       return
     }
     res.setHeader("content-type", "application/json")
-    res.end(
-      JSON.stringify({
-        id: "x",
-        object: "chat.completion",
-        created: 0,
-        model: "gpt-test",
-        choices: [{ index: 0, message: { role: "assistant", content: reply }, finish_reason: "stop" }],
-        usage: { prompt_tokens: text.length, completion_tokens: reply.length, total_tokens: text.length + reply.length }
-      })
-    )
+    res.end(JSON.stringify(completion({ text: reply, usage: { prompt_tokens: text.length, completion_tokens: reply.length } })))
   })
 })
 let termFile = ""
