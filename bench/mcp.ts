@@ -12,6 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { fmt, stopChildren, table } from "./harness.ts"
+import { LineClient } from "./lineClient.ts"
 import { fetchWithOwnSignal } from "../plugins/mcp/ownSignalFetch.ts"
 
 const CLI = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url))
@@ -201,6 +202,66 @@ const continueLoop = async (client: Client, from: number): Promise<Load> => {
   return { firstMs, perSecond: (warm.length * 1000) / warmTotal, p50Ms: warm[Math.floor(warm.length * 0.5)]!, p99Ms: warm[Math.floor(warm.length * 0.99)]! }
 }
 
+interface LeanFigures {
+  readonly p50Ms: number
+  readonly p99Ms: number
+  readonly perSecond: number
+  /** The server's CPU time per call with 8 in flight, µs (undefined where it cannot be read). */
+  readonly cpuUs: number | undefined
+}
+
+/**
+ * Both servers over stdio from the lean client ({@link LineClient}): sequential latency, and
+ * throughput with {@link CONCURRENCY} calls in flight with the server's own CPU time per call, in
+ * rounds taking turns.
+ */
+const leanClient = async (): Promise<[LeanFigures, LeanFigures]> => {
+  const sides = await Promise.all(servers.map(async (server) => ({ server, client: await LineClient.start(process.execPath, server.args) })))
+  try {
+    const inFlight = (side: (typeof sides)[number], calls: number) =>
+      Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          for (let i = 0; i < calls / CONCURRENCY; i++) await side.client.call(side.server.tool, SMALL)
+        })
+      )
+    for (const side of sides) await inFlight(side, WARMUP * 2)
+    const latencies: [Array<number>, Array<number>] = [[], []]
+    const load: [Array<{ calls: number; ms: number; cpuMs: number | undefined }>, Array<{ calls: number; ms: number; cpuMs: number | undefined }>] = [[], []]
+    const PIPELINED = 4_000
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const index of round % 2 === 0 ? [0, 1] : [1, 0]) {
+        const side = sides[index]!
+        for (let i = 0; i < CALLS / ROUNDS; i++) {
+          const t = performance.now()
+          await side.client.call(side.server.tool, SMALL)
+          latencies[index as 0 | 1].push(performance.now() - t)
+        }
+        const cpuBefore = side.client.serverCpuMs()
+        const started = performance.now()
+        await inFlight(side, PIPELINED)
+        const ms = performance.now() - started
+        const cpuAfter = side.client.serverCpuMs()
+        load[index as 0 | 1].push({ calls: PIPELINED, ms, cpuMs: cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : undefined })
+      }
+    }
+    const figures = (index: 0 | 1): LeanFigures => {
+      const times = latencies[index].sort((a, b) => a - b)
+      const rounds = load[index]
+      const calls = rounds.reduce((a, r) => a + r.calls, 0)
+      const cpu = rounds.every((r) => r.cpuMs !== undefined) ? rounds.reduce((a, r) => a + r.cpuMs!, 0) : undefined
+      return {
+        p50Ms: times[Math.floor(times.length * 0.5)]!,
+        p99Ms: times[Math.floor(times.length * 0.99)]!,
+        perSecond: (calls * 1000) / rounds.reduce((a, r) => a + r.ms, 0),
+        cpuUs: cpu !== undefined ? (cpu * 1000) / calls : undefined
+      }
+    }
+    return [figures(0), figures(1)]
+  } finally {
+    await Promise.all(sides.map((side) => side.client.close()))
+  }
+}
+
 const loadRows = (transport: string, lambda: Load, floor: Load): Array<Array<string>> => [
   [
     `${transport}: lambdagent run {add:[1,2]}`,
@@ -255,6 +316,21 @@ export async function run(): Promise<void> {
         ["stdio", fmt(slConc, 0), fmt(seConc, 0), `${fmt(seConc / slConc, 2)}×`],
         ["HTTP", fmt(hlConc, 0), fmt(heConc, 0), `${fmt(heConc / hlConc, 2)}×`]
       ]
+    )
+
+    const [leanLambda, leanEcho] = await leanClient()
+    const leanRow = (name: string, figures: LeanFigures): Array<string> => [
+      name,
+      fmt(figures.p50Ms, 3),
+      fmt(figures.p99Ms, 3),
+      fmt(figures.perSecond, 0),
+      figures.cpuUs !== undefined ? fmt(figures.cpuUs, 1) : "n/a",
+      `${fmt((figures.perSecond / leanEcho.perSecond) * 100, 0)}%`
+    ]
+    table(
+      `tools/call over stdio from a lean JSON-RPC client (no SDK client work in the figures): ${fmt(CALLS, 0)} sequential calls and ${CONCURRENCY} in flight, in ${ROUNDS} rounds taking turns; server CPU from /proc`,
+      ["workload", "warm p50 ms", "warm p99 ms", `${CONCURRENCY} in flight calls/s`, "server CPU µs/call", "throughput vs floor"],
+      [leanRow("lambdagent run {add:[1,2]}", leanLambda), leanRow("SDK echo (floor)", leanEcho)]
     )
 
     // a `continue` loop: every continuation goes back to the client, which sends next_input and the step

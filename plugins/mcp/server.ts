@@ -34,6 +34,7 @@ import * as Schema from "effect/Schema"
 import { Errors } from "lambdagent"
 import * as z from "zod"
 import type { AgentPolicy } from "./analysis.ts"
+import { answerDirectly } from "./directCall.ts"
 import type { AnswerOracle } from "./execute.ts"
 import type { LogMessage, ModuleChange, PromptSpec, ResourceSpec, ResourceTemplateSpec, ServerModule, ToolCallContext, ToolSpec } from "./module.ts"
 import { ToolRegistry } from "./registry.ts"
@@ -290,22 +291,20 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
     maxTermSize: positive("maxTermSize", options.maxTermSize, DEFAULT_LIMITS.maxTermSize)
   }
   const extra = options.modules ?? []
-  const modules: ReadonlyArray<ServerModule> =
+  /** The built-in tools (`run`, `evolve`, `list`, `help`, the evolved tools), unless `system` is false. */
+  const ownTools =
     options.system === false
-      ? extra
-      : [
-          lambdaToolsModule({
-            registry,
-            limits,
-            policy: options.allow ?? {},
-            ...(options.answerOracle !== undefined ? { oracle: options.answerOracle } : {}),
-            reservedNames: () => new Set(extra.flatMap((m) => m.tools?.().map((t) => t.name) ?? [])),
-            log,
-            broadcast: (message) => broadcast(message)
-          }),
-          lambdaResourcesModule(registry),
-          ...extra
-        ]
+      ? undefined
+      : lambdaToolsModule({
+          registry,
+          limits,
+          policy: options.allow ?? {},
+          ...(options.answerOracle !== undefined ? { oracle: options.answerOracle } : {}),
+          reservedNames: () => new Set(extra.flatMap((m) => m.tools?.().map((t) => t.name) ?? [])),
+          log,
+          broadcast: (message) => broadcast(message)
+        })
+  const modules: ReadonlyArray<ServerModule> = ownTools === undefined ? extra : [ownTools, lambdaResourcesModule(registry), ...extra]
   for (const module of extra) {
     for (const tool of module.tools?.() ?? []) {
       if (SYSTEM_TOOLS.includes(tool.name)) log(`module ${module.name}: tool ${tool.name} is hidden by the built-in tool of that name`)
@@ -431,36 +430,49 @@ export const createLambdaServer = async (options: LambdaServerOptions = {}): Pro
         }))
       }))
     )
-    /** A log message to this session's client, on the stream of the request being answered. */
-    const logTo = (extra: RequestExtra) => (message: LogMessage) => {
+    /** A log message to this session's client, sent by `notify` (on the stream of the request being answered). */
+    const logTo = (notify: (notification: ServerNotification) => Promise<void>) => (message: LogMessage) => {
       if (!wants(session, message.level)) return
-      extra.sendNotification({ method: "notifications/message", params: logParams(message) }).catch(() => undefined)
+      notify({ method: "notifications/message", params: logParams(message) }).catch(() => undefined)
     }
     on("logging/setLevel", SetLevelRequestSchema, (request) => {
       levels.set(session, request.params.level)
       return {}
     })
-    on("tools/call", CallToolRequestSchema, (request, extra) =>
+    /** Answer a tool call in its turn, logging failures (and, at `debug`, every call's time). */
+    const answerCall = (name: string, args: Record<string, unknown>, context: ToolCallContext, notify: (notification: ServerNotification) => Promise<void>) =>
       queued(async () => {
-        if (extra.signal.aborted) return errorResult({ kind: "Cancelled", message: "the request was cancelled before it ran" })
-        const name = request.params.name
+        if (context.signal.aborted) return errorResult({ kind: "Cancelled", message: "the request was cancelled before it ran" })
         const started = performance.now()
-        const result = await callTool(name, request.params.arguments ?? {}, {
-          signal: extra.signal,
-          ...(extra.sessionId !== undefined ? { sessionId: extra.sessionId } : {}),
-          ...progressOf(request.params._meta?.progressToken, extra),
-          log: logTo(extra)
-        })
+        const result = await callTool(name, args, { ...context, log: logTo(notify) })
         if (result.isError === true) {
           const data = failureData(name, result)
-          logTo(extra)({ level: data.kind === "InternalError" ? "error" : "warning", data })
+          logTo(notify)({ level: data.kind === "InternalError" ? "error" : "warning", data })
         } else if (wants(session, "debug")) {
           const ms = Math.round((performance.now() - started) * 1000) / 1000
-          logTo(extra)({ level: "debug", data: { message: `${name} answered in ${ms} ms`, tool: name, ms } })
+          logTo(notify)({ level: "debug", data: { message: `${name} answered in ${ms} ms`, tool: name, ms } })
         }
         return result
       })
+    on("tools/call", CallToolRequestSchema, (request, extra) =>
+      answerCall(
+        request.params.name,
+        request.params.arguments ?? {},
+        {
+          signal: extra.signal,
+          ...(extra.sessionId !== undefined ? { sessionId: extra.sessionId } : {}),
+          ...progressOf(request.params._meta?.progressToken, extra)
+        },
+        extra.sendNotification
+      )
     )
+    // The server's own tools build well-formed results themselves: a plain call of one may skip
+    // the SDK's request machinery (see directCall.ts). Other modules' tools go the SDK's way.
+    if (ownTools !== undefined) {
+      answerDirectly(session, (call, signal, notify) =>
+        ownTools.tool?.(call.name) !== undefined ? answerCall(call.name, call.args, { signal }, notify) : undefined
+      )
+    }
     on("resources/list", ListResourcesRequestSchema, () =>
       queued(() => ({
         resources: listResources().map((r) => ({

@@ -9,7 +9,7 @@ import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js"
 import { afterEach, describe, expect, it } from "vitest"
 import { waitFor } from "../../test/fixtures/waitFor.ts"
 import { defineTool, type ServerModule } from "./module.ts"
-import { createLambdaServer } from "./server.ts"
+import { createLambdaServer, type LambdaServer } from "./server.ts"
 import { type ServeHandle, serveStdio } from "./transports.ts"
 import * as z from "zod"
 
@@ -71,12 +71,29 @@ afterEach(async () => {
   await Promise.all(handles.splice(0).map((h) => h.close()))
 })
 
+/**
+ * Serve in process; `reachedSdk` lists the ids of the requests that went through the SDK's
+ * request machinery (the direct path of tools/call bypasses it).
+ */
 const serve = async (reader: Reader, modules: ReadonlyArray<ServerModule> = []) => {
   const stdin = new PassThrough()
   const server = await createLambdaServer({ modules, log: () => undefined })
-  const handle = await serveStdio(server, { stdin, stdout: reader, redirectConsole: false })
+  const reachedSdk: Array<unknown> = []
+  const watched: LambdaServer = {
+    ...server,
+    connect: async (transport) => {
+      const session = await server.connect(transport)
+      const onmessage = transport.onmessage!
+      transport.onmessage = (message, extra) => {
+        if ("method" in message && "id" in message) reachedSdk.push(message.id)
+        onmessage(message, extra)
+      }
+      return session
+    }
+  }
+  const handle = await serveStdio(watched, { stdin, stdout: reader, redirectConsole: false })
   handles.push(handle)
-  return { stdin, handle }
+  return { stdin, handle, reachedSdk }
 }
 
 /** Text of a tools/call answer's single text item. */
@@ -215,5 +232,108 @@ describe("stdio answers", () => {
     stdin.write(run(1, { add: [1, 2] }) + run(2, { add: [3, 4] }))
     await handle.closed
     expect(reader.destroyed).toBe(true)
+  })
+})
+
+describe("the direct path of tools/call", () => {
+  const omega = { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }
+  /** Every kind of answer the server's own tools give: values, errors, evolving, continuations, lists, help, another module's tool, an unknown tool. */
+  const calls: ReadonlyArray<readonly [string, object]> = [
+    ["run", { code: { add: [1, 2] }, input: null }],
+    ["run", { code: { add: [1, "a"] }, input: null }],
+    ["run", { code: { add: [1, 2] }, input: null, fuel: -1 }],
+    ["run", {}],
+    ["run", { code: "no such tool", input: 1 }],
+    ["evolve", { name: "double", description: "Doubles a number.", code: { lam: "n", body: { mul: [{ var: "n" }, 2] } } }],
+    ["double", { input: 21 }],
+    ["run", { code: "double", input: 4 }],
+    [
+      "evolve",
+      {
+        name: "countdown",
+        description: "Counts down.",
+        code: { lam: "n", body: { if: { cond: { lte: [{ var: "n" }, 0] }, then: { var: "n" }, else: { continue: { input: { sub: [{ var: "n" }, 1] } } } } } }
+      }
+    ],
+    ["countdown", { input: 2 }],
+    ["run", { code: { lam: "s", body: { str_concat: ["é", { var: "s" }] } }, input: '\u2028 "quoted"' }],
+    ["list", {}],
+    ["help", {}],
+    ["counted", { n: 1 }],
+    ["nope", {}]
+  ]
+
+  it("answers the server's own tools without the SDK, with the same bytes as the SDK's path", async () => {
+    const outputs: Array<Array<Record<string, any>>> = []
+    const sdkIds: Array<Array<unknown>> = []
+    for (const meta of [undefined, { via: "sdk" }]) {
+      const reader = new Reader()
+      const { stdin, reachedSdk } = await serve(reader, [{ name: "counted", tools: () => [countedTool().tool] }])
+      stdin.write(initialize())
+      let seen = (await reader.until(1)).length
+      // one at a time: a call goes directly only while no request is waiting on the SDK
+      for (const [index, [name, args]] of calls.entries()) {
+        stdin.write(callTool(index + 1, name, args, meta))
+        const received = await reader.until(seen + 1)
+        while (received.at(-1)?.id !== index + 1) await reader.until(received.length + 1)
+        seen = received.length
+      }
+      outputs.push(await reader.until(seen))
+      sdkIds.push(reachedSdk)
+    }
+    const [direct, viaSdk] = outputs as [Array<Record<string, any>>, Array<Record<string, any>>]
+    // the same bytes, but for the times tools were evolved at
+    const wire = (messages: ReadonlyArray<object>) => messages.map((m) => JSON.stringify(m).replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, "<time>"))
+    expect(wire(direct)).toEqual(wire(viaSdk))
+    // initialize, another module's tool and the unknown tool went through the SDK on the direct side
+    expect(sdkIds[0]).toEqual([0, calls.findIndex(([name]) => name === "counted") + 1, calls.length])
+    expect(sdkIds[1]).toEqual([0, ...calls.map((_, index) => index + 1)])
+    expect(textOf(direct.find((m) => m.id === 7)!)).toBe("42")
+    expect(direct.find((m) => m.id === 10)!.result.structuredContent.type).toBe("continuation")
+    expect(direct.find((m) => m.id === calls.length)!.error.code).toBe(-32602)
+  })
+
+  it("keeps arrival order with requests the SDK answers: a call behind an evolve sees the new tool", async () => {
+    const reader = new Reader()
+    const { stdin, reachedSdk } = await serve(reader)
+    stdin.write(initialize())
+    await reader.until(1)
+    stdin.write(
+      callTool(1, "evolve", { name: "double", description: "Doubles.", code: { lam: "n", body: { mul: [{ var: "n" }, 2] } } }, { via: "sdk" }) +
+        callTool(2, "double", { input: 21 }) +
+        line({ jsonrpc: "2.0", id: 3, method: "tools/list" }) +
+        callTool(4, "double", { input: 1 })
+    )
+    const answers = (await reader.until(2 + 4)).filter((m) => m.id !== undefined && m.method === undefined)
+    expect(answers.map((m) => m.id)).toEqual([0, 1, 2, 3, 4])
+    expect(textOf(answers[2]!)).toBe("42")
+    expect(textOf(answers[4]!)).toBe("2")
+    // the calls arrived while the SDK had requests to answer, so they went its way too
+    expect(reachedSdk).toEqual([0, 1, 2, 3, 4])
+  })
+
+  it("sends nothing for a direct call cancelled while it runs, and answers the next", async () => {
+    const reader = new Reader()
+    const { stdin, reachedSdk } = await serve(reader)
+    stdin.write(initialize())
+    await reader.until(1)
+    stdin.write(callTool(1, "run", { code: { app: { func: omega, arg: omega } }, input: null, fuel: 100_000_000 }))
+    stdin.write(line({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1, reason: "changed my mind" } }))
+    stdin.write(run(2, { add: [1, 1] }))
+    const messages = (await reader.until(2)).slice(1)
+    expect(messages.map((m) => m.id)).toEqual([2])
+    expect(textOf(messages[0]!)).toBe("2")
+    expect(reachedSdk).toEqual([0])
+  })
+
+  it("gives up a direct call that is running when the session closes", async () => {
+    const reader = new Reader()
+    const { stdin, handle } = await serve(reader)
+    stdin.write(initialize())
+    await reader.until(1)
+    stdin.write(callTool(1, "run", { code: { app: { func: omega, arg: omega } }, input: null, fuel: 100_000_000 }))
+    await handle.close()
+    await handle.closed
+    expect((await reader.until(1)).map((m) => m.id)).toEqual([0])
   })
 })

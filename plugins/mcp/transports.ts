@@ -22,8 +22,9 @@ import { type Readable, Writable } from "node:stream"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import { isInitializeRequest, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
+import { isInitializeRequest, type JSONRPCMessage, JSONRPCMessageSchema, type ServerNotification } from "@modelcontextprotocol/sdk/types.js"
 import { HostGuard } from "lambdagent"
+import { directCallOf, type PlainToolCall, plainToolCall } from "./directCall.ts"
 import { serveUntilClosed } from "./signals.ts"
 import { createLambdaServer, type LambdaServer, type LambdaServerOptions } from "./server.ts"
 import { resolveStore, type ToolRegistryStore } from "./store.ts"
@@ -67,6 +68,20 @@ export interface ServeHandle {
 const errorMessage = (code: number, message: string, id: string | number | null = null) =>
   ({ jsonrpc: "2.0", id, error: { code, message } }) as unknown as JSONRPCMessage
 
+/** The error response to a request whose answer failed, as the SDK writes it. */
+const errorResponse = (id: string | number, error: unknown): JSONRPCMessage => {
+  const { code, message, data } = (typeof error === "object" && error !== null ? error : {}) as { code?: unknown; message?: unknown; data?: unknown }
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: {
+      code: typeof code === "number" && Number.isSafeInteger(code) ? code : -32603,
+      message: typeof message === "string" ? message : "Internal error",
+      ...(data !== undefined ? { data } : {})
+    }
+  } as JSONRPCMessage
+}
+
 const idOf = (json: unknown): string | number | null => {
   if (typeof json !== "object" || json === null || !("id" in json)) return null
   const id = (json as { id: unknown }).id
@@ -89,7 +104,9 @@ class LineGuard extends Writable {
     private readonly reject: (response: JSONRPCMessage) => void,
     private readonly accepted: (message: JSONRPCMessage) => void,
     /** Calls back once the answers to what was read have gone out: input waits for them. */
-    private readonly afterAnswers: (resume: () => void) => void
+    private readonly afterAnswers: (resume: () => void) => void,
+    /** Answers a plain tool call directly; false when the call must go the SDK's way. */
+    private readonly direct: (call: PlainToolCall) => boolean = () => false
   ) {
     super()
   }
@@ -145,6 +162,8 @@ class LineGuard extends Writable {
       this.reject(errorMessage(-32600, "Invalid Request: JSON-RPC batches are not supported"))
       return
     }
+    const call = plainToolCall(json)
+    if (call !== undefined && this.direct(call)) return
     const parsed = JSONRPCMessageSchema.safeParse(json)
     if (!parsed.success) {
       this.reject(errorMessage(-32600, "Invalid Request: not a JSON-RPC 2.0 request, notification or response", idOf(json)))
@@ -358,6 +377,35 @@ export const serveStdio = async (server: LambdaServer, options: StdioServeOption
       if (pending.size === 0) drained?.()
     }
   })
+  /** Direct calls being answered (see directCall.ts), to cancel by request id. */
+  const direct = new Map<string | number, AbortController>()
+  /**
+   * Answer a plain call of the server's own tools without the SDK's request machinery; the same
+   * response, cancellation (`notifications/cancelled`, closing) and order. It is taken only while
+   * no request handed to the SDK waits for its answer: one request at a time, in arrival order,
+   * holds across both paths.
+   */
+  const answerDirectly = (call: PlainToolCall): boolean => {
+    const answer = session !== undefined ? directCallOf(session) : undefined
+    if (answer === undefined || pending.size > direct.size || pending.has(call.id)) return false
+    const controller = new AbortController()
+    const notify = (notification: ServerNotification) =>
+      controller.signal.aborted ? Promise.resolve() : session!.notification(notification, { relatedRequestId: call.id })
+    const answered = answer(call, controller.signal, notify)
+    if (answered === undefined) return false
+    pending.add(call.id)
+    direct.set(call.id, controller)
+    const respond = (response: JSONRPCMessage) => {
+      direct.delete(call.id)
+      // a cancelled request gets no response, as from the SDK
+      if (!controller.signal.aborted) void transport.send(response)
+    }
+    answered.then(
+      (result) => respond({ result, jsonrpc: "2.0", id: call.id } as JSONRPCMessage),
+      (error: unknown) => respond(errorResponse(call.id, error))
+    )
+    return true
+  }
   const guard = new LineGuard(
     options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     (response) => void transport.send(response).catch(() => undefined),
@@ -365,14 +413,19 @@ export const serveStdio = async (server: LambdaServer, options: StdioServeOption
       if ("method" in message && "id" in message) pending.add(message.id)
       else if ("method" in message && message.method === "notifications/cancelled") {
         // A cancelled request gets no response; stop waiting for it.
-        const id = (message.params as { requestId?: string | number } | undefined)?.requestId
-        if (id !== undefined) pending.delete(id)
+        const params = message.params as { requestId?: string | number; reason?: unknown } | undefined
+        const id = params?.requestId
+        if (id !== undefined) {
+          pending.delete(id)
+          direct.get(id)?.abort(params?.reason)
+          if (pending.size === 0) drained?.()
+        }
       }
       transport.receive(message)
     },
-    (resume) => writer.afterAnswers(resume)
+    (resume) => writer.afterAnswers(resume),
+    answerDirectly
   )
-
   const restoreConsole = (options.redirectConsole ?? stdout === process.stdout) ? redirectConsole() : () => undefined
   let session: Server | undefined
   let resolveClosed!: () => void
@@ -382,6 +435,7 @@ export const serveStdio = async (server: LambdaServer, options: StdioServeOption
     closing ??= (async () => {
       stdin.unpipe(guard)
       if (stdin === process.stdin) process.stdin.pause()
+      for (const controller of direct.values()) controller.abort()
       await session?.close().catch(() => undefined)
       restoreConsole()
       resolveClosed()
