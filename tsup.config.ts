@@ -31,10 +31,13 @@ const launcherTargets: Plugin = {
 
 /**
  * Modules that only a path taken later needs, which a bundle would otherwise evaluate at start-up:
- * `node:http2` (the Streamable HTTP server, loaded when `--http` serves; ~15 ms on its own), and
- * ajv with its formats, which the MCP SDK imports to check elicitation answers and a server of
- * pure tools may never use. Each import is replaced by a small module that requires the real one
- * when first used, so it loads with the code that needs it.
+ * `node:http2` (the Streamable HTTP server, loaded when `--http` serves; ~15 ms on its own), ajv
+ * with its formats, which the MCP SDK imports to check elicitation answers and a server of pure
+ * tools may never use, and `node:child_process` as commander imports it (to run a subcommand's own
+ * executable, which lambdagent never asks of it; ~3 ms with `net` and `dgram` behind it). Each
+ * import is replaced by a small module that requires the real one when first used, so it loads
+ * with the code that needs it (commander's module, evaluated at start-up, gets an object that
+ * requires the built-in when one of its members is first read).
  */
 const deferredModules: Plugin = {
   name: "lambdagent-deferred-modules",
@@ -45,12 +48,18 @@ const deferredModules: Plugin = {
       // the wrapper's own `require` is the built-in itself
       args.namespace === deferred ? { path: args.path, external: true } : { path: args.path, namespace: deferred }
     )
+    build.onResolve({ filter: /^node:child_process$/ }, (args) =>
+      /[\\/]commander[\\/]/.test(args.importer) ? { path: args.path, namespace: deferred, pluginData: { onFirstRead: true } } : undefined
+    )
     build.onResolve({ filter: /^ajv(-formats)?$/ }, (args) =>
       sdkAjvProvider.test(args.importer) ? { path: args.path, namespace: deferred, pluginData: { resolveDir: args.resolveDir } } : undefined
     )
     build.onLoad({ filter: /.*/, namespace: deferred }, (args) => {
       const specifier = JSON.stringify(args.path)
       if (args.path === "node:http2") return { contents: `module.exports = require(${specifier})`, loader: "js" }
+      if ((args.pluginData as { onFirstRead?: boolean } | undefined)?.onFirstRead === true) {
+        return { contents: `module.exports = new Proxy({}, { get: (_, key) => require(${specifier})[key] })`, loader: "js" }
+      }
       // ajv's default export is a class the SDK calls with `new`, ajv-formats' a plain function
       return {
         contents: `export default function deferred(...args) { const real = require(${specifier}).default; return new.target ? new real(...args) : real(...args) }`,

@@ -6,11 +6,11 @@
  * `mcp` serving pure tools (see leanMcp.ts), which starts an MCP server without them either. The
  * plain version questions (`version`, `-v`, `--version`) it answers itself, loading no program.
  */
-import * as nodeModule from "node:module"
-import { setFlagsFromString } from "node:v8"
+import { fileURLToPath } from "node:url"
 import { exitOnUnsupportedNode } from "lambdagent/node-version"
 import { enableCompileCache } from "./compileCache.ts"
 import { servesPureTools } from "./leanMcp.ts"
+import { loadProgram } from "./programCache.ts"
 import { plainVersionAnswer } from "./version.ts"
 
 exitOnUnsupportedNode()
@@ -20,27 +20,21 @@ type Program = { readonly main: (argv: ReadonlyArray<string>) => Promise<void> }
 const leanCommands = new Set(["compile", "lint", "migrate", "lambda", "version", "-v", "--version"])
 
 // One CommonJS bundle each: `require` loads it without the ESM loader's extra passes over a large
-// file (export detection, module facades for every Node built-in).
-const requireProgram = (file: string): Program => nodeModule.createRequire(import.meta.url)(file) as Program
+// file (export detection, module facades for every Node built-in); with a cache directory, through
+// a V8 code cache made after the command has run (see programCache.ts).
+const leanProgram = (file: string, cacheDirectory: string | undefined): Program =>
+  loadProgram(fileURLToPath(new URL(file, import.meta.url)), process.argv[2] ?? "", cacheDirectory) as Program
 
-const loadLeanProgram = (): Program => {
-  // Compile the bundle's functions up front rather than on first call: the compile cache then
-  // holds them all, and later runs skip compiling whatever a lint calls (~20 ms of ~90; the
-  // first run pays ~25 ms once).
-  setFlagsFromString("--no-lazy")
-  return requireProgram("./yaml-main.cjs")
-}
-
-const loadProgram = (): Promise<Program> => {
+const startProgram = (): Promise<Program> => {
   // Much of a command's start-up is compiling modules: keep their bytecode between runs.
-  enableCompileCache()
+  const cacheDirectory = enableCompileCache()
   // compile --dry-run builds each agent's runtime to reach its tools: the full program does that
   const lean = leanCommands.has(process.argv[2] ?? "") && !(process.argv[2] === "compile" && process.argv.includes("--dry-run"))
-  if (lean) return Promise.resolve().then(loadLeanProgram)
-  if (servesPureTools(process.argv, process.env)) return Promise.resolve().then(() => requireProgram("./mcp-main.cjs"))
+  if (lean) return Promise.resolve().then(() => leanProgram("./yaml-main.cjs", cacheDirectory))
+  if (servesPureTools(process.argv, process.env)) return Promise.resolve().then(() => leanProgram("./mcp-main.cjs", cacheDirectory))
   return import("./program.js")
 }
 
 const versionAnswer = plainVersionAnswer(process.argv)
-if (versionAnswer === undefined) void loadProgram().then(({ main }) => main(process.argv))
+if (versionAnswer === undefined) void startProgram().then(({ main }) => main(process.argv))
 else process.stdout.write(versionAnswer)

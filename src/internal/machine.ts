@@ -8,7 +8,6 @@
  * a tool, memory, parallel branches) it stops and returns the request; the driver answers it and
  * resumes the same machine.
  */
-import { getHeapStatistics } from "node:v8"
 import type * as Budget from "../Budget.ts"
 import { BudgetExceeded, type BudgetKind, EvalError } from "../Errors.ts"
 import type { AgentStep } from "../forms/Form.ts"
@@ -480,7 +479,9 @@ export class Machine implements AgentMachine, Meter {
     if (now > this.config.counters.deadline) {
       throw new Exhausted("time", this.config.budget.timeMs, `time budget of ${this.config.budget.timeMs} ms exhausted`)
     }
-    const heap = getHeapStatistics()
+    // node:v8 is loaded on the first check rather than with this module: a program that never
+    // runs long (`lambdagent lint`) does not pay for loading it
+    const heap = process.getBuiltinModule("node:v8").getHeapStatistics()
     if (heap.used_heap_size > HEAP_FULL * heap.heap_size_limit) {
       throw new Exhausted(
         "memory",

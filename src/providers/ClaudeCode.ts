@@ -10,7 +10,7 @@
  * @since 0.1.0
  * @module
  */
-import { spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
@@ -251,9 +251,10 @@ export const make = (options: Options = {}): ClaudeCodeModel => {
       let stdout = ""
       let stderr = ""
       let exited = false
-      let child: ReturnType<typeof spawn>
+      let child: ChildProcess
       try {
-        child = spawn(bin, args, {
+        // loaded with the first call, not with the module (see internal/process.ts)
+        child = process.getBuiltinModule("node:child_process").spawn(bin, args, {
           stdio: ["ignore", "pipe", "pipe"],
           env: childEnv,
           ...(options.cwd !== undefined ? { cwd: options.cwd } : {})

@@ -207,4 +207,34 @@ describe("the lambdagent launcher", () => {
     expect((await runCli(["-v"])).stdout).toBe("0.1.0\n")
     expect(JSON.parse((await runCli(["version", "--format", "json"])).stdout)).toEqual({ lambdagent: "0.1.0", node: process.version })
   })
+
+  describe("program code cache", () => {
+    /** The cache files of the lean programs under a compile cache directory (Node keeps one subdirectory per version). */
+    const programCaches = (dir: string): Array<string> =>
+      readdirSync(dir).flatMap((version) => {
+        const programs = join(dir, version, "lambdagent-programs")
+        return existsSync(programs) ? readdirSync(programs).map((name) => join(programs, name)) : []
+      })
+
+    it("keeps the lint program's bytecode after its run, uses it the next time, and makes it again when it is refused", () => {
+      const home = mkdtempSync(join(tmpdir(), "lambdagent-program-cache-test-"))
+      try {
+        const cache = join(home, "cache")
+        const first = lintWith({ HOME: home, NODE_COMPILE_CACHE: cache })
+        expect(first.code).toBe(0)
+        const [file, ...others] = programCaches(cache)
+        expect(others).toEqual([])
+        expect(file).toMatch(/yaml-main-lint-[0-9a-f]{8}\.bin$/)
+        const made = statSync(file!)
+        expect(lintWith({ HOME: home, NODE_COMPILE_CACHE: cache })).toEqual(first)
+        expect(statSync(file!).mtimeMs).toBe(made.mtimeMs) // read, not written again
+        writeFileSync(file!, "not a code cache")
+        expect(lintWith({ HOME: home, NODE_COMPILE_CACHE: cache })).toEqual(first)
+        expect(statSync(file!).size).toBeGreaterThan(1000) // refused, then made again
+        expect(programCaches(cache)).toEqual([file])
+      } finally {
+        rmSync(home, { recursive: true, force: true })
+      }
+    })
+  })
 })
