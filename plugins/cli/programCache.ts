@@ -34,7 +34,7 @@ const shortHash = (text: string): string => {
  * The file of a program's code cache: under `directory`, named by the program, the command, and
  * what identifies this copy of the bundle: its path, size, inode and change time (which every
  * write or install of the file renews; V8 itself checks only a cache's length, flags and version,
- * so a rebuilt bundle must not find the old cache), and the Node version.
+ * so a rebuilt bundle must not find the old cache), and the Node version and flags (`runtime`).
  *
  * @since 0.2.0
  * @example
@@ -49,9 +49,9 @@ export const programCacheFile = (
   file: string,
   command: string,
   stat: { readonly size: number; readonly ino: number; readonly ctimeMs: number },
-  nodeVersion: string
+  runtime: string
 ): string => {
-  const identity = shortHash(`${file}\0${stat.size}\0${stat.ino}\0${stat.ctimeMs}\0${nodeVersion}`)
+  const identity = shortHash(`${file}\0${stat.size}\0${stat.ino}\0${stat.ctimeMs}\0${runtime}`)
   return join(directory, "lambdagent-programs", `${cachePrefix(file, command)}${identity}.bin`)
 }
 
@@ -107,7 +107,9 @@ export const loadProgram = (file: string, command: string, directory: string | u
   const require = nodeModule.createRequire(file)
   if (directory === undefined) return require(file)
   const source = readFileSync(file, "utf8")
-  const cacheFile = programCacheFile(directory, file, command, statSync(file), process.version)
+  // V8 refuses a cache made under other flags: runs with other flags keep a cache of their own
+  const runtime = `${process.version} ${process.execArgv.join(" ")} ${process.env.NODE_OPTIONS ?? ""}`
+  const cacheFile = programCacheFile(directory, file, command, statSync(file), runtime)
   const cachedData = readCache(cacheFile)
   const script = new Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n})`, {
     filename: file,
