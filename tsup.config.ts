@@ -1,4 +1,4 @@
-import { copyFile } from "node:fs/promises"
+import { copyFile, writeFile } from "node:fs/promises"
 import type { Plugin } from "esbuild"
 import { defineConfig } from "tsup"
 
@@ -19,14 +19,6 @@ export const entries = {
   "plugins/mcp/index": "plugins/mcp/index.ts",
   "plugins/a2a/index": "plugins/a2a/index.ts",
   "plugins/cluster/index": "plugins/cluster/index.ts"
-}
-
-/** The launcher (plugins/cli/main.ts) loads the built programs by their output names. */
-const launcherTargets: Plugin = {
-  name: "lambdagent-cli-launcher",
-  setup(build) {
-    build.onResolve({ filter: /^\.\/(program\.js|yaml-main\.cjs|mcp-main\.cjs)$/ }, (args) => ({ path: args.path, external: true }))
-  }
 }
 
 /**
@@ -90,7 +82,7 @@ export default defineConfig([
     format: ["esm"],
     dts: true,
     // the three builds run side by side: this one clears everything but the CLI's fixed file names
-    clean: ["**/*", "!cli/**"],
+    clean: ["**/*", "!cli/**", "!cli-program.*"],
     external: ["lambdagent", /^lambdagent\//],
     // the `lambdagent/yaml/schema.json` export, beside the plugin it describes, and the word-vector
     // table of the offline embedder, which the RAG plugin reads from beside itself
@@ -100,11 +92,27 @@ export default defineConfig([
     }
   },
   {
+    // The launcher is CommonJS, with the Node version check bundled in: Node starts a CommonJS file
+    // without its ESM loader (~5 ms of every command's start), and an old Node that cannot load the
+    // package's ES modules still prints the one-line refusal. `dist/cli/package.json` says so; the
+    // full program, an ES module that imports the package by name, lives outside that directory
+    // (`dist/cli-program.js`), in the package's own scope.
     ...common,
-    entry: { "cli/main": "plugins/cli/main.ts", "cli/program": "plugins/cli/program.ts" },
+    entry: { "cli/main": "plugins/cli/main.ts" },
+    format: ["cjs"],
+    outExtension: () => ({ js: ".js" }),
+    shims: true,
+    external: ["lambdagent", /^lambdagent\/(?!node-version$)/],
+    noExternal: ["lambdagent/node-version"],
+    onSuccess: async () => {
+      await writeFile("dist/cli/package.json", `${JSON.stringify({ type: "commonjs" })}\n`)
+    }
+  },
+  {
+    ...common,
+    entry: { "cli-program": "plugins/cli/program.ts" },
     format: ["esm"],
-    external: ["lambdagent", /^lambdagent\//],
-    esbuildPlugins: [launcherTargets]
+    external: ["lambdagent", /^lambdagent\//]
   },
   {
     // Self-contained on purpose, each in one minified file: the YAML plugin, and the MCP server of

@@ -17,6 +17,9 @@ exitOnUnsupportedNode()
 
 type Program = { readonly main: (argv: ReadonlyArray<string>) => Promise<void> }
 
+/** The full CLI (plugins/cli/program.ts as built), an ES module outside this directory's CommonJS scope. */
+const FULL_PROGRAM: string = "../cli-program.js"
+
 const leanCommands = new Set(["compile", "lint", "migrate", "lambda", "version", "-v", "--version"])
 
 // One CommonJS bundle each: `require` loads it without the ESM loader's extra passes over a large
@@ -32,7 +35,7 @@ const startProgram = (): Promise<Program> => {
   const lean = leanCommands.has(process.argv[2] ?? "") && !(process.argv[2] === "compile" && process.argv.includes("--dry-run"))
   if (lean) return Promise.resolve().then(() => leanProgram("./yaml-main.cjs", cacheDirectory))
   if (servesPureTools(process.argv, process.env)) return Promise.resolve().then(() => leanProgram("./mcp-main.cjs", cacheDirectory))
-  return import("./program.js")
+  return import(FULL_PROGRAM) as Promise<typeof import("./program.ts")>
 }
 
 const versionAnswer = plainVersionAnswer(process.argv)
