@@ -326,6 +326,24 @@ describe("the direct path of tools/call", () => {
     expect(reachedSdk).toEqual([0])
   })
 
+  it("keeps arrival order after a cancelled direct call: a run behind an evolve the SDK answers sees the new tool", async () => {
+    const reader = new Reader()
+    const { stdin, reachedSdk } = await serve(reader)
+    stdin.write(initialize())
+    await reader.until(1)
+    // one chunk: the cancelled call is still running when the others are read
+    stdin.write(
+      callTool(1, "run", { code: { app: { func: omega, arg: omega } }, input: null, fuel: 100_000_000 }) +
+        line({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } }) +
+        callTool(2, "evolve", { name: "double", description: "Doubles.", code: { lam: "n", body: { mul: [{ var: "n" }, 2] } } }, { via: "sdk" }) +
+        run(3, "double", 21)
+    )
+    const answers = (await reader.until(1 + 2 + 2)).filter((m) => m.method === undefined)
+    expect(answers.map((m) => m.id)).toEqual([0, 2, 3])
+    expect(textOf(answers[2]!)).toBe("42")
+    expect(reachedSdk).toEqual([0, 2, 3])
+  })
+
   it("gives up a direct call that is running when the session closes", async () => {
     const reader = new Reader()
     const { stdin, handle } = await serve(reader)

@@ -396,7 +396,7 @@ export const serveStdio = async (server: LambdaServer, options: StdioServeOption
     pending.add(call.id)
     direct.set(call.id, controller)
     const respond = (response: JSONRPCMessage) => {
-      direct.delete(call.id)
+      if (direct.get(call.id) === controller) direct.delete(call.id)
       // a cancelled request gets no response, as from the SDK
       if (!controller.signal.aborted) void transport.send(response)
     }
@@ -417,7 +417,12 @@ export const serveStdio = async (server: LambdaServer, options: StdioServeOption
         const id = params?.requestId
         if (id !== undefined) {
           pending.delete(id)
-          direct.get(id)?.abort(params?.reason)
+          const controller = direct.get(id)
+          if (controller !== undefined) {
+            // no longer waited for: it must not count as a request the SDK has not answered
+            direct.delete(id)
+            controller.abort(params?.reason)
+          }
           if (pending.size === 0) drained?.()
         }
       }
