@@ -115,7 +115,7 @@ interface Side {
  * first also pays for the benchmark client's own garbage collection after start-up. Taking turns
  * spreads both over the two servers alike.
  */
-const sideBySide = async <A>(sides: readonly [Side, Side], measure: (side: Side) => Promise<A>): Promise<[Array<A>, Array<A>]> => {
+const sideBySide = async <S, A>(sides: readonly [S, S], measure: (side: S) => Promise<A>): Promise<[Array<A>, Array<A>]> => {
   const results: [Array<A>, Array<A>] = [[], []]
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? [0, 1] : [1, 0]
@@ -123,6 +123,9 @@ const sideBySide = async <A>(sides: readonly [Side, Side], measure: (side: Side)
   }
   return results
 }
+
+/** The value below which a fraction `q` of the sorted `times` fall. */
+const percentile = (sorted: ReadonlyArray<number>, q: number): number => sorted[Math.floor(sorted.length * q)]!
 
 /** Sequential calls from one client each: the first call, then throughput and latency percentiles after a warm-up. */
 const sequential = async (sides: readonly [Side, Side]): Promise<[Load, Load]> => {
@@ -149,8 +152,8 @@ const sequential = async (sides: readonly [Side, Side]): Promise<[Load, Load]> =
     return {
       firstMs: firstMs[index]!,
       perSecond: (times.length * 1000) / total,
-      p50Ms: times[Math.floor(times.length * 0.5)]!,
-      p99Ms: times[Math.floor(times.length * 0.99)]!
+      p50Ms: percentile(times, 0.5),
+      p99Ms: percentile(times, 0.99)
     }
   }
   return [load(0), load(1)]
@@ -199,7 +202,7 @@ const continueLoop = async (client: Client, from: number): Promise<Load> => {
   // warm: the last two thirds of the loop
   const warm = times.slice(Math.floor(times.length / 3)).sort((a, b) => a - b)
   const warmTotal = warm.reduce((a, b) => a + b, 0)
-  return { firstMs, perSecond: (warm.length * 1000) / warmTotal, p50Ms: warm[Math.floor(warm.length * 0.5)]!, p99Ms: warm[Math.floor(warm.length * 0.99)]! }
+  return { firstMs, perSecond: (warm.length * 1000) / warmTotal, p50Ms: percentile(warm, 0.5), p99Ms: percentile(warm, 0.99) }
 }
 
 interface LeanFigures {
@@ -225,34 +228,29 @@ const leanClient = async (): Promise<[LeanFigures, LeanFigures]> => {
         })
       )
     for (const side of sides) await inFlight(side, WARMUP * 2)
-    const latencies: [Array<number>, Array<number>] = [[], []]
-    const load: [Array<{ calls: number; ms: number; cpuMs: number | undefined }>, Array<{ calls: number; ms: number; cpuMs: number | undefined }>] = [[], []]
     const PIPELINED = 4_000
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const index of round % 2 === 0 ? [0, 1] : [1, 0]) {
-        const side = sides[index]!
-        for (let i = 0; i < CALLS / ROUNDS; i++) {
-          const t = performance.now()
-          await side.client.call(side.server.tool, SMALL)
-          latencies[index as 0 | 1].push(performance.now() - t)
-        }
-        const cpuBefore = side.client.serverCpuMs()
-        const started = performance.now()
-        await inFlight(side, PIPELINED)
-        const ms = performance.now() - started
-        const cpuAfter = side.client.serverCpuMs()
-        load[index as 0 | 1].push({ calls: PIPELINED, ms, cpuMs: cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : undefined })
+    const rounds = await sideBySide(sides as [(typeof sides)[number], (typeof sides)[number]], async (side) => {
+      const latencies: Array<number> = []
+      for (let i = 0; i < CALLS / ROUNDS; i++) {
+        const t = performance.now()
+        await side.client.call(side.server.tool, SMALL)
+        latencies.push(performance.now() - t)
       }
-    }
+      const cpuBefore = side.client.serverCpuMs()
+      const started = performance.now()
+      await inFlight(side, PIPELINED)
+      const ms = performance.now() - started
+      const cpuAfter = side.client.serverCpuMs()
+      return { latencies, ms, cpuMs: cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter - cpuBefore : undefined }
+    })
     const figures = (index: 0 | 1): LeanFigures => {
-      const times = latencies[index].sort((a, b) => a - b)
-      const rounds = load[index]
-      const calls = rounds.reduce((a, r) => a + r.calls, 0)
-      const cpu = rounds.every((r) => r.cpuMs !== undefined) ? rounds.reduce((a, r) => a + r.cpuMs!, 0) : undefined
+      const times = rounds[index].flatMap((r) => r.latencies).sort((a, b) => a - b)
+      const calls = PIPELINED * rounds[index].length
+      const cpu = rounds[index].every((r) => r.cpuMs !== undefined) ? rounds[index].reduce((a, r) => a + r.cpuMs!, 0) : undefined
       return {
-        p50Ms: times[Math.floor(times.length * 0.5)]!,
-        p99Ms: times[Math.floor(times.length * 0.99)]!,
-        perSecond: (calls * 1000) / rounds.reduce((a, r) => a + r.ms, 0),
+        p50Ms: percentile(times, 0.5),
+        p99Ms: percentile(times, 0.99),
+        perSecond: (calls * 1000) / rounds[index].reduce((a, r) => a + r.ms, 0),
         cpuUs: cpu !== undefined ? (cpu * 1000) / calls : undefined
       }
     }

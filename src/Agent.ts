@@ -1086,17 +1086,12 @@ export const runIn = (context: Context.Context<LanguageModel.LanguageModel>, fro
     ...hooksOf(hooks),
     ...(recorder?.sliced !== undefined ? { sliced: recorder.sliced } : {})
   }
+  const usage = () => ({ steps: exec.steps, llmCalls: exec.usage.llmCalls, toolCalls: exec.usage.toolCalls, tokens: exec.usage.tokens })
   const result = (value: Value.Value): RunResult => ({
     value,
     result: Value.toJson(value),
     trace: exec.events,
-    stats: {
-      steps: exec.steps,
-      llmCalls: exec.usage.llmCalls,
-      toolCalls: exec.usage.toolCalls,
-      tokens: exec.usage.tokens,
-      durationMs: now() - started
-    }
+    stats: { ...usage(), durationMs: now() - started }
   })
   // the driver holds the run to its time budget. Without spans or a replay to check at the
   // end, the run begins here (this is already being run): one that never waits is done on return
@@ -1105,12 +1100,7 @@ export const runIn = (context: Context.Context<LanguageModel.LanguageModel>, fro
     Effect.as(checkEnded(player, replay, exec.steps), value)
   )
   const driven = sink.spans
-    ? Spans.run(checked, { runId: runIdOf(), session, term: exec.machine.root._tag.toLowerCase(), resumed: "checkpoint" in from }, () => ({
-        steps: exec.steps,
-        llmCalls: exec.usage.llmCalls,
-        toolCalls: exec.usage.toolCalls,
-        tokens: exec.usage.tokens
-      }))
+    ? Spans.run(checked, { runId: runIdOf(), session, term: exec.machine.root._tag.toLowerCase(), resumed: "checkpoint" in from }, usage)
     : checked
   return Effect.map(driven, result)
 }

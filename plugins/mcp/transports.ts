@@ -65,21 +65,18 @@ export interface ServeHandle {
   readonly close: () => Promise<void>
 }
 
-const errorMessage = (code: number, message: string, id: string | number | null = null) =>
-  ({ jsonrpc: "2.0", id, error: { code, message } }) as unknown as JSONRPCMessage
+const errorMessage = (code: number, message: string, id: string | number | null = null, data?: unknown) =>
+  ({ jsonrpc: "2.0", id, error: { code, message, ...(data !== undefined ? { data } : {}) } }) as unknown as JSONRPCMessage
 
 /** The error response to a request whose answer failed, as the SDK writes it. */
 const errorResponse = (id: string | number, error: unknown): JSONRPCMessage => {
   const { code, message, data } = (typeof error === "object" && error !== null ? error : {}) as { code?: unknown; message?: unknown; data?: unknown }
-  return {
-    jsonrpc: "2.0",
+  return errorMessage(
+    typeof code === "number" && Number.isSafeInteger(code) ? code : -32603,
+    typeof message === "string" ? message : "Internal error",
     id,
-    error: {
-      code: typeof code === "number" && Number.isSafeInteger(code) ? code : -32603,
-      message: typeof message === "string" ? message : "Internal error",
-      ...(data !== undefined ? { data } : {})
-    }
-  } as JSONRPCMessage
+    data
+  )
 }
 
 const idOf = (json: unknown): string | number | null => {
