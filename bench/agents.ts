@@ -9,7 +9,8 @@
  * - a 3-stage chain per stage; `par` of 10 branches on a 100 ms model;
  * - resident memory of a process after its 20-step runs, beside plain TypeScript's and `node -e 0`'s;
  * - a group chat per turn, and a channel message between two `par` branches, each beside plain TypeScript;
- * - the same ReAct loop with OpenTelemetry spans on, alone and exported over OTLP/HTTP to loopback.
+ * - the same ReAct loop with OpenTelemetry spans on, alone and exported over OTLP/HTTP to loopback;
+ * - the peer, last: the same loop in the Vercel AI SDK on its mock model (cold, warm, memory).
  */
 import { spawnSync } from "node:child_process"
 import { createServer } from "node:http"
@@ -17,6 +18,7 @@ import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import * as z from "zod"
 import { createRuntime, Scripted, Term, Tools, TraceSink } from "lambdagent"
+import { aiSdkReact } from "./fixtures/ai-sdk-loop.mjs"
 import { fmt, table } from "./harness.ts"
 
 const loopScript = fileURLToPath(new URL("./fixtures/react-loop.mjs", import.meta.url))
@@ -28,16 +30,15 @@ const add = Tools.define({
   run: ({ a, b }) => a + b
 })
 
+/** The loop a child process runs: lambdagent's, the plain TypeScript one, or the AI SDK's. */
+type LoopMode = "lambdagent" | "plain" | "ai-sdk"
+
 /**
  * A fresh process running `runs` loops of `steps` steps: the time of its imports, of its setup (the
  * tool, the runtime and the term; the plain loop's schema), of each run by the clock and by CPU
  * time, and its final RSS.
  */
-const child = (
-  mode: "lambdagent" | "plain",
-  steps: number,
-  runs: number
-): { imports: number; setup: number; times: Array<number>; cpuTimes: Array<number>; rss: number } => {
+const child = (mode: LoopMode, steps: number, runs: number): { imports: number; setup: number; times: Array<number>; cpuTimes: Array<number>; rss: number } => {
   const r = spawnSync(process.execPath, [loopScript, mode, String(steps), String(runs)], { encoding: "utf8" })
   if (r.status !== 0) throw new Error(`react-loop.mjs ${mode} failed: ${r.stderr}`)
   return JSON.parse(r.stdout)
@@ -45,6 +46,25 @@ const child = (
 
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
+
+/**
+ * Cold figures of a loop: the first 10 runs of fresh processes (five processes, the median of their
+ * means), and what the first run costs with the setup before it (creating the runtime counts).
+ */
+const coldOf = (mode: LoopMode, steps: number) => {
+  const processes = [0, 1, 2, 3, 4].map(() => child(mode, steps, 10))
+  return {
+    runs: median(processes.map((p) => mean(p.times.slice(0, 10)) * 1000)),
+    cpuRuns: median(processes.map((p) => mean(p.cpuTimes.slice(0, 10)) * 1000)),
+    cpuFirst: median(processes.map((p) => p.cpuTimes[0]!)),
+    cpuLater: median(processes.map((p) => mean(p.cpuTimes.slice(1, 10)) * 1000)),
+    imports: median(processes.map((p) => p.imports)),
+    setup: median(processes.map((p) => p.setup)),
+    first: median(processes.map((p) => p.times[0]!)),
+    setupAndFirst: median(processes.map((p) => p.setup + p.times[0]!)),
+    setupAndRuns: median(processes.map((p) => (p.setup + p.times.slice(0, 10).reduce((a, b) => a + b, 0)) * 100))
+  }
+}
 
 /** The plain TypeScript loop of the same shape (the model sees the growing conversation). */
 const plainReact = (steps: number) => {
@@ -131,23 +151,7 @@ const warmBoth = async (f: () => unknown, g: () => unknown, warmMs = 3000, sampl
 
 export async function run(): Promise<void> {
   const STEPS = 20
-  // cold: the first 10 runs of fresh processes (five processes, the median of their means), and
-  // what the first run costs with the setup before it (creating the runtime counts)
-  const coldOf = (mode: "lambdagent" | "plain") => {
-    const processes = [0, 1, 2, 3, 4].map(() => child(mode, STEPS, 10))
-    return {
-      runs: median(processes.map((p) => mean(p.times.slice(0, 10)) * 1000)),
-      cpuRuns: median(processes.map((p) => mean(p.cpuTimes.slice(0, 10)) * 1000)),
-      cpuFirst: median(processes.map((p) => p.cpuTimes[0]!)),
-      cpuLater: median(processes.map((p) => mean(p.cpuTimes.slice(1, 10)) * 1000)),
-      imports: median(processes.map((p) => p.imports)),
-      setup: median(processes.map((p) => p.setup)),
-      first: median(processes.map((p) => p.times[0]!)),
-      setupAndFirst: median(processes.map((p) => p.setup + p.times[0]!)),
-      setupAndRuns: median(processes.map((p) => (p.setup + p.times.slice(0, 10).reduce((a, b) => a + b, 0)) * 100))
-    }
-  }
-  const cold = { lambdagent: coldOf("lambdagent"), plain: coldOf("plain") }
+  const cold = { lambdagent: coldOf("lambdagent", STEPS), plain: coldOf("plain", STEPS) }
   const coldLambda = cold.lambdagent.runs
   const coldPlain = cold.plain.runs
 
@@ -299,7 +303,8 @@ export async function run(): Promise<void> {
     ]
   )
 
-  const rssOf = (mode: "lambdagent" | "plain") => median([0, 1, 2].map(() => child(mode, STEPS, 30).rss / (1024 * 1024)))
+  const rssOf = (mode: LoopMode) => median([0, 1, 2].map(() => child(mode, STEPS, 30).rss / (1024 * 1024)))
+  const rssLambda = rssOf("lambdagent")
   const floor = median(
     [0, 1, 2].map(() => {
       const r = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.memoryUsage().rss))"], { encoding: "utf8" })
@@ -310,7 +315,7 @@ export async function run(): Promise<void> {
     "Resident memory of a process after 30 runs of the 20-step loop (median of 3 processes)",
     ["process", "RSS MB"],
     [
-      ["lambdagent", fmt(rssOf("lambdagent"), 0)],
+      ["lambdagent", fmt(rssLambda, 0)],
       ["plain TypeScript (zod only)", fmt(rssOf("plain"), 0)],
       ["node -e 0", fmt(floor, 0)]
     ]
@@ -318,6 +323,37 @@ export async function run(): Promise<void> {
   await Promise.all([runtime.close(), nativeRuntime.close(), chainRuntime.close(), quiet.close(), slow.close()])
   await groupChat()
   await channelMessages()
+  await peer(STEPS, { cold: cold.lambdagent, warm: warmLambda, rss: rssLambda }, rssOf)
+}
+
+/**
+ * The peer, measured last so that its garbage and its code weigh on none of the figures before:
+ * the same ReAct loop in the Vercel AI SDK, beside lambdagent's figures of this run.
+ */
+const peer = async (
+  steps: number,
+  lambdagent: { cold: ReturnType<typeof coldOf>; warm: number; rss: number },
+  rssOf: (mode: LoopMode) => number
+): Promise<void> => {
+  const cold = coldOf("ai-sdk", steps)
+  const warmPeer = await warm(aiSdkReact(steps), 1000)
+  const rows = [
+    { name: "lambdagent", cold: lambdagent.cold, warm: lambdagent.warm, rss: lambdagent.rss },
+    { name: "AI SDK 7 (generateText, its mock model)", cold, warm: warmPeer, rss: rssOf("ai-sdk") }
+  ]
+  table(
+    `The peer: the same ReAct loop (${steps} steps) in the Vercel AI SDK; cold as in the first table, CPU as in the third`,
+    ["", "cold µs/step", "cold µs/step, CPU", "first run ms, CPU", "warm µs/step", "imports ms", "RSS MB (30 runs)"],
+    rows.map((r) => [
+      r.name,
+      fmt(r.cold.runs / steps, 2),
+      fmt(r.cold.cpuRuns / steps, 2),
+      fmt(r.cold.cpuFirst, 2),
+      fmt(r.warm / steps, 2),
+      fmt(r.cold.imports, 1),
+      fmt(r.rss, 0)
+    ])
+  )
 }
 
 const CHAT_AGENTS = 5
