@@ -127,8 +127,11 @@ const makeCharCounter = () => {
     const shared = Math.min(messages.length, counted.length)
     let same = 0
     while (same < shared && messages[same] === counted[same]) same++
-    counted.length = same
-    through.length = same + 1
+    // setting an array's length is a call into the runtime: only when something is dropped
+    if (same < counted.length) {
+      counted.length = same
+      through.length = same + 1
+    }
     for (let i = same; i < messages.length; i++) {
       counted.push(messages[i]!)
       through.push(through[i]! + messages[i]!.content.length)
