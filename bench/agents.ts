@@ -10,7 +10,8 @@
  * - resident memory of a process after its 20-step runs, beside plain TypeScript's and `node -e 0`'s;
  * - a group chat per turn, and a channel message between two `par` branches, each beside plain TypeScript;
  * - the same ReAct loop with OpenTelemetry spans on, alone and exported over OTLP/HTTP to loopback;
- * - the peer, last: the same loop in the Vercel AI SDK on its mock model (cold, warm, memory).
+ * - the peer, last: the same loop in the Vercel AI SDK on its mock model (cold, warm, memory); the
+ *   SDK is one of the development tools of test/tools, installed on first use.
  */
 import { spawnSync } from "node:child_process"
 import { createServer } from "node:http"
@@ -18,7 +19,7 @@ import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import * as z from "zod"
 import { createRuntime, Scripted, Term, Tools, TraceSink } from "lambdagent"
-import { aiSdkReact } from "./fixtures/ai-sdk-loop.mjs"
+import { ensureTools } from "../test/tools/index.ts"
 import { fmt, table } from "./harness.ts"
 
 const loopScript = fileURLToPath(new URL("./fixtures/react-loop.mjs", import.meta.url))
@@ -335,6 +336,8 @@ const peer = async (
   lambdagent: { cold: ReturnType<typeof coldOf>; warm: number; rss: number },
   rssOf: (mode: LoopMode) => number
 ): Promise<void> => {
+  ensureTools()
+  const { aiSdkReact } = await import("./fixtures/ai-sdk-loop.mjs")
   const cold = coldOf("ai-sdk", steps)
   const warmPeer = await warm(aiSdkReact(steps), 1000)
   const rows = [

@@ -1,9 +1,10 @@
 /**
  * The heavy development tools of `test/tools/package.json` (the Chroma server, the MCP inspector
- * and conformance suite, typedoc, Biome), which `npm install` leaves out: together they weigh more than
- * the rest of the development install. They are installed on demand into `test/tools/node_modules`
- * (git-ignored) by the tests' global setup, `npm run typecheck`, `npm run docs`, the RAG benchmark
- * and `.ci/run`, once per version of the lock file.
+ * and conformance suite, typedoc, Biome, the AI SDK the agents benchmark compares with), which
+ * `npm install` leaves out: together they weigh more than the rest of the development install.
+ * They are installed on demand into `test/tools/node_modules` (git-ignored) by the tests' global
+ * setup, `npm run typecheck`, `npm run docs`, the RAG and agents benchmarks and `.ci/run`, once per
+ * version of the lock file.
  */
 import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
