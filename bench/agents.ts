@@ -5,7 +5,8 @@
  * - warm: after at least 3 seconds of the same runs in this process;
  * - the ReAct loop with native tool calls (the model answers with a call) beside text extraction,
  *   the two sampled in turn;
- * - how the cost per step changes with the loop's length (5 to 320 steps);
+ * - how the cost per step changes with the loop's length (5 to 320 steps), on the scripted model and
+ *   on one that reports its usage as a provider does;
  * - a 3-stage chain per stage; `par` of 10 branches on a 100 ms model;
  * - resident memory of a process after its 20-step runs, beside plain TypeScript's and `node -e 0`'s;
  * - a group chat per turn, and a channel message between two `par` branches, each beside plain TypeScript;
@@ -238,16 +239,33 @@ export async function run(): Promise<void> {
     ]
   )
 
+  // beside the scripted model, which estimates the input tokens from the characters of every
+  // message (one comparison a message to count only the new ones), a model that reports its usage
+  // as a provider does: what grows with the loop in the first row and not in the second is the
+  // estimate's, not the runtime's
+  const reported = { text: callText, usage: { inputTokens: 1, outputTokens: 1 }, finishReason: "stop" as const }
+  const reporting = createRuntime({ model: Scripted.respond(() => reported), tools: [add], trace: "agent", budgets })
   const lengths = [5, 20, 80, 320]
   const costs: Array<number> = []
+  const reportingCosts: Array<number> = []
   for (const steps of lengths) {
     const term = react(steps)
-    costs.push(perStep(await warm(() => runtime.run(term, "start"), 1000), steps))
+    const [estimating, reportingCost] = await warmBoth(
+      () => runtime.run(term, "start"),
+      () => reporting.run(term, "start"),
+      1000
+    )
+    costs.push(perStep(estimating, steps))
+    reportingCosts.push(perStep(reportingCost, steps))
   }
+  const spread = (xs: ReadonlyArray<number>) => `${fmt(Math.max(...xs) / Math.min(...xs), 2)}×`
   table(
     "Warm cost per ReAct step by the loop's length (flat: the conversation grows, it is never re-rendered)",
-    ["steps", ...lengths.map(String), "max / min"],
-    [["µs/step", ...costs.map((c) => fmt(c, 2)), `${fmt(Math.max(...costs) / Math.min(...costs), 2)}×`]]
+    ["model", ...lengths.map((n) => `${n} steps`), "max / min"],
+    [
+      ["scripted (estimates tokens), µs/step", ...costs.map((c) => fmt(c, 2)), spread(costs)],
+      ["reporting its usage, µs/step", ...reportingCosts.map((c) => fmt(c, 2)), spread(reportingCosts)]
+    ]
   )
 
   const quiet = createRuntime({ model: Scripted.fixed(callText), tools: [add], trace: "off" })
@@ -321,7 +339,7 @@ export async function run(): Promise<void> {
       ["node -e 0", fmt(floor, 0)]
     ]
   )
-  await Promise.all([runtime.close(), nativeRuntime.close(), chainRuntime.close(), quiet.close(), slow.close()])
+  await Promise.all([runtime.close(), nativeRuntime.close(), reporting.close(), chainRuntime.close(), quiet.close(), slow.close()])
   await groupChat()
   await channelMessages()
   await peer(STEPS, { cold: cold.lambdagent, warm: warmLambda, rss: rssLambda }, rssOf)
@@ -337,7 +355,7 @@ const peer = async (
   rssOf: (mode: LoopMode) => number
 ): Promise<void> => {
   ensureTools()
-  const { aiSdkReact } = await import("./fixtures/ai-sdk-loop.mjs")
+  const { aiSdkReact } = await import("../test/tools/ai-sdk-loop.mjs")
   const cold = coldOf("ai-sdk", steps)
   const warmPeer = await warm(aiSdkReact(steps), 1000)
   const rows = [
