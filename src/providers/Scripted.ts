@@ -117,26 +117,28 @@ export const estimateTokens = (text: string): number => Math.ceil(text.length / 
  * The characters of the messages of each request, for the token estimate. A conversation grows by
  * a turn or two a call and is sent whole every time, so the count of the last request's messages
  * is kept, message by message: the messages a request shares with it (the same objects, from the
- * start) are not read again.
+ * start) are not read again. The arrays are overwritten in place, never shortened (setting an
+ * array's length is a call into V8's runtime): `size` says how much of them is the last request's.
  */
 const makeCharCounter = () => {
-  const counted: Array<ChatMessage> = []
+  const counted: Array<ChatMessage | undefined> = []
   /** `through[i]`: the characters of `counted[0..i)`. */
   const through: Array<number> = [0]
+  let size = 0
   return (messages: ReadonlyArray<ChatMessage>): number => {
-    const shared = Math.min(messages.length, counted.length)
+    const length = messages.length
+    const shared = length < size ? length : size
     let same = 0
     while (same < shared && messages[same] === counted[same]) same++
-    // setting an array's length is a call into the runtime: only when something is dropped
-    if (same < counted.length) {
-      counted.length = same
-      through.length = same + 1
+    for (let i = same; i < length; i++) {
+      const message = messages[i]!
+      counted[i] = message
+      through[i + 1] = through[i]! + message.content.length
     }
-    for (let i = same; i < messages.length; i++) {
-      counted.push(messages[i]!)
-      through.push(through[i]! + messages[i]!.content.length)
-    }
-    return through[messages.length]!
+    // what the last request had beyond this one is let go
+    for (let i = length; i < size; i++) counted[i] = undefined
+    size = length
+    return through[length]!
   }
 }
 

@@ -162,6 +162,11 @@ describe("Scripted model", () => {
       turns[1] = { role: "user", content: "1234" }
       assert.strictEqual(yield* inputTokens(turns), 4)
       assert.strictEqual(yield* inputTokens(turns.slice(0, 1)), 1)
+      // the longer one again after the shorter: what it had beyond was let go, so it is read again
+      assert.strictEqual(yield* inputTokens(turns), 4)
+      // one as long with other messages, then the first system message on its own
+      assert.strictEqual(yield* inputTokens([{ role: "system", content: "abcdefgh" }, ...turns.slice(1)]), 5)
+      assert.strictEqual(yield* inputTokens([system]), 1)
       assert.strictEqual(yield* inputTokens([{ role: "user", content: "x".repeat(40) }]), 10)
       assert.strictEqual(yield* inputTokens([]), 0)
     })
