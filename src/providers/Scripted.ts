@@ -127,7 +127,7 @@ const makeCharCounter = () => {
   let size = 0
   return (messages: ReadonlyArray<ChatMessage>): number => {
     const length = messages.length
-    const shared = length < size ? length : size
+    const shared = Math.min(length, size)
     let same = 0
     while (same < shared && messages[same] === counted[same]) same++
     for (let i = same; i < length; i++) {
