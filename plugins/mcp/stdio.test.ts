@@ -96,6 +96,17 @@ const serve = async (reader: Reader, modules: ReadonlyArray<ServerModule> = []) 
   return { stdin, handle, reachedSdk }
 }
 
+/** Serve, and wait for the answer to `initialize`. */
+const initialized = async (reader: Reader, modules: ReadonlyArray<ServerModule> = []) => {
+  const served = await serve(reader, modules)
+  served.stdin.write(initialize())
+  await reader.until(1)
+  return served
+}
+
+/** `evolve`'s arguments for a tool that doubles its input. */
+const double = { name: "double", description: "Doubles a number.", code: { lam: "n", body: { mul: [{ var: "n" }, 2] } } }
+
 /** Text of a tools/call answer's single text item. */
 const textOf = (message: Record<string, any>): string => message.result.content[0].text
 
@@ -119,9 +130,7 @@ const countedTool = () => {
 describe("stdio answers", () => {
   it("answer pipelined requests in order, with those of one turn in one write", async () => {
     const reader = new Reader()
-    const { stdin } = await serve(reader)
-    stdin.write(initialize())
-    await reader.until(1)
+    const { stdin } = await initialized(reader)
     const count = 200
     let batch = ""
     for (let id = 1; id <= count; id++) batch += id % 10 === 0 ? run(id, { lam: "x", body: { mul: [{ var: "x" }, 2] } }, id) : run(id, { add: [id, 1] })
@@ -147,14 +156,9 @@ describe("stdio answers", () => {
       }
     })
     const reader = new Reader()
-    const { stdin } = await serve(reader, [{ name: "steps", tools: () => [steps] }])
-    stdin.write(initialize())
-    await reader.until(1)
+    const { stdin } = await initialized(reader, [{ name: "steps", tools: () => [steps] }])
     stdin.write(
-      callTool(1, "evolve", { name: "double", description: "Doubles a number.", code: { lam: "n", body: { mul: [{ var: "n" }, 2] } } }) +
-        callTool(2, "double", { input: 21 }) +
-        callTool(3, "steps", {}, { progressToken: "p" }) +
-        run(4, { add: [1, 1] })
+      callTool(1, "evolve", double) + callTool(2, "double", { input: 21 }) + callTool(3, "steps", {}, { progressToken: "p" }) + run(4, { add: [1, 1] })
     )
     // the lists changed and the log of the evolved tool, four answers, three progress notifications
     const messages = (await reader.until(1 + 3 + 4 + 3)).slice(1)
@@ -170,9 +174,7 @@ describe("stdio answers", () => {
 
   it("deliver large answers whole and in order through a small output buffer", async () => {
     const reader = new Reader(1024)
-    const { stdin } = await serve(reader)
-    stdin.write(initialize())
-    await reader.until(1)
+    const { stdin } = await initialized(reader)
     const big = (id: number) => `${id}:`.padEnd(1_000_000, String.fromCharCode(97 + (id % 26)))
     let batch = ""
     for (let id = 1; id <= 8; id++) batch += id % 2 === 1 ? run(id, identity, big(id)) : run(id, { add: [id, 0] })
@@ -187,9 +189,7 @@ describe("stdio answers", () => {
   it("stop reading requests while the client does not read its answers, then answer every one in order", async () => {
     const counted = countedTool()
     const reader = new Reader()
-    const { stdin } = await serve(reader, [{ name: "counted", tools: () => [counted.tool] }])
-    stdin.write(initialize())
-    await reader.until(1)
+    const { stdin } = await initialized(reader, [{ name: "counted", tools: () => [counted.tool] }])
     reader.holding = true
     const count = 5_000 // 50 MB of answers if every request were read
     // one request a write, as a client writing each request when it is ready
@@ -208,9 +208,7 @@ describe("stdio answers", () => {
   it("hand every answer already computed to the output when the session closes while the client is not reading", async () => {
     const counted = countedTool()
     const reader = new Reader()
-    const { stdin, handle } = await serve(reader, [{ name: "counted", tools: () => [counted.tool] }])
-    stdin.write(initialize())
-    await reader.until(1)
+    const { stdin, handle } = await initialized(reader, [{ name: "counted", tools: () => [counted.tool] }])
     reader.holding = true
     for (let id = 1; id <= 1_000; id++) stdin.write(callTool(id, "counted", { n: id }))
     await waitFor(() => reader.heldWrites > 0 && stdin.readableFlowing === false, "standard input to be paused")
@@ -224,9 +222,7 @@ describe("stdio answers", () => {
 
   it("end the session without an error when the client goes away (EPIPE)", async () => {
     const reader = new Reader()
-    const { stdin, handle } = await serve(reader)
-    stdin.write(initialize())
-    await reader.until(1)
+    const { stdin, handle } = await initialized(reader)
     const broken = Object.assign(new Error("write EPIPE"), { code: "EPIPE" })
     reader.destroy(broken)
     stdin.write(run(1, { add: [1, 2] }) + run(2, { add: [3, 4] }))
@@ -237,6 +233,8 @@ describe("stdio answers", () => {
 
 describe("the direct path of tools/call", () => {
   const omega = { lam: "x", body: { app: { func: { var: "x" }, arg: { var: "x" } } } }
+  /** `run`'s arguments for a term that never ends within its fuel. */
+  const runaway = { code: { app: { func: omega, arg: omega } }, input: null, fuel: 100_000_000 }
   /** Every kind of answer the server's own tools give: values, errors, evolving, continuations, lists, help, another module's tool, an unknown tool. */
   const calls: ReadonlyArray<readonly [string, object]> = [
     ["run", { code: { add: [1, 2] }, input: null }],
@@ -244,7 +242,7 @@ describe("the direct path of tools/call", () => {
     ["run", { code: { add: [1, 2] }, input: null, fuel: -1 }],
     ["run", {}],
     ["run", { code: "no such tool", input: 1 }],
-    ["evolve", { name: "double", description: "Doubles a number.", code: { lam: "n", body: { mul: [{ var: "n" }, 2] } } }],
+    ["evolve", double],
     ["double", { input: 21 }],
     ["run", { code: "double", input: 4 }],
     [
@@ -268,8 +266,7 @@ describe("the direct path of tools/call", () => {
     const sdkIds: Array<Array<unknown>> = []
     for (const meta of [undefined, { via: "sdk" }]) {
       const reader = new Reader()
-      const { stdin, reachedSdk } = await serve(reader, [{ name: "counted", tools: () => [countedTool().tool] }])
-      stdin.write(initialize())
+      const { stdin, reachedSdk } = await initialized(reader, [{ name: "counted", tools: () => [countedTool().tool] }])
       let seen = (await reader.until(1)).length
       // one at a time: a call goes directly only while no request is waiting on the SDK
       for (const [index, [name, args]] of calls.entries()) {
@@ -295,11 +292,9 @@ describe("the direct path of tools/call", () => {
 
   it("keeps arrival order with requests the SDK answers: a call behind an evolve sees the new tool", async () => {
     const reader = new Reader()
-    const { stdin, reachedSdk } = await serve(reader)
-    stdin.write(initialize())
-    await reader.until(1)
+    const { stdin, reachedSdk } = await initialized(reader)
     stdin.write(
-      callTool(1, "evolve", { name: "double", description: "Doubles.", code: { lam: "n", body: { mul: [{ var: "n" }, 2] } } }, { via: "sdk" }) +
+      callTool(1, "evolve", double, { via: "sdk" }) +
         callTool(2, "double", { input: 21 }) +
         line({ jsonrpc: "2.0", id: 3, method: "tools/list" }) +
         callTool(4, "double", { input: 1 })
@@ -314,10 +309,8 @@ describe("the direct path of tools/call", () => {
 
   it("sends nothing for a direct call cancelled while it runs, and answers the next", async () => {
     const reader = new Reader()
-    const { stdin, reachedSdk } = await serve(reader)
-    stdin.write(initialize())
-    await reader.until(1)
-    stdin.write(callTool(1, "run", { code: { app: { func: omega, arg: omega } }, input: null, fuel: 100_000_000 }))
+    const { stdin, reachedSdk } = await initialized(reader)
+    stdin.write(callTool(1, "run", runaway))
     stdin.write(line({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1, reason: "changed my mind" } }))
     stdin.write(run(2, { add: [1, 1] }))
     const messages = (await reader.until(2)).slice(1)
@@ -328,14 +321,12 @@ describe("the direct path of tools/call", () => {
 
   it("keeps arrival order after a cancelled direct call: a run behind an evolve the SDK answers sees the new tool", async () => {
     const reader = new Reader()
-    const { stdin, reachedSdk } = await serve(reader)
-    stdin.write(initialize())
-    await reader.until(1)
+    const { stdin, reachedSdk } = await initialized(reader)
     // one chunk: the cancelled call is still running when the others are read
     stdin.write(
-      callTool(1, "run", { code: { app: { func: omega, arg: omega } }, input: null, fuel: 100_000_000 }) +
+      callTool(1, "run", runaway) +
         line({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } }) +
-        callTool(2, "evolve", { name: "double", description: "Doubles.", code: { lam: "n", body: { mul: [{ var: "n" }, 2] } } }, { via: "sdk" }) +
+        callTool(2, "evolve", double, { via: "sdk" }) +
         run(3, "double", 21)
     )
     const answers = (await reader.until(1 + 2 + 2)).filter((m) => m.method === undefined)
@@ -346,10 +337,8 @@ describe("the direct path of tools/call", () => {
 
   it("gives up a direct call that is running when the session closes", async () => {
     const reader = new Reader()
-    const { stdin, handle } = await serve(reader)
-    stdin.write(initialize())
-    await reader.until(1)
-    stdin.write(callTool(1, "run", { code: { app: { func: omega, arg: omega } }, input: null, fuel: 100_000_000 }))
+    const { stdin, handle } = await initialized(reader)
+    stdin.write(callTool(1, "run", runaway))
     await handle.close()
     await handle.closed
     expect((await reader.until(1)).map((m) => m.id)).toEqual([0])
