@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { Errors, Evaluator, Term, Value } from "lambdagent"
+import { Errors, Evaluator, type Oracle, Term, Value } from "lambdagent"
 
 const T = Term
 const json = (j: unknown) => Term.parse(j)
@@ -516,6 +516,24 @@ describe("oracles", () => {
     }
     expect(step.value).toBe(42)
     expect(requests).toEqual(["double", "double"])
+  })
+
+  it("a request is a value: a ReAct thinking request kept by its reader keeps the conversation it was made with", () => {
+    const react = T.react({ think: T.llm({ system: "Use tools." }), tools: ["add"], maxSteps: 3 })
+    const exec = Evaluator.start(T.app(react, T.lit("start")))
+    const kept: Array<Oracle.LlmRequest> = []
+    let step = exec.next()
+    while (step._tag === "Suspended") {
+      const request = step.request
+      if (request.kind === "llm") kept.push(request)
+      step = exec.resume(request.kind === "llm" ? '{"tool":"add","args":{"a":1,"b":2}}' : 3)
+    }
+    expect(kept.map((request) => request.transcript?.length)).toEqual([1, 3, 5])
+    expect(kept[1]!.transcript).toEqual([
+      { role: "user", content: "start" },
+      { role: "assistant", content: '{"tool":"add","args":{"a":1,"b":2}}' },
+      { role: "user", content: "Observation: 3" }
+    ])
   })
 
   it("pure evaluation of a term that needs an oracle is a clear error", () => {

@@ -6,8 +6,8 @@
  *
  * A thinking `llm` sees the loop as a conversation: the task as the first user turn, then each
  * thought as an assistant turn and its observation as a user turn. The conversation grows by two
- * turns per step and is never re-rendered, so a step costs the same at step 5 and step 300. Any
- * other think term is applied to the state as text (see {@link stateText}).
+ * turns per step and is never re-rendered; each step's is a new list (the request that carried the
+ * last one keeps it). Any other think term is applied to the state as text (see {@link stateText}).
  */
 import { code, type Code, Op } from "../internal/code.ts"
 import { writeJson } from "../internal/json.ts"
@@ -101,8 +101,11 @@ interface State {
   steps: number
   /** What the loop works on: the input (with `observe: false`, the last thought). */
   task: string
-  /** The conversation a thinking model sees. */
-  transcript: Array<LanguageModel.ChatMessage>
+  /**
+   * The conversation a thinking model sees. Never changed once made (a step makes a longer one):
+   * each thinking request carries it, and whoever reads a request may keep it.
+   */
+  transcript: ReadonlyArray<LanguageModel.ChatMessage>
   /** What each step did, for the state as text. */
   log: Array<Done>
   thought: string
@@ -312,7 +315,7 @@ const observed = (
     state.transcript = [{ role: "user", content: state.thought }]
     state.log = []
   } else {
-    state.transcript.push(...turn)
+    state.transcript = state.transcript.concat(turn)
     state.log.push({ thought: state.thought, tool, observation })
   }
   if (term.earlyStop !== undefined) {
