@@ -6,7 +6,8 @@
  * A run is the machine's reductions interleaved with these requests; the `Driver` answers them.
  * Each request carries an `id`, unique within its machine (a `par` branch is a machine of its
  * own, named by its branch path), so a recorded answer can be matched to its request when a run
- * is replayed. See `docs/semantics.md` for the rules.
+ * is replayed. A request is a value: nothing in it changes once the machine has made it, so its
+ * reader may keep it after answering it. See `docs/semantics.md` for the rules.
  *
  * @since 0.2.0
  * @module
