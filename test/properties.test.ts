@@ -1,10 +1,11 @@
 /**
  * Properties of the semantics (docs/semantics.md): determinism given the oracles' answers, the
- * soundness of the static bounds, budget monotonicity, and `par` of pure branches as their
- * sequence.
+ * soundness of the static bounds, budget monotonicity, `par` of pure branches as their sequence,
+ * and requests as values.
  */
+import { Effect } from "effect"
 import fc from "fast-check"
-import { createRuntime, Errors, Evaluator, Oracle, type LanguageModel, Scripted, Term, Tools, Value } from "lambdagent"
+import { createRuntime, Driver, Errors, Evaluator, Oracle, type LanguageModel, Replay, Scripted, Term, Tools, Value } from "lambdagent"
 import { execute } from "lambdagent/mcp"
 import { describe, expect, it } from "vitest"
 import { agentTerms, observable, tools } from "./fixtures/agentTerms.ts"
@@ -144,6 +145,34 @@ describe("semantics (properties)", () => {
         }
       }),
       { numRuns: 100 }
+    )
+  })
+
+  it("a request is a value: every request of a run reads the same once the run has ended as when it was answered", async () => {
+    await fc.assert(
+      fc.asyncProperty(agent, fc.nat(1000), async (term, seed) => {
+        let state = seed
+        const next = () => (state = (state * 1103515245 + 12345) % 2147483648)
+        const replies = ["a", "b", '{"tool":"t1","args":"q"}', "done", "HANDOFF b: go"]
+        const kept: Array<{ readonly request: Oracle.Request; readonly json: string }> = []
+        const handlers: Driver.Handlers<never, never> = {
+          llm: (request) =>
+            Effect.sync(() =>
+              request.toolCalling !== undefined && next() % 2 === 0
+                ? Oracle.toolCallAnswer("", [{ id: "c0", name: "t1", arguments: '{"input":"q"}' }])
+                : replies[next() % replies.length]!
+            ),
+          tool: (request) => Effect.succeed(`ok ${Value.toText(request.input)}`),
+          memory: (request) => Effect.succeed(request.kind === "memory-read" ? request.input : request.output),
+          answered: (request) => {
+            kept.push({ request, json: JSON.stringify(Replay.requestOf(request)) })
+          }
+        }
+        const exec = Evaluator.startApply(term, "go", { budget: { llmCalls: 1000, toolCalls: 1000 } })
+        await Effect.runPromise(Effect.exit(Driver.drive(exec, handlers)))
+        for (const { request, json } of kept) expect(JSON.stringify(Replay.requestOf(request))).toBe(json)
+      }),
+      { numRuns: 300 }
     )
   })
 
