@@ -45,8 +45,11 @@ export const defaultMaxToolCalls = 8
 /** An `llm` call with tools, between its model calls and its tool calls. */
 export interface Calling {
   readonly input: Value.Value
-  /** The input, then each answer with calls and the calls' results. */
-  readonly transcript: Array<LanguageModel.ChatMessage>
+  /**
+   * The input, then each answer with calls and the calls' results. Never changed once made (a
+   * round makes a longer one): each request carries it, and its reader may keep it.
+   */
+  transcript: ReadonlyArray<LanguageModel.ChatMessage>
   /** Rounds of calls made. */
   rounds: number
   /** The answer whose calls are being made: its text, its calls, their results, the calls the pending request makes. */
@@ -71,7 +74,7 @@ const ask = (m: AgentMachine, term: Llm, state: Calling): OracleRequest => {
     term,
     input: state.input,
     tools: term.tools!,
-    transcript: [...state.transcript],
+    transcript: state.transcript,
     toolCalling: "auto",
     ...(last ? { toolChoice: "none" as const } : {})
   }
@@ -140,8 +143,9 @@ export const resumeWithTools = (m: AgentMachine, c: Code, state: Calling, value:
 const followUp = (m: AgentMachine, c: Code, state: Calling): OracleRequest => {
   const { text, calls, results } = state.pending!
   state.pending = undefined
-  state.transcript.push({ role: "assistant", content: text, toolCalls: calls })
-  for (let i = 0; i < calls.length; i++) state.transcript.push({ role: "tool", toolCallId: calls[i]!.id, content: results[i]! })
+  const turn: Array<LanguageModel.ChatMessage> = [{ role: "assistant", content: text, toolCalls: calls }]
+  for (let i = 0; i < calls.length; i++) turn.push({ role: "tool", toolCallId: calls[i]!.id, content: results[i]! })
+  state.transcript = state.transcript.concat(turn)
   state.rounds++
   m.push(c, state)
   return ask(m, c.term as Llm, state)
