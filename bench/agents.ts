@@ -1,7 +1,7 @@
 /**
  * Orchestration overhead per agent step with a zero-latency scripted model, next to the same loop
  * written as plain TypeScript in the same run:
- * - cold: the first 10 runs of a fresh process (a child process per figure);
+ * - cold: the first runs of a fresh process ({@link COLD_RUNS}; a child process per figure);
  * - warm: after at least 3 seconds of the same runs in this process;
  * - the ReAct loop with native tool calls (the model answers with a call) beside text extraction,
  *   the two sampled in turn;
@@ -50,22 +50,26 @@ const child = (mode: LoopMode, steps: number, runs: number): { imports: number; 
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const mean = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0) / xs.length
 
+/** The runs of a fresh process that the cold figures cover. */
+const COLD_RUNS = 10
+
 /**
- * Cold figures of a loop: the first 10 runs of fresh processes (five processes, the median of their
- * means), and what the first run costs with the setup before it (creating the runtime counts).
+ * Cold figures of a loop: the first {@link COLD_RUNS} runs of fresh processes (five processes, the
+ * median of their means), and what the first run costs with the setup before it (creating the
+ * runtime counts).
  */
 const coldOf = (mode: LoopMode, steps: number) => {
-  const processes = [0, 1, 2, 3, 4].map(() => child(mode, steps, 10))
+  const processes = [0, 1, 2, 3, 4].map(() => child(mode, steps, COLD_RUNS))
   return {
-    runs: median(processes.map((p) => mean(p.times.slice(0, 10)) * 1000)),
-    cpuRuns: median(processes.map((p) => mean(p.cpuTimes.slice(0, 10)) * 1000)),
+    runs: median(processes.map((p) => mean(p.times) * 1000)),
+    cpuRuns: median(processes.map((p) => mean(p.cpuTimes) * 1000)),
     cpuFirst: median(processes.map((p) => p.cpuTimes[0]!)),
-    cpuLater: median(processes.map((p) => mean(p.cpuTimes.slice(1, 10)) * 1000)),
+    cpuLater: median(processes.map((p) => mean(p.cpuTimes.slice(1)) * 1000)),
     imports: median(processes.map((p) => p.imports)),
     setup: median(processes.map((p) => p.setup)),
     first: median(processes.map((p) => p.times[0]!)),
     setupAndFirst: median(processes.map((p) => p.setup + p.times[0]!)),
-    setupAndRuns: median(processes.map((p) => (p.setup + p.times.slice(0, 10).reduce((a, b) => a + b, 0)) * 100))
+    setupAndRuns: median(processes.map((p) => ((p.setup + p.times.reduce((a, b) => a + b, 0)) * 1000) / COLD_RUNS))
   }
 }
 
@@ -183,7 +187,7 @@ export async function run(): Promise<void> {
 
   const perStep = (us: number, steps: number) => us / steps
   table(
-    "Agent orchestration per step (zero-latency in-process model; cold: first 10 runs of a fresh process; warm: after ≥ 3 s)",
+    `Agent orchestration per step (zero-latency in-process model; cold: first ${COLD_RUNS} runs of a fresh process; warm: after ≥ 3 s)`,
     ["workload", "cold µs/step", "warm µs/step", "plain TS cold", "plain TS warm", "warm ratio"],
     [
       [
@@ -209,13 +213,13 @@ export async function run(): Promise<void> {
   // no loop doing the same work gets below
   table(
     `A fresh process: the imports (plain: zod), the setup (tool, runtime, term; plain: the schema), then the first of its ReAct runs (${STEPS} steps)`,
-    ["", "imports ms", "setup ms", "first run ms", `first run ÷ ${10 * STEPS} cold steps, µs`, "setup + first run ms", "cold µs/step with the setup"],
+    ["", "imports ms", "setup ms", "first run ms", `first run ÷ ${COLD_RUNS * STEPS} cold steps, µs`, "setup + first run ms", "cold µs/step with the setup"],
     (["lambdagent", "plain"] as const).map((mode) => [
       mode === "plain" ? "plain TS" : mode,
       fmt(cold[mode].imports, 1),
       fmt(cold[mode].setup, 2),
       fmt(cold[mode].first, 2),
-      fmt((cold[mode].first * 1000) / (10 * STEPS), 2),
+      fmt((cold[mode].first * 1000) / (COLD_RUNS * STEPS), 2),
       fmt(cold[mode].setupAndFirst, 2),
       fmt(perStep(cold[mode].setupAndRuns, STEPS), 2)
     ])
@@ -223,8 +227,8 @@ export async function run(): Promise<void> {
   // CPU time is what a run costs however loaded the machine is: a wait for a core counts in the
   // clock's figures above, not in these
   table(
-    "The same by CPU time (process.cpuUsage): cold ReAct (the first 10 runs of a fresh process, the first alone, the nine after it) and the warm chain",
-    ["", "cold µs/step", "first run ms", "runs 2–10 µs/step", "chain µs/stage warm"],
+    `The same by CPU time (process.cpuUsage): cold ReAct (the first ${COLD_RUNS} runs of a fresh process, the first alone, the ones after it) and the warm chain`,
+    ["", "cold µs/step", "first run ms", `runs 2–${COLD_RUNS} µs/step`, "chain µs/stage warm"],
     [
       [
         "lambdagent",
